@@ -1,0 +1,195 @@
+package hwtree
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+// proto is an object found by discovery before it has a place in the tree.
+// complete is its cpuset over every usable PU, before the allowed set
+// restricts it; the tree is built from complete cpusets, as hwloc does, so
+// that objects keep their places and order when the allowed set is small.
+type proto struct {
+	typ      Type
+	osIndex  int
+	complete cpuset.Set
+	attrs    Attrs
+}
+
+// node is a proto placed in the tree under construction.
+type node struct {
+	proto
+	children []*node
+	allowed  bool // a PU in the allowed cpuset or a NUMANode in the allowed mems
+}
+
+// builder turns protos into a tree by cpuset inclusion.
+type builder struct {
+	notes []string
+}
+
+// build places every proto below the smallest object that includes its
+// cpuset: larger cpusets first, and for equal cpusets the type closer to the
+// root first. An object whose cpuset partially overlaps one already placed
+// is dropped and noted. Identical duplicates (same type and cpuset) are
+// merged. Then the tree is restricted: PUs outside allowedCPUs and NUMA nodes
+// outside allowedMems (when known) go; objects left without PUs go unless
+// they hold an allowed NUMA node; Die and Group objects identical to their
+// parent or only child, and NUMA nodes covering the whole machine, merge.
+func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpuset.Set) (*Object, error) {
+	var all cpuset.Set
+	for _, p := range protos {
+		if p.typ == PU {
+			all = all.Or(p.complete)
+		}
+	}
+	if all.IsEmpty() {
+		return nil, fmt.Errorf("no PU found")
+	}
+	sort.SliceStable(protos, func(i, j int) bool {
+		a, c := protos[i], protos[j]
+		if a.complete.Len() != c.complete.Len() {
+			return a.complete.Len() > c.complete.Len()
+		}
+		if a.typ != c.typ {
+			return a.typ < c.typ
+		}
+		return a.complete.Compare(c.complete) < 0
+	})
+	root := &node{proto: proto{typ: Machine, osIndex: -1, complete: all}}
+	seen := map[string]bool{}
+	for _, p := range protos {
+		key := fmt.Sprintf("%d/%s", p.typ, p.complete)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if !b.insert(root, p) {
+			b.notes = append(b.notes, fmt.Sprintf("dropped %s with cpuset %s: it partially overlaps another object", p.typ, p.complete))
+		}
+	}
+	mark(root, allowedCPUs, allowedMems)
+	root.children = prune(root.children)
+	if !hasPU(root) {
+		return nil, fmt.Errorf("none of the CPUs %s is allowed (allowed set %s)", all, allowedCPUs)
+	}
+	mergeIdentical(root, allowedCPUs)
+	return toObject(root), nil
+}
+
+func (b *builder) insert(root *node, p proto) bool {
+	if !p.complete.SubsetOf(root.complete) {
+		return false
+	}
+	n := root
+	for {
+		var next *node
+		for _, c := range n.children {
+			if p.complete.SubsetOf(c.complete) {
+				next = c
+				break
+			}
+			if p.complete.Intersects(c.complete) && !c.complete.SubsetOf(p.complete) {
+				return false
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	if p.complete.Equal(n.complete) && p.typ <= n.typ && n != root {
+		// Equal cpusets sorted by type make this impossible; guard anyway.
+		return false
+	}
+	n.children = append(n.children, &node{proto: p})
+	return true
+}
+
+func mark(n *node, cpus cpuset.Set, mems *cpuset.Set) {
+	switch n.typ {
+	case PU:
+		n.allowed = cpus.Has(n.osIndex)
+	case NUMANode:
+		n.allowed = mems == nil || mems.Has(n.osIndex)
+	}
+	for _, c := range n.children {
+		mark(c, cpus, mems)
+	}
+}
+
+// prune removes disallowed PUs and NUMA nodes and the objects left empty.
+func prune(children []*node) []*node {
+	out := children[:0]
+	for _, c := range children {
+		c.children = prune(c.children)
+		switch {
+		case c.typ == PU || c.typ == NUMANode:
+			if c.allowed || (c.typ == NUMANode && len(c.children) > 0) {
+				out = append(out, c)
+			}
+		case len(c.children) > 0:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func hasPU(n *node) bool {
+	if n.typ == PU {
+		return true
+	}
+	for _, c := range n.children {
+		if hasPU(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func allowedSet(n *node, cpus cpuset.Set) cpuset.Set { return n.complete.And(cpus) }
+
+// mergeIdentical removes Die and Group objects whose allowed cpuset equals
+// their parent's or whose only child has the same cpuset, and NUMA nodes
+// identical to the Machine, as hwloc merges redundant levels.
+func mergeIdentical(n *node, cpus cpuset.Set) {
+	for i := 0; i < len(n.children); i++ {
+		c := n.children[i]
+		mergeIdentical(c, cpus)
+		cs := allowedSet(c, cpus)
+		redundant := false
+		switch c.typ {
+		case Die, Group:
+			redundant = cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
+				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
+		case NUMANode:
+			redundant = n.typ == Machine && cs.Equal(allowedSet(n, cpus)) && len(c.children) > 0
+		}
+		if redundant {
+			repl := append([]*node{}, n.children[:i]...)
+			repl = append(repl, c.children...)
+			repl = append(repl, n.children[i+1:]...)
+			n.children = repl
+			i--
+		}
+	}
+}
+
+// toObject converts the built nodes into Objects, ordering children by their
+// complete cpusets (hwloc's order, stable when the allowed set is small).
+func toObject(n *node) *Object {
+	o := &Object{Type: n.typ, OSIndex: n.osIndex, Attrs: n.attrs}
+	kids := append([]*node{}, n.children...)
+	sort.SliceStable(kids, func(i, j int) bool {
+		if c := kids[i].complete.Compare(kids[j].complete); c != 0 {
+			return c < 0
+		}
+		return kids[i].osIndex < kids[j].osIndex
+	})
+	for _, c := range kids {
+		o.Children = append(o.Children, toObject(c))
+	}
+	return o
+}

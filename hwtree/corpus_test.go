@@ -1,0 +1,283 @@
+package hwtree
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/bzip2"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// corpusDir returns ../shared/hwloc-linux relative to the module root, or
+// skips the test when it is absent (a fresh clone has no ../shared).
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "hwloc-linux")
+	if _, err := os.Stat(c); err != nil {
+		t.Skipf("no hwloc corpus at %s: %v", c, err)
+	}
+	return c
+}
+
+// untar unpacks a .tar.bz2 into dst and returns the directory holding sys/.
+func untar(t testing.TB, archive, dst string) string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(bzip2.NewReader(f))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", archive, err)
+		}
+		name := filepath.Clean(h.Name)
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			continue
+		}
+		p := filepath.Join(dst, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(out, tr); err != nil {
+				t.Fatal(err)
+			}
+			out.Close()
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Symlink(h.Linkname, p)
+		}
+	}
+	var root string
+	_ = filepath.WalkDir(dst, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == "sys" && root == "" {
+			root = filepath.Dir(path)
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if root == "" {
+		t.Fatalf("%s holds no sys/ directory", archive)
+	}
+	return root
+}
+
+// comparedTypes are the types the corpus README compares.
+var comparedTypes = []string{"Package", "L3Cache", "L2Cache", "L1dCache", "Core"}
+
+// puSets is, per compared type, the sorted list of PU sets (as strings), and
+// under "PU" the set of all PUs.
+type puSets map[string][]string
+
+var consoleLine = regexp.MustCompile(`^( *)(\S+?)(?:\([^)]*\))?(?: L#\d+)?(?: \((.*)\))?$`)
+var pIndex = regexp.MustCompile(`^P#(\d+)`)
+
+// parseConsole reads lstopo's console listing.
+func parseConsole(r io.Reader) (puSets, error) {
+	type open struct {
+		indent int
+		typ    string
+		pus    []int
+	}
+	var stack []*open
+	out := puSets{}
+	closeTo := func(indent int) {
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].pus = append(stack[len(stack)-1].pus, top.pus...)
+			}
+			for _, ct := range comparedTypes {
+				if top.typ == ct {
+					out[ct] = append(out[ct], intsKey(top.pus))
+				}
+			}
+			if top.typ == "PU" {
+				out["PU"] = append(out["PU"], intsKey(top.pus))
+			}
+		}
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		m := consoleLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent := len(m[1])
+		closeTo(indent)
+		o := &open{indent: indent, typ: m[2]}
+		if o.typ == "PU" {
+			pm := pIndex.FindStringSubmatch(m[3])
+			if pm == nil {
+				return nil, fmt.Errorf("PU line without P#: %q", line)
+			}
+			n, _ := strconv.Atoi(pm[1])
+			o.pus = []int{n}
+		}
+		stack = append(stack, o)
+	}
+	closeTo(0)
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out, sc.Err()
+}
+
+func intsKey(v []int) string {
+	s := append([]int{}, v...)
+	sort.Ints(s)
+	parts := make([]string, len(s))
+	for i, x := range s {
+		parts[i] = strconv.Itoa(x)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// treeSets computes the same sets from a discovered tree.
+func treeSets(t *Topology) puSets {
+	out := puSets{}
+	t.Walk(func(o *Object) bool {
+		key := intsKey(o.CPUSet.Members())
+		switch o.Type {
+		case Package, L3Cache, L2Cache, L1dCache, Core:
+			out[o.Type.String()] = append(out[o.Type.String()], key)
+		case PU:
+			out["PU"] = append(out["PU"], key)
+		}
+		return true
+	})
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
+}
+
+func diffSets(want, got puSets) []string {
+	var diffs []string
+	for _, k := range append(append([]string{}, comparedTypes...), "PU") {
+		w, g := strings.Join(want[k], " "), strings.Join(got[k], " ")
+		if w != g {
+			diffs = append(diffs, fmt.Sprintf("%s: lstopo %d objects [%s]\n\t\tours %d objects [%s]", k, len(want[k]), trunc(w), len(got[k]), trunc(g)))
+		}
+	}
+	return diffs
+}
+
+func trunc(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+// knownMismatches lists corpus machines that cannot match, with the reason.
+// It is empty: every snapshot matches.
+var knownMismatches = map[string]string{}
+
+func TestCorpusMatchesLstopo(t *testing.T) {
+	dir := corpusDir(t)
+	archives, err := filepath.Glob(filepath.Join(dir, "*.tar.bz2"))
+	if err != nil || len(archives) == 0 {
+		t.Skipf("no snapshots in %s", dir)
+	}
+	var matched atomic.Int32
+	t.Cleanup(func() {
+		t.Logf("%d of %d snapshots match lstopo (%d listed as known mismatches)", matched.Load(), len(archives), len(knownMismatches))
+	})
+	for _, a := range archives {
+		name := strings.TrimSuffix(filepath.Base(a), ".tar.bz2")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cf, err := os.Open(filepath.Join(dir, name+".console"))
+			if err != nil {
+				t.Skipf("no listing: %v", err)
+			}
+			defer cf.Close()
+			want, err := parseConsole(cf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := untar(t, a, t.TempDir())
+			topo, err := FromSysfs(root)
+			reason, known := knownMismatches[name]
+			if err != nil {
+				if known {
+					t.Skipf("known mismatch (%s): %v", reason, err)
+				}
+				t.Fatalf("discovery failed: %v", err)
+			}
+			if opts := testOptions(t, filepath.Join(dir, name+".test")); strings.Contains(opts, "--filter all:structure") {
+				topo.KeepStructure()
+			}
+			diffs := diffSets(want, treeSets(topo))
+			switch {
+			case len(diffs) == 0 && known:
+				t.Errorf("matches now; remove it from knownMismatches (%s)", reason)
+			case len(diffs) == 0:
+				matched.Add(1)
+			case known:
+				t.Skipf("known mismatch: %s", reason)
+			default:
+				var b strings.Builder
+				_ = topo.WriteListing(&b)
+				t.Errorf("does not match lstopo:\n\t%s\nnotes: %v\nours:\n%s", strings.Join(diffs, "\n\t"), topo.Notes, b.String())
+			}
+		})
+	}
+}
+
+// testOptions returns the lstopo options a corpus .test file names.
+func testOptions(t testing.TB, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "options:"); ok {
+			return v
+		}
+	}
+	return ""
+}

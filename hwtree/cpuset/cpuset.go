@@ -1,0 +1,320 @@
+// Package cpuset is a small immutable set of CPU (PU) operating-system
+// indexes, with the two textual forms Linux uses: the list form "0-3,8,10-11"
+// (files ending in _list, cgroup cpus) and the hexadecimal mask form
+// "00000000,00001c07" (cpumap, shared_cpu_map, core_cpus).
+package cpuset
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Set is an immutable set of non-negative CPU indexes. The zero value is the
+// empty set. Operations return new sets and never modify their operands.
+type Set struct {
+	words []uint64 // no trailing zero words
+}
+
+// Of returns the set of the given CPU indexes. It panics on a negative index,
+// which is a programmer error.
+func Of(cpus ...int) Set {
+	var w []uint64
+	for _, c := range cpus {
+		if c < 0 {
+			panic(fmt.Sprintf("cpuset.Of: negative CPU index %d", c))
+		}
+		for len(w) <= c/64 {
+			w = append(w, 0)
+		}
+		w[c/64] |= 1 << uint(c%64)
+	}
+	return Set{trim(w)}
+}
+
+// Range returns the set {lo, ..., hi}; it is empty when hi < lo.
+func Range(lo, hi int) Set {
+	if hi < lo {
+		return Set{}
+	}
+	cpus := make([]int, 0, hi-lo+1)
+	for c := lo; c <= hi; c++ {
+		cpus = append(cpus, c)
+	}
+	return Of(cpus...)
+}
+
+func trim(w []uint64) []uint64 {
+	for len(w) > 0 && w[len(w)-1] == 0 {
+		w = w[:len(w)-1]
+	}
+	if len(w) == 0 {
+		return nil
+	}
+	return w
+}
+
+// Has reports whether cpu is in the set.
+func (s Set) Has(cpu int) bool {
+	if cpu < 0 || cpu/64 >= len(s.words) {
+		return false
+	}
+	return s.words[cpu/64]&(1<<uint(cpu%64)) != 0
+}
+
+// Len returns the number of CPUs in the set.
+func (s Set) Len() int {
+	n := 0
+	for _, w := range s.words {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// IsEmpty reports whether the set has no CPU.
+func (s Set) IsEmpty() bool { return len(s.words) == 0 }
+
+// First returns the smallest CPU in the set, or -1 when it is empty.
+func (s Set) First() int {
+	for i, w := range s.words {
+		if w != 0 {
+			return i*64 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+// Members returns the CPUs in increasing order.
+func (s Set) Members() []int {
+	out := make([]int, 0, s.Len())
+	for i, w := range s.words {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			out = append(out, i*64+b)
+			w &^= 1 << uint(b)
+		}
+	}
+	return out
+}
+
+// Equal reports whether s and o hold the same CPUs.
+func (s Set) Equal(o Set) bool {
+	if len(s.words) != len(o.words) {
+		return false
+	}
+	for i := range s.words {
+		if s.words[i] != o.words[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SubsetOf reports whether every CPU of s is in o.
+func (s Set) SubsetOf(o Set) bool {
+	for i, w := range s.words {
+		var ow uint64
+		if i < len(o.words) {
+			ow = o.words[i]
+		}
+		if w&^ow != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Intersects reports whether s and o share a CPU.
+func (s Set) Intersects(o Set) bool {
+	n := min(len(s.words), len(o.words))
+	for i := 0; i < n; i++ {
+		if s.words[i]&o.words[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// And returns the intersection of s and o.
+func (s Set) And(o Set) Set {
+	n := min(len(s.words), len(o.words))
+	w := make([]uint64, n)
+	for i := 0; i < n; i++ {
+		w[i] = s.words[i] & o.words[i]
+	}
+	return Set{trim(w)}
+}
+
+// Or returns the union of s and o.
+func (s Set) Or(o Set) Set {
+	n := max(len(s.words), len(o.words))
+	w := make([]uint64, n)
+	for i := range w {
+		if i < len(s.words) {
+			w[i] |= s.words[i]
+		}
+		if i < len(o.words) {
+			w[i] |= o.words[i]
+		}
+	}
+	return Set{trim(w)}
+}
+
+// AndNot returns the CPUs of s that are not in o.
+func (s Set) AndNot(o Set) Set {
+	w := make([]uint64, len(s.words))
+	for i := range w {
+		w[i] = s.words[i]
+		if i < len(o.words) {
+			w[i] &^= o.words[i]
+		}
+	}
+	return Set{trim(w)}
+}
+
+// Compare orders sets by their smallest CPU, then by the next, and so on; a
+// set that is a prefix of another sorts first. It returns -1, 0 or +1.
+func (s Set) Compare(o Set) int {
+	a, b := s.Members(), o.Members()
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+// String returns the list form, e.g. "0-3,8,10-11"; the empty set is "".
+func (s Set) String() string {
+	m := s.Members()
+	var b strings.Builder
+	for i := 0; i < len(m); {
+		j := i
+		for j+1 < len(m) && m[j+1] == m[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(m[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(m[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// MaxCPU bounds the indexes the parsers accept, against absurd input.
+const MaxCPU = 1 << 20
+
+// ParseList parses the list form ("0-3,8,10-11", spaces and a trailing
+// newline allowed). The empty string is the empty set.
+func ParseList(text string) (Set, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Set{}, nil
+	}
+	var cpus []int
+	for _, part := range strings.Split(text, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := parseIndex(lo)
+		if err != nil {
+			return Set{}, fmt.Errorf("cpu list %q: %w", text, err)
+		}
+		b := a
+		if isRange {
+			if b, err = parseIndex(hi); err != nil {
+				return Set{}, fmt.Errorf("cpu list %q: %w", text, err)
+			}
+			if b < a {
+				return Set{}, fmt.Errorf("cpu list %q: range %q ends before it starts", text, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return Of(cpus...), nil
+}
+
+func parseIndex(s string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || v < 0 || v > MaxCPU {
+		return 0, fmt.Errorf("%q is not a CPU index (0..%d)", s, MaxCPU)
+	}
+	return v, nil
+}
+
+// ParseMask parses the Linux hexadecimal mask form: comma-separated 32-bit
+// words, most significant first ("00000000,00001c07"; "0x" prefix allowed).
+// The empty string is the empty set.
+func ParseMask(text string) (Set, error) {
+	text = strings.TrimSpace(text)
+	text = strings.TrimPrefix(strings.TrimPrefix(text, "0x"), "0X")
+	if text == "" {
+		return Set{}, nil
+	}
+	groups := strings.Split(text, ",")
+	var cpus []int
+	bit := 0
+	for i := len(groups) - 1; i >= 0; i-- {
+		g := strings.TrimSpace(groups[i])
+		if g == "" {
+			g = "0"
+		}
+		// Each group is 32 bits, except a lone group which may be longer.
+		width := 32
+		if len(groups) == 1 {
+			width = 4 * len(g)
+		}
+		for j := len(g) - 1; j >= 0; j-- {
+			d, err := strconv.ParseUint(g[j:j+1], 16, 8)
+			if err != nil {
+				return Set{}, fmt.Errorf("cpu mask %q: %q is not a hexadecimal digit", text, g[j:j+1])
+			}
+			pos := bit + 4*(len(g)-1-j)
+			for k := 0; k < 4; k++ {
+				if d&(1<<uint(k)) != 0 {
+					if pos+k > MaxCPU {
+						return Set{}, fmt.Errorf("cpu mask %q: bit %d is beyond %d", text, pos+k, MaxCPU)
+					}
+					cpus = append(cpus, pos+k)
+				}
+			}
+		}
+		if len(groups) > 1 && len(g) > 8 {
+			return Set{}, fmt.Errorf("cpu mask %q: group %q has more than 8 hexadecimal digits", text, g)
+		}
+		bit += width
+	}
+	return Of(cpus...), nil
+}
+
+// MarshalText implements encoding.TextMarshaler with the list form.
+func (s Set) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with the list form.
+func (s *Set) UnmarshalText(b []byte) error {
+	v, err := ParseList(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

@@ -1,0 +1,272 @@
+// Package hwtree models a machine's CPU tree the way hwloc does: Machine >
+// Package > [Die / Group / NUMANode] > caches > Core > PU, each object with
+// its type, OS index, logical index and cpuset (the PUs below it).
+//
+// A tree comes from live Linux sysfs or a captured snapshot (FromSysfs),
+// an hwloc synthetic string (FromSynthetic), hwloc v2 XML (FromXML), or the
+// JSON that Topology.MarshalJSON writes (FromJSON). Discovery from sysfs
+// builds the tree from CPU masks, never from ids, as hwloc does.
+package hwtree
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+// Type is an object type, named exactly as hwloc names it.
+type Type int
+
+// The object types, in hwloc's order from the root to the leaves. When two
+// objects cover the same PUs, the one with the smaller Type is the parent.
+const (
+	Machine Type = iota
+	Package
+	Die
+	Group
+	NUMANode
+	L3Cache
+	L2Cache
+	L1dCache
+	L1iCache
+	Core
+	PU
+	numTypes
+)
+
+var typeNames = [numTypes]string{
+	"Machine", "Package", "Die", "Group", "NUMANode",
+	"L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU",
+}
+
+// String returns hwloc's name for the type, e.g. "L2Cache".
+func (t Type) String() string {
+	if t < 0 || t >= numTypes {
+		return fmt.Sprintf("Type(%d)", int(t))
+	}
+	return typeNames[t]
+}
+
+// Types returns every type in root-to-leaf order.
+func Types() []Type {
+	out := make([]Type, numTypes)
+	for i := range out {
+		out[i] = Type(i)
+	}
+	return out
+}
+
+// ParseType returns the type named exactly s (hwloc's name, e.g. "L3Cache").
+func ParseType(s string) (Type, error) {
+	for i, n := range typeNames {
+		if n == s {
+			return Type(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown object type %q (accepted: %s)", s, strings.Join(typeNames[:], ", "))
+}
+
+// IsCache reports whether the type is one of the cache types.
+func (t Type) IsCache() bool { return t >= L3Cache && t <= L1iCache }
+
+// CacheLevel returns 3, 2 or 1 for cache types and 0 otherwise.
+func (t Type) CacheLevel() int {
+	switch t {
+	case L3Cache:
+		return 3
+	case L2Cache:
+		return 2
+	case L1dCache, L1iCache:
+		return 1
+	}
+	return 0
+}
+
+// Attrs are an object's attributes. Zero values mean unknown.
+type Attrs struct {
+	// CacheSize is a cache's size in bytes.
+	CacheSize uint64 `json:"cache_size,omitempty"`
+	// LineSize is a cache's line size in bytes.
+	LineSize int `json:"line_size,omitempty"`
+	// Ways is a cache's associativity (-1 for fully associative).
+	Ways int `json:"ways,omitempty"`
+	// CPUKind names the kind of a hybrid core ("IntelCore", "IntelAtom",
+	// or "capacity=N" on Arm); empty on machines with one kind.
+	CPUKind string `json:"cpu_kind,omitempty"`
+	// Model is a package's CPU model string.
+	Model string `json:"model,omitempty"`
+	// Subtype is what a Group stands for: "Book", "Drawer", "Cluster".
+	Subtype string `json:"subtype,omitempty"`
+}
+
+// Object is one node of the tree.
+type Object struct {
+	// Type is the object's hwloc type.
+	Type Type
+	// OSIndex is the index the operating system gives it (for a PU, the
+	// Linux CPU number); -1 when unknown or meaningless (caches).
+	OSIndex int
+	// LogicalIndex is its rank among objects of its type in depth-first order.
+	LogicalIndex int
+	// CPUSet holds the OS indexes of the PUs below it.
+	CPUSet cpuset.Set
+	// Attrs are its attributes.
+	Attrs Attrs
+	// Parent is nil for the root.
+	Parent *Object
+	// Children are ordered by their first PU.
+	Children []*Object
+	// Depth is 0 for the root.
+	Depth int
+}
+
+// Topology is a CPU tree rooted at a Machine object.
+type Topology struct {
+	// Root is the Machine object.
+	Root *Object
+	// Source says where the tree came from ("sysfs:/", "synthetic:...").
+	Source string
+	// Notes lists what discovery noticed and worked around (overlapping
+	// NUMA maps ignored, objects dropped for conflicting cpusets, ...).
+	Notes []string
+}
+
+// Walk calls fn for every object in depth-first (logical) order; returning
+// false from fn skips that object's children.
+func (t *Topology) Walk(fn func(o *Object) bool) {
+	var rec func(o *Object)
+	rec = func(o *Object) {
+		if !fn(o) {
+			return
+		}
+		for _, c := range o.Children {
+			rec(c)
+		}
+	}
+	rec(t.Root)
+}
+
+// Objects returns every object of type typ in logical order.
+func (t *Topology) Objects(typ Type) []*Object {
+	var out []*Object
+	t.Walk(func(o *Object) bool {
+		if o.Type == typ {
+			out = append(out, o)
+		}
+		return true
+	})
+	return out
+}
+
+// PUs returns the PUs in depth-first order.
+func (t *Topology) PUs() []*Object { return t.Objects(PU) }
+
+// CPUs returns the PUs' OS indexes in depth-first order: the rank order that
+// placements and barriers use.
+func (t *Topology) CPUs() []int {
+	pus := t.PUs()
+	out := make([]int, len(pus))
+	for i, p := range pus {
+		out[i] = p.OSIndex
+	}
+	return out
+}
+
+// Allowed returns the set of PUs in the tree.
+func (t *Topology) Allowed() cpuset.Set { return t.Root.CPUSet }
+
+// Covering returns the deepest object whose cpuset contains every CPU of set,
+// or nil when set is empty or holds a CPU outside the tree. Among a chain of
+// objects with the same cpuset, the deepest one is returned.
+func (t *Topology) Covering(set cpuset.Set) *Object {
+	if set.IsEmpty() || !set.SubsetOf(t.Root.CPUSet) {
+		return nil
+	}
+	o := t.Root
+	for {
+		var next *Object
+		for _, c := range o.Children {
+			if set.SubsetOf(c.CPUSet) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			return o
+		}
+		o = next
+	}
+}
+
+// finalize sets parents, depths, cpusets (from the PUs) and logical indexes.
+func (t *Topology) finalize() {
+	var counters [numTypes]int
+	var rec func(o *Object, parent *Object, depth int) cpuset.Set
+	rec = func(o *Object, parent *Object, depth int) cpuset.Set {
+		o.Parent, o.Depth = parent, depth
+		o.LogicalIndex = counters[o.Type]
+		counters[o.Type]++
+		if o.Type == PU {
+			o.CPUSet = cpuset.Of(o.OSIndex)
+			return o.CPUSet
+		}
+		var s cpuset.Set
+		for _, c := range o.Children {
+			s = s.Or(rec(c, o, depth+1))
+		}
+		o.CPUSet = s
+		return s
+	}
+	rec(t.Root, nil, 0)
+}
+
+// validate checks the invariants every source must meet.
+func (t *Topology) validate() error {
+	if t.Root == nil || t.Root.Type != Machine {
+		return fmt.Errorf("the root object must be a Machine")
+	}
+	seen := map[int]bool{}
+	var err error
+	t.Walk(func(o *Object) bool {
+		if err != nil {
+			return false
+		}
+		for _, c := range o.Children {
+			if c.Type == Machine {
+				err = fmt.Errorf("a Machine object cannot be the child of %s L#%d", o.Type, o.LogicalIndex)
+				return false
+			}
+		}
+		if o.Type == PU {
+			if len(o.Children) > 0 {
+				err = fmt.Errorf("PU P#%d has children; PUs must be leaves", o.OSIndex)
+			} else if o.OSIndex < 0 || o.OSIndex > cpuset.MaxCPU {
+				err = fmt.Errorf("PU L#%d has OS index %d; it needs one in 0..%d", o.LogicalIndex, o.OSIndex, cpuset.MaxCPU)
+			} else if seen[o.OSIndex] {
+				err = fmt.Errorf("PU P#%d appears twice", o.OSIndex)
+			}
+			seen[o.OSIndex] = true
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if len(seen) == 0 {
+		return fmt.Errorf("the tree has no PU")
+	}
+	return nil
+}
+
+// sortChildren orders every object's children by their cpusets, using key
+// to choose the cpuset each child is ordered by.
+func sortChildren(o *Object, key func(*Object) cpuset.Set) {
+	sort.SliceStable(o.Children, func(i, j int) bool {
+		return key(o.Children[i]).Compare(key(o.Children[j])) < 0
+	})
+	for _, c := range o.Children {
+		sortChildren(c, key)
+	}
+}

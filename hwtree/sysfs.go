@@ -1,0 +1,425 @@
+package hwtree
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+// FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the
+// live machine and restricts it to the CPUs this process may run on
+// (sched_getaffinity) and the memory nodes it may use. Any other root is a
+// captured snapshot holding root/sys and root/proc; the snapshot's cgroup
+// cpuset (found through root/proc/self/cpuset and root/proc/mounts)
+// restricts it instead.
+//
+// The tree is built from CPU masks, never from ids: PUs are the online CPUs
+// that have a topology/ directory; Core from core_cpus (else
+// thread_siblings); Package from package_cpus (else core_siblings); Die from
+// die_cpus; Group from cluster_cpus, book_siblings and drawer_siblings; caches
+// from cache/indexN (shared_cpu_map, empty meaning the core's mask); NUMA
+// nodes from node/nodeN/cpumap. A missing or empty file means unknown.
+func FromSysfs(root string) (*Topology, error) {
+	live := root == "" || root == "/"
+	if live {
+		root = "/"
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sysfs root %q is not a directory (want a directory holding sys/ and proc/)", root)
+	}
+	cpuDir := filepath.Join(root, "sys", "devices", "system", "cpu")
+	if _, err := os.Stat(cpuDir); err != nil {
+		return nil, fmt.Errorf("sysfs root %q has no sys/devices/system/cpu (want a live / or a snapshot directory holding sys/ and proc/)", root)
+	}
+	r := &sysfsReader{root: root, cpuDir: cpuDir}
+	var allowed cpuset.Set
+	var mems *cpuset.Set
+	if live {
+		allowed, mems, err = liveAllowed()
+		if err != nil {
+			return nil, fmt.Errorf("reading the allowed CPUs: %w", err)
+		}
+	}
+	protos, complete, err := r.discover()
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, err)
+	}
+	if !live {
+		allowed, mems = r.cgroupCpuset()
+	}
+	if allowed.IsEmpty() {
+		allowed = complete
+	}
+	b := &builder{}
+	obj, err := b.build(protos, allowed, mems)
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, err)
+	}
+	t := &Topology{Root: obj, Source: "sysfs:" + root, Notes: append(r.notes, b.notes...)}
+	t.finalize()
+	r.addModels(t)
+	return t, t.validate()
+}
+
+type sysfsReader struct {
+	root, cpuDir string
+	notes        []string
+}
+
+func (r *sysfsReader) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// read returns a file's trimmed content, or "" when it is missing, empty or
+// unreadable: sysfs snapshots are often incomplete, and unknown is not fatal.
+func read(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readMask reads a mask file, falling back to its _list twin.
+func readMask(path string) (cpuset.Set, bool) {
+	if s := read(path); s != "" {
+		if v, err := cpuset.ParseMask(s); err == nil {
+			return v, true
+		}
+	}
+	if s := read(path + "_list"); s != "" {
+		if v, err := cpuset.ParseList(s); err == nil {
+			return v, true
+		}
+	}
+	return cpuset.Set{}, false
+}
+
+func readInt(path string) int {
+	v, err := strconv.Atoi(read(path))
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+var cpuDirRE = regexp.MustCompile(`^cpu([0-9]+)$`)
+var cacheIndexRE = regexp.MustCompile(`^index[0-9]+$`)
+var nodeDirRE = regexp.MustCompile(`^node([0-9]+)$`)
+
+// discover reads every object with its complete cpuset (over the usable PUs).
+func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
+	entries, err := os.ReadDir(r.cpuDir)
+	if err != nil {
+		return nil, cpuset.Set{}, err
+	}
+	var present []int
+	for _, e := range entries {
+		if m := cpuDirRE.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if n <= cpuset.MaxCPU {
+				present = append(present, n)
+			}
+		}
+	}
+	sort.Ints(present)
+	online, haveOnline := cpuset.Set{}, false
+	if s := read(filepath.Join(r.cpuDir, "online")); s != "" {
+		if v, err := cpuset.ParseList(s); err == nil {
+			online, haveOnline = v, true
+		}
+	}
+	var usable []int
+	anyTopology := false
+	for _, c := range present {
+		if exists(r.cpuPath(c, "topology")) {
+			anyTopology = true
+		}
+	}
+	for _, c := range present {
+		if haveOnline && !online.Has(c) {
+			continue
+		}
+		if !haveOnline && read(r.cpuPath(c, "online")) == "0" {
+			continue
+		}
+		if anyTopology && !exists(r.cpuPath(c, "topology")) {
+			continue
+		}
+		usable = append(usable, c)
+	}
+	if len(usable) == 0 {
+		return nil, cpuset.Set{}, fmt.Errorf("no online CPU with a topology/ directory under %s", r.cpuDir)
+	}
+	complete := cpuset.Of(usable...)
+	var protos []proto
+	kinds := r.cpuKinds(complete)
+	for _, c := range usable {
+		// As hwloc does, CPU c creates an object only when it is the first
+		// CPU of the mask it reports: every object is made once, and a CPU
+		// whose mask contradicts its siblings' creates nothing.
+		add := func(t Type, os int, set cpuset.Set, a Attrs) {
+			set = set.And(complete)
+			if set.First() == c {
+				protos = append(protos, proto{typ: t, osIndex: os, complete: set, attrs: a})
+			}
+		}
+		self := cpuset.Of(c)
+		topo := r.cpuPath(c, "topology")
+		add(PU, c, self, Attrs{CPUKind: kinds[c]})
+		core, ok := readMask(filepath.Join(topo, "core_cpus"))
+		if !ok {
+			core, ok = readMask(filepath.Join(topo, "thread_siblings"))
+		}
+		if ok {
+			core = core.Or(self)
+			add(Core, readInt(filepath.Join(topo, "core_id")), core, Attrs{CPUKind: kinds[c]})
+		} else {
+			core = self
+		}
+		if pkg, ok := readMask(filepath.Join(topo, "package_cpus")); ok {
+			add(Package, readInt(filepath.Join(topo, "physical_package_id")), pkg.Or(core), Attrs{})
+		} else if pkg, ok := readMask(filepath.Join(topo, "core_siblings")); ok {
+			add(Package, readInt(filepath.Join(topo, "physical_package_id")), pkg.Or(core), Attrs{})
+		}
+		if die, ok := readMask(filepath.Join(topo, "die_cpus")); ok {
+			add(Die, readInt(filepath.Join(topo, "die_id")), die.Or(core), Attrs{})
+		}
+		for _, g := range []struct{ file, id, subtype string }{
+			{"cluster_cpus", "cluster_id", "Cluster"},
+			{"book_siblings", "book_id", "Book"},
+			{"drawer_siblings", "drawer_id", "Drawer"},
+		} {
+			if set, ok := readMask(filepath.Join(topo, g.file)); ok {
+				add(Group, readInt(filepath.Join(topo, g.id)), set.Or(core), Attrs{Subtype: g.subtype})
+			}
+		}
+		protos = append(protos, r.caches(c, core, complete)...)
+	}
+	protos = append(protos, r.numaNodes(complete)...)
+	return protos, complete, nil
+}
+
+func (r *sysfsReader) cpuPath(cpu int, elem ...string) string {
+	return filepath.Join(append([]string{r.cpuDir, "cpu" + strconv.Itoa(cpu)}, elem...)...)
+}
+
+// caches reads cpu/cache/indexN: level, type, size, line size, ways and
+// shared_cpu_map, all from that same directory.
+func (r *sysfsReader) caches(cpu int, core, complete cpuset.Set) []proto {
+	dir := r.cpuPath(cpu, "cache")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []proto
+	for _, e := range entries {
+		if !cacheIndexRE.MatchString(e.Name()) {
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		level := readInt(filepath.Join(d, "level"))
+		kind := read(filepath.Join(d, "type"))
+		var t Type
+		switch {
+		case level == 1 && (kind == "Data" || kind == "Unified"):
+			t = L1dCache
+		case level == 1 && kind == "Instruction":
+			t = L1iCache
+		case level == 2 && kind == "Unified":
+			t = L2Cache
+		case level == 3 && kind == "Unified":
+			t = L3Cache
+		default:
+			// hwloc names split level-2/3 caches L2dCache, L2iCache, ...
+			// and they are not L2Cache or L3Cache; the model has no type
+			// for them, nor for L4.
+			continue
+		}
+		shared, ok := readMask(filepath.Join(d, "shared_cpu_map"))
+		if !ok || shared.IsEmpty() {
+			shared = core
+		}
+		shared = shared.Or(cpuset.Of(cpu)).And(complete)
+		if shared.First() != cpu {
+			continue // made by the mask's first CPU (see discover)
+		}
+		a := Attrs{
+			CacheSize: parseSize(read(filepath.Join(d, "size"))),
+			LineSize:  max(readInt(filepath.Join(d, "coherency_line_size")), 0),
+			Ways:      max(readInt(filepath.Join(d, "ways_of_associativity")), 0),
+		}
+		out = append(out, proto{typ: t, osIndex: -1, complete: shared, attrs: a})
+	}
+	return out
+}
+
+// parseSize reads sysfs cache sizes such as "32K", "8192K", "1M".
+func parseSize(s string) uint64 {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	mult := uint64(1)
+	switch s[len(s)-1] {
+	case 'K', 'k':
+		mult, s = 1<<10, s[:len(s)-1]
+	case 'M', 'm':
+		mult, s = 1<<20, s[:len(s)-1]
+	case 'G', 'g':
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v * mult
+}
+
+// numaNodes reads node/nodeN/cpumap. Nodes without CPUs (GPU memory, CXL
+// tiers) are noted, not placed: the CPU tree has no place for them. When two
+// nodes' CPU maps overlap the kernel's NUMA information is wrong and every
+// node is ignored, as hwloc does.
+func (r *sysfsReader) numaNodes(complete cpuset.Set) []proto {
+	dir := filepath.Join(r.root, "sys", "devices", "system", "node")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []proto
+	var cpuless []string
+	for _, e := range entries {
+		m := nodeDirRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		set, _ := readMask(filepath.Join(dir, e.Name(), "cpumap"))
+		set = set.And(complete)
+		if set.IsEmpty() {
+			cpuless = append(cpuless, m[1])
+			continue
+		}
+		out = append(out, proto{typ: NUMANode, osIndex: n, complete: set})
+	}
+	if len(cpuless) > 0 {
+		sort.Strings(cpuless)
+		r.note("NUMA nodes without online CPUs (memory only) are not in the CPU tree: %s", strings.Join(cpuless, ","))
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[i].complete.Intersects(out[j].complete) {
+				r.note("NUMA nodes %d and %d have overlapping CPU maps; NUMA information ignored", out[i].osIndex, out[j].osIndex)
+				return nil
+			}
+		}
+	}
+	return out
+}
+
+// cpuKinds reads the hybrid core kinds Linux exposes for Intel
+// (sys/devices/cpu_core/cpus, cpu_atom/cpus); empty on other machines.
+func (r *sysfsReader) cpuKinds(complete cpuset.Set) map[int]string {
+	kinds := map[int]string{}
+	for _, k := range []struct{ dir, name string }{{"cpu_core", "IntelCore"}, {"cpu_atom", "IntelAtom"}} {
+		if s := read(filepath.Join(r.root, "sys", "devices", k.dir, "cpus")); s != "" {
+			if set, err := cpuset.ParseList(s); err == nil {
+				for _, c := range set.And(complete).Members() {
+					kinds[c] = k.name
+				}
+			}
+		}
+	}
+	if len(kinds) > 0 && len(kinds) < complete.Len() {
+		// A kind known for some CPUs only is no basis for telling them apart.
+		return map[int]string{}
+	}
+	return kinds
+}
+
+// cgroupCpuset returns the snapshot's cgroup cpuset restriction: the cgroup
+// path from proc/self/cpuset (or proc/self/cgroup), the hierarchy's mount
+// point from proc/mounts, then cpus / cpuset.cpus / cpuset.cpus.effective
+// there (and the matching mems files). Empty results mean no restriction.
+func (r *sysfsReader) cgroupCpuset() (cpuset.Set, *cpuset.Set) {
+	cgPath := read(filepath.Join(r.root, "proc", "self", "cpuset"))
+	if cgPath == "" {
+		cgPath = cgroupV2Path(read(filepath.Join(r.root, "proc", "self", "cgroup")))
+	}
+	if cgPath == "" {
+		return cpuset.Set{}, nil
+	}
+	f, err := os.Open(filepath.Join(r.root, "proc", "mounts"))
+	if err != nil {
+		return cpuset.Set{}, nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 {
+			continue
+		}
+		mnt, fstype, opts := fields[1], fields[2], ","+fields[3]+","
+		var cpuFiles, memFiles []string
+		switch {
+		case fstype == "cpuset":
+			cpuFiles, memFiles = []string{"cpus", "cpuset.cpus"}, []string{"mems", "cpuset.mems"}
+		case fstype == "cgroup" && strings.Contains(opts, ",cpuset,"):
+			cpuFiles, memFiles = []string{"cpuset.cpus", "cpus", "cpuset.effective_cpus"}, []string{"cpuset.mems", "mems", "cpuset.effective_mems"}
+		case fstype == "cgroup2":
+			cpuFiles, memFiles = []string{"cpuset.cpus.effective", "cpuset.cpus"}, []string{"cpuset.mems.effective", "cpuset.mems"}
+		default:
+			continue
+		}
+		dir := filepath.Join(r.root, mnt, cgPath)
+		cpus, ok := firstList(dir, cpuFiles)
+		if !ok {
+			continue
+		}
+		r.note("cgroup cpuset %s restricts the CPUs to %s", cgPath, cpus)
+		if mems, ok := firstList(dir, memFiles); ok {
+			return cpus, &mems
+		}
+		return cpus, nil
+	}
+	return cpuset.Set{}, nil
+}
+
+func firstList(dir string, names []string) (cpuset.Set, bool) {
+	for _, n := range names {
+		if s := read(filepath.Join(dir, n)); s != "" {
+			if v, err := cpuset.ParseList(s); err == nil {
+				return v, true
+			}
+		}
+	}
+	return cpuset.Set{}, false
+}
+
+// cgroupV2Path returns the path of the "0::PATH" line of /proc/self/cgroup.
+func cgroupV2Path(content string) string {
+	for _, line := range strings.Split(content, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p
+		}
+	}
+	return ""
+}
