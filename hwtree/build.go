@@ -165,7 +165,10 @@ func mergeIdentical(n *node, cpus cpuset.Set) {
 			redundant = cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
 				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
 		case NUMANode:
-			redundant = n.typ == Machine && cs.Equal(allowedSet(n, cpus)) && len(c.children) > 0
+			// A NUMA node covering exactly its parent's PUs adds no CPU
+			// structure; one holding no allowed PU (memory the cgroup
+			// allows under a disallowed package) is kept as a leaf.
+			redundant = cs.Equal(allowedSet(n, cpus)) && len(c.children) > 0
 		}
 		if redundant {
 			repl := append([]*node{}, n.children[:i]...)

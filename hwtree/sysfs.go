@@ -271,26 +271,13 @@ func (r *sysfsReader) caches(cpu int, core, complete cpuset.Set) []proto {
 	return out
 }
 
-// parseSize reads sysfs cache sizes such as "32K", "8192K", "1M".
+// parseSize reads sysfs cache sizes such as "32K" or "8192K"; 0 if unknown.
 func parseSize(s string) uint64 {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	mult := uint64(1)
-	switch s[len(s)-1] {
-	case 'K', 'k':
-		mult, s = 1<<10, s[:len(s)-1]
-	case 'M', 'm':
-		mult, s = 1<<20, s[:len(s)-1]
-	case 'G', 'g':
-		mult, s = 1<<30, s[:len(s)-1]
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
+	n, err := parseByteSize(s)
 	if err != nil {
 		return 0
 	}
-	return v * mult
+	return n
 }
 
 // numaNodes reads node/nodeN/cpumap. Nodes without CPUs (GPU memory, CXL

@@ -1,0 +1,122 @@
+package hwtree
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Canonical returns the object's canonical form: a string that two subtrees
+// share exactly when they are isomorphic as attributed trees (same types,
+// cache sizes and CPU kinds at every place, children matched in any order).
+// OS and logical indexes do not enter it. Children with equal forms are
+// grouped with a count, so a form stays short on large symmetric machines:
+// "Package(L3Cache[32MiB](Core(PU*2)*8))".
+func (o *Object) Canonical() string {
+	return canonical(o, map[*Object]string{})
+}
+
+// CanonicalForms returns the canonical form of every object, computed
+// bottom-up once for the whole tree.
+func (t *Topology) CanonicalForms() map[*Object]string {
+	memo := map[*Object]string{}
+	canonical(t.Root, memo)
+	return memo
+}
+
+// CanonicalHash is a short fingerprint of the whole tree's shape: the first
+// 16 hex digits of the SHA-256 of the root's canonical form.
+func (t *Topology) CanonicalHash() string {
+	sum := sha256.Sum256([]byte(t.Root.Canonical()))
+	return hex.EncodeToString(sum[:8])
+}
+
+func canonical(o *Object, memo map[*Object]string) string {
+	if s, ok := memo[o]; ok {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(o.Type.String())
+	var attrs []string
+	if o.Attrs.CacheSize > 0 {
+		attrs = append(attrs, FormatSize(o.Attrs.CacheSize))
+	}
+	if o.Attrs.CPUKind != "" {
+		attrs = append(attrs, "kind="+o.Attrs.CPUKind)
+	}
+	if len(attrs) > 0 {
+		b.WriteString("[" + strings.Join(attrs, ",") + "]")
+	}
+	if len(o.Children) > 0 {
+		counts := map[string]int{}
+		for _, c := range o.Children {
+			counts[canonical(c, memo)]++
+		}
+		forms := make([]string, 0, len(counts))
+		for f := range counts {
+			forms = append(forms, f)
+		}
+		sort.Strings(forms)
+		b.WriteByte('(')
+		for i, f := range forms {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f)
+			if counts[f] > 1 {
+				b.WriteString("*" + strconv.Itoa(counts[f]))
+			}
+		}
+		b.WriteByte(')')
+	}
+	s := b.String()
+	memo[o] = s
+	return s
+}
+
+// Symmetric reports whether every object's children have identical subtrees
+// (hwloc's symmetric_subtree on the root): then one synthetic string
+// describes the whole tree.
+func (t *Topology) Symmetric() bool {
+	forms := t.CanonicalForms()
+	sym := true
+	t.Walk(func(o *Object) bool {
+		for _, c := range o.Children[min(1, len(o.Children)):] {
+			if forms[c] != forms[o.Children[0]] {
+				sym = false
+			}
+		}
+		return sym
+	})
+	return sym
+}
+
+// Synthetic returns the hwloc synthetic string of a symmetric tree, e.g.
+// "Package:2 L3Cache:1(size=33554432) Core:8 PU:2", which FromSynthetic reads
+// back into the same tree. It returns an error when the tree is not
+// symmetric.
+func (t *Topology) Synthetic() (string, error) {
+	if !t.Symmetric() {
+		return "", fmt.Errorf("the tree is not symmetric; only symmetric trees have a synthetic string")
+	}
+	var levels []string
+	for o := t.Root; len(o.Children) > 0; o = o.Children[0] {
+		c := o.Children[0]
+		level := fmt.Sprintf("%s:%d", c.Type, len(o.Children))
+		var attrs []string
+		if c.Attrs.CacheSize > 0 {
+			attrs = append(attrs, fmt.Sprintf("size=%d", c.Attrs.CacheSize))
+		}
+		if c.Attrs.CPUKind != "" {
+			attrs = append(attrs, "kind="+c.Attrs.CPUKind)
+		}
+		if len(attrs) > 0 {
+			level += "(" + strings.Join(attrs, " ") + ")"
+		}
+		levels = append(levels, level)
+	}
+	return strings.Join(levels, " "), nil
+}

@@ -1,0 +1,114 @@
+package cpuset
+
+import (
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseListAndString(t *testing.T) {
+	for in, want := range map[string]string{
+		"":              "",
+		"0":             "0",
+		"0-3,8,10-11\n": "0-3,8,10-11",
+		"5,1,2,3":       "1-3,5",
+		" 0 - 1 , 64 ":  "0-1,64",
+	} {
+		s, err := ParseList(in)
+		if err != nil {
+			t.Fatalf("ParseList(%q): %v", in, err)
+		}
+		if s.String() != want {
+			t.Errorf("ParseList(%q) = %q, want %q", in, s, want)
+		}
+	}
+	for _, bad := range []string{"a", "3-1", "-1", "1-", "99999999"} {
+		if _, err := ParseList(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseList(%q) error = %v, want one quoting the input", bad, err)
+		}
+	}
+}
+
+func TestParseMask(t *testing.T) {
+	for in, want := range map[string]string{
+		"00000000,00001c07":          "0-2,10-12",
+		"ff":                         "0-7",
+		"0x000000ff":                 "0-7",
+		"0000,00000088,88888888":     "3,7,11,15,19,23,27,31,35,39",
+		"00000001,00000000,00000000": "64",
+		"":                           "",
+		"0":                          "",
+	} {
+		s, err := ParseMask(in)
+		if err != nil {
+			t.Fatalf("ParseMask(%q): %v", in, err)
+		}
+		if s.String() != want {
+			t.Errorf("ParseMask(%q) = %q, want %q", in, s, want)
+		}
+	}
+	if _, err := ParseMask("xyz"); err == nil {
+		t.Error("ParseMask(xyz) must fail")
+	}
+}
+
+// TestOperationsAgainstMaps checks the set algebra against map-based sets.
+func TestOperationsAgainstMaps(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	gen := func() (Set, map[int]bool) {
+		m := map[int]bool{}
+		var v []int
+		for i := 0; i < rng.Intn(20); i++ {
+			c := rng.Intn(200)
+			m[c] = true
+			v = append(v, c)
+		}
+		return Of(v...), m
+	}
+	members := func(m map[int]bool) []int {
+		out := []int{}
+		for c := 0; c < 200; c++ {
+			if m[c] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	for i := 0; i < 500; i++ {
+		a, am := gen()
+		b, bm := gen()
+		and, or, andNot := map[int]bool{}, map[int]bool{}, map[int]bool{}
+		subset := true
+		for c := range am {
+			or[c] = true
+			if bm[c] {
+				and[c] = true
+			} else {
+				andNot[c] = true
+				subset = false
+			}
+		}
+		for c := range bm {
+			or[c] = true
+		}
+		check := func(name string, got Set, want map[int]bool) {
+			if g := got.Members(); !reflect.DeepEqual(g, members(want)) {
+				t.Fatalf("%s = %v, want %v", name, g, members(want))
+			}
+		}
+		check("And", a.And(b), and)
+		check("Or", a.Or(b), or)
+		check("AndNot", a.AndNot(b), andNot)
+		if a.SubsetOf(b) != subset || a.Intersects(b) != (len(and) > 0) {
+			t.Fatalf("SubsetOf/Intersects wrong for %s, %s", a, b)
+		}
+		if a.Len() != len(am) || a.Equal(b) != reflect.DeepEqual(members(am), members(bm)) {
+			t.Fatalf("Len/Equal wrong for %s, %s", a, b)
+		}
+		back, err := ParseList(a.String())
+		if err != nil || !back.Equal(a) {
+			t.Fatalf("String/ParseList round trip of %s: %v", a, err)
+		}
+	}
+}

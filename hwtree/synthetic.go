@@ -1,0 +1,211 @@
+package hwtree
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// syntheticNames maps hwloc's synthetic type names and abbreviations
+// (lowercased) to types.
+var syntheticNames = map[string]Type{
+	"pack": Package, "package": Package, "socket": Package,
+	"die":   Die,
+	"group": Group,
+	"numa":  NUMANode, "node": NUMANode, "numanode": NUMANode,
+	"l3": L3Cache, "l3cache": L3Cache,
+	"l2": L2Cache, "l2cache": L2Cache,
+	"l1": L1dCache, "l1d": L1dCache, "l1cache": L1dCache, "l1dcache": L1dCache,
+	"l1i": L1iCache, "l1icache": L1iCache,
+	"core": Core,
+	"pu":   PU,
+}
+
+const syntheticAccepted = "pack/package/socket, die, group, numa/node, l3/l3cache, l2/l2cache, l1/l1d/l1dcache, l1i/l1icache, core, pu; each as TYPE:COUNT, optionally with (size=N[K|M|G])"
+
+// MaxSyntheticPUs bounds the PUs a synthetic string may describe.
+const MaxSyntheticPUs = 1 << 16
+
+// FromSynthetic builds a tree from an hwloc synthetic string such as
+// "pack:2 l3:2 core:4 pu:2": each level names a type (hwloc's names and
+// abbreviations, any case) and how many children every object of the level
+// above has. Caches may carry a size, "l3:2(size=32M)". A string that does
+// not end with a PU level gets "pu:1". PUs are numbered depth-first from 0;
+// other objects get their logical index as OS index.
+func FromSynthetic(s string) (*Topology, error) {
+	tokens, err := syntheticTokens(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("synthetic %q: empty (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
+	}
+	type level struct {
+		typ   Type
+		count int
+		attrs Attrs
+	}
+	var levels []level
+	total := 1
+	for _, tok := range tokens {
+		if strings.HasPrefix(tok, "[") {
+			continue // hwloc's memory children, "[NUMANode(memory=N)]"
+		}
+		spec, attrText, _ := strings.Cut(tok, "(")
+		name, countText, ok := strings.Cut(spec, ":")
+		if !ok {
+			return nil, fmt.Errorf("synthetic %q: level %q has no count (want TYPE:COUNT; accepted: %s)", s, tok, syntheticAccepted)
+		}
+		typ, known := syntheticNames[strings.ToLower(name)]
+		if !known {
+			if strings.EqualFold(name, "machine") {
+				return nil, fmt.Errorf("synthetic %q: the Machine is implicit; start with the level below it", s)
+			}
+			return nil, fmt.Errorf("synthetic %q: unknown type %q (accepted: %s)", s, name, syntheticAccepted)
+		}
+		count, err := strconv.Atoi(countText)
+		if err != nil || count < 1 {
+			return nil, fmt.Errorf("synthetic %q: count %q of %s is not a positive integer", s, countText, name)
+		}
+		for _, l := range levels {
+			if syntheticOrderBroken(l.typ, typ) {
+				return nil, fmt.Errorf("synthetic %q: %s cannot be below %s (caches go from L3 down to L1, then Core, then PU; only Group may repeat)", s, typ, l.typ)
+			}
+		}
+		total *= count
+		if total > MaxSyntheticPUs {
+			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", s, MaxSyntheticPUs)
+		}
+		var attrs Attrs
+		if attrText != "" {
+			if attrs, err = syntheticAttrs(strings.TrimSuffix(attrText, ")"), typ); err != nil {
+				return nil, fmt.Errorf("synthetic %q: level %q: %w", s, tok, err)
+			}
+		}
+		levels = append(levels, level{typ, count, attrs})
+	}
+	if levels[len(levels)-1].typ != PU {
+		levels = append(levels, level{typ: PU, count: 1})
+	}
+	counters := map[Type]int{}
+	var build func(depth int) *Object
+	build = func(depth int) *Object {
+		l := levels[depth]
+		o := &Object{Type: l.typ, OSIndex: counters[l.typ], Attrs: l.attrs}
+		if l.typ.IsCache() {
+			o.OSIndex = -1
+		}
+		counters[l.typ]++
+		if depth+1 < len(levels) {
+			for i := 0; i < levels[depth+1].count; i++ {
+				o.Children = append(o.Children, build(depth+1))
+			}
+		}
+		return o
+	}
+	root := &Object{Type: Machine, OSIndex: -1}
+	for i := 0; i < levels[0].count; i++ {
+		root.Children = append(root.Children, build(0))
+	}
+	t := &Topology{Root: root, Source: "synthetic:" + s}
+	t.finalize()
+	return t, t.validate()
+}
+
+// syntheticOrderBroken reports whether below may not appear under above:
+// caches, Core and PU keep their order; Package, Die, Group and NUMANode may
+// sit anywhere above the Core (NUMA nodes inside an L3, groups above
+// packages); no type but Group repeats.
+func syntheticOrderBroken(above, below Type) bool {
+	if above == below {
+		return below != Group
+	}
+	ordered := func(t Type) bool { return t.IsCache() || t == Core || t == PU }
+	switch {
+	case ordered(above) && ordered(below):
+		return below < above
+	case ordered(above):
+		return above == Core || above == PU // nothing but the PU below a Core
+	}
+	return false
+}
+
+// syntheticTokens splits on spaces outside parentheses.
+func syntheticTokens(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("synthetic %q: unbalanced ')'", s)
+			}
+		case (r == ' ' || r == '\t' || r == '\n') && depth == 0:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	if depth != 0 {
+		return nil, fmt.Errorf("synthetic %q: unbalanced '('", s)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+func syntheticAttrs(text string, typ Type) (Attrs, error) {
+	var a Attrs
+	for _, kv := range strings.Fields(text) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return a, fmt.Errorf("attribute %q is not KEY=VALUE", kv)
+		}
+		switch strings.ToLower(k) {
+		case "size", "memory":
+			if !typ.IsCache() {
+				continue // memory sizes of NUMA nodes are not modelled
+			}
+			n, err := parseByteSize(v)
+			if err != nil {
+				return a, err
+			}
+			a.CacheSize = n
+		case "kind":
+			a.CPUKind = v
+		default:
+			// hwloc knows more attributes (indexes=, linesize=); they do
+			// not change the CPU tree.
+		}
+	}
+	return a, nil
+}
+
+// parseByteSize reads "32768", "32K", "32KB", "32KiB", "8M", "1G".
+func parseByteSize(v string) (uint64, error) {
+	s := strings.TrimSpace(v)
+	upper := strings.ToUpper(s)
+	mult := uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(upper, u.suffix) {
+			s, mult = s[:len(s)-len(u.suffix)], u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q is not a byte count (want N, NK, NM or NG)", v)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,240 @@
+package hwtree
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+type xmlInfo struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type xmlObject struct {
+	Type      string      `xml:"type,attr"`
+	Subtype   string      `xml:"subtype,attr"`
+	OSIndex   string      `xml:"os_index,attr"`
+	CPUSet    string      `xml:"cpuset,attr"`
+	CacheSize string      `xml:"cache_size,attr"`
+	LineSize  string      `xml:"cache_linesize,attr"`
+	Assoc     string      `xml:"cache_associativity,attr"`
+	CacheType string      `xml:"cache_type,attr"`
+	Depth     string      `xml:"depth,attr"`
+	Infos     []xmlInfo   `xml:"info"`
+	Children  []xmlObject `xml:"object"`
+}
+
+type xmlCPUKind struct {
+	CPUSet string    `xml:"cpuset,attr"`
+	Infos  []xmlInfo `xml:"info"`
+}
+
+type xmlTopology struct {
+	XMLName  xml.Name     `xml:"topology"`
+	Version  string       `xml:"version,attr"`
+	Objects  []xmlObject  `xml:"object"`
+	CPUKinds []xmlCPUKind `xml:"cpukinds>cpukind"`
+}
+
+// FromXML reads a tree from hwloc XML as `lstopo file.xml` writes it (v2;
+// v1's Socket and Cache objects are read too). I/O and Misc objects are
+// skipped; cache types the model lacks (L4, split L2/L3) are skipped with
+// their children kept. The CPU objects are then placed by cpuset inclusion,
+// as sysfs discovery places them.
+func FromXML(data []byte, source string) (*Topology, error) {
+	var doc xmlTopology
+	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: invalid hwloc XML (want the output of `lstopo file.xml`): %w", source, err)
+	}
+	if len(doc.Objects) != 1 || (doc.Objects[0].Type != "Machine" && doc.Objects[0].Type != "System") {
+		return nil, fmt.Errorf("%s: hwloc XML must hold one root <object type=\"Machine\">", source)
+	}
+	r := &xmlReader{}
+	if _, err := r.walk(&doc.Objects[0], true); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if r.pus.IsEmpty() {
+		return nil, fmt.Errorf("%s: the XML has no PU object", source)
+	}
+	kinds := map[int]string{}
+	for _, k := range doc.CPUKinds {
+		set, err := parseHwlocMask(k.CPUSet)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cpukind: %w", source, err)
+		}
+		name := infoValue(k.Infos, "CoreType")
+		for _, c := range set.And(r.pus).Members() {
+			kinds[c] = name
+		}
+	}
+	for i := range r.protos {
+		p := &r.protos[i]
+		if p.typ == PU || p.typ == Core {
+			if k := kinds[p.complete.First()]; k != "" {
+				p.attrs.CPUKind = k
+			}
+		}
+	}
+	b := &builder{}
+	root, err := b.build(r.protos, r.pus, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	t := &Topology{Root: root, Source: "xml:" + source, Notes: b.notes}
+	t.finalize()
+	return t, t.validate()
+}
+
+// FromXMLFile reads FromXML's form from a file.
+func FromXMLFile(path string) (*Topology, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hwloc XML file: %w", err)
+	}
+	return FromXML(data, path)
+}
+
+type xmlReader struct {
+	protos []proto
+	pus    cpuset.Set
+}
+
+// walk converts o and its subtree, returning the PUs below it.
+func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
+	var below cpuset.Set
+	typ, keep, descend := xmlType(o)
+	if !descend {
+		return below, nil
+	}
+	for i := range o.Children {
+		s, err := r.walk(&o.Children[i], false)
+		if err != nil {
+			return below, err
+		}
+		below = below.Or(s)
+	}
+	if isRoot || !keep {
+		return below, nil
+	}
+	os := -1
+	if o.OSIndex != "" {
+		v, err := strconv.Atoi(o.OSIndex)
+		if err != nil || v < 0 {
+			return below, fmt.Errorf("%s object: os_index %q is not a number >= 0", o.Type, o.OSIndex)
+		}
+		os = v
+	}
+	switch typ {
+	case PU:
+		if os < 0 || os > cpuset.MaxCPU {
+			return below, fmt.Errorf("PU object without a valid os_index")
+		}
+		if r.pus.Has(os) {
+			return below, fmt.Errorf("PU P#%d appears twice", os)
+		}
+		below = cpuset.Of(os)
+		r.pus = r.pus.Or(below)
+	case NUMANode:
+		// v2 NUMA nodes are memory children: their cpuset says where they are.
+		set, err := parseHwlocMask(o.CPUSet)
+		if err != nil {
+			return below, fmt.Errorf("NUMANode P#%d: %w", os, err)
+		}
+		below = below.Or(set)
+	}
+	if typ.IsCache() {
+		os = -1
+	}
+	a := Attrs{Subtype: o.Subtype, Model: infoValue(o.Infos, "CPUModel")}
+	if typ.IsCache() {
+		a.CacheSize, _ = strconv.ParseUint(o.CacheSize, 10, 64)
+		a.LineSize, _ = strconv.Atoi(o.LineSize)
+		a.Ways, _ = strconv.Atoi(o.Assoc)
+	}
+	if typ != Group {
+		a.Subtype = ""
+	}
+	r.protos = append(r.protos, proto{typ: typ, osIndex: os, complete: below, attrs: a})
+	return below, nil
+}
+
+// xmlType maps an XML object type; keep says whether it becomes an object,
+// descend whether its children are read.
+func xmlType(o *xmlObject) (t Type, keep, descend bool) {
+	switch o.Type {
+	case "Machine", "System":
+		return Machine, true, true
+	case "Package", "Socket":
+		return Package, true, true
+	case "Die":
+		return Die, true, true
+	case "Group":
+		return Group, true, true
+	case "NUMANode", "Node":
+		return NUMANode, true, true
+	case "L3Cache":
+		return L3Cache, true, true
+	case "L2Cache":
+		return L2Cache, true, true
+	case "L1Cache", "L1dCache":
+		return L1dCache, true, true
+	case "L1iCache":
+		return L1iCache, true, true
+	case "Core":
+		return Core, true, true
+	case "PU":
+		return PU, true, true
+	case "Cache": // hwloc v1: depth and cache_type say which
+		switch o.Depth + "/" + o.CacheType {
+		case "1/0", "1/1":
+			return L1dCache, true, true
+		case "1/2":
+			return L1iCache, true, true
+		case "2/0":
+			return L2Cache, true, true
+		case "3/0":
+			return L3Cache, true, true
+		}
+		return 0, false, true
+	case "L4Cache", "L5Cache", "L2dCache", "L2iCache", "L3dCache", "L3iCache", "MemCache":
+		return 0, false, true
+	}
+	return 0, false, false // Misc, Bridge, PCIDev, OSDev, ...
+}
+
+func infoValue(infos []xmlInfo, name string) string {
+	for _, i := range infos {
+		if i.Name == name {
+			return i.Value
+		}
+	}
+	return ""
+}
+
+// parseHwlocMask reads hwloc's cpuset attribute: comma-separated 32-bit
+// words, each "0x"-prefixed, most significant first; a leading "0xf...f"
+// word means "and every higher CPU", which the PU set bounds anyway.
+func parseHwlocMask(s string) (cpuset.Set, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return cpuset.Set{}, nil
+	}
+	words := strings.Split(s, ",")
+	if strings.EqualFold(words[0], "0xf...f") {
+		words = words[1:]
+	}
+	for i, w := range words {
+		w = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(w), "0x"), "0X")
+		if w == "" {
+			w = "0"
+		}
+		words[i] = w
+	}
+	return cpuset.ParseMask(strings.Join(words, ","))
+}
