@@ -1,0 +1,231 @@
+package barriers
+
+import (
+	"fmt"
+	"math/rand"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/barriertune/barriertune/osal"
+)
+
+var stressCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 31, 32, 33, 64}
+
+func episodes(t *testing.T, n int) int {
+	e := 300
+	if testing.Short() {
+		e = 40
+	}
+	if n > 16 {
+		e /= 2
+	}
+	return e
+}
+
+// checkBarrier runs n goroutines through eps episodes of b with random
+// delays and checks, after every Wait of episode e:
+//   - every participant has entered episode e (nobody leaves early);
+//   - every participant has completed episode e-1 and none has completed
+//     episode e+1 (nobody is two episodes ahead);
+//   - every participant's payload written before its Wait is visible
+//     (plain memory, so the race detector checks the happens-before edge).
+func checkBarrier(t *testing.T, b Barrier, n, eps int, seed int64) {
+	t.Helper()
+	entered := make([]atomic.Int32, eps)
+	done := make([]atomic.Int64, n) // episodes completed per participant
+	var payload [2][]int64
+	payload[0], payload[1] = make([]int64, n), make([]int64, n)
+	var failures atomic.Int32
+	var first sync.Once
+	var firstMsg string
+	fail := func(format string, args ...any) {
+		failures.Add(1)
+		first.Do(func() { firstMsg = fmt.Sprintf(format, args...) })
+	}
+	var wg sync.WaitGroup
+	for id := 0; id < n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(seed + int64(id)))
+			for e := 0; e < eps; e++ {
+				switch rng.Intn(8) {
+				case 0:
+					runtime.Gosched()
+				case 1:
+					for i := rng.Intn(2000); i > 0; i-- {
+						osal.Relax()
+					}
+				}
+				payload[e%2][id] = int64(e*n + id)
+				entered[e].Add(1)
+				b.Wait(id)
+				if got := entered[e].Load(); got != int32(n) {
+					fail("participant %d left episode %d when only %d of %d had entered", id, e, got, n)
+				}
+				for j := 0; j < n; j++ {
+					if d := done[j].Load(); d < int64(e) || d > int64(e)+1 {
+						fail("after episode %d, participant %d has completed %d episodes", e, j, d)
+					}
+					if got := payload[e%2][j]; got != int64(e*n+j) {
+						fail("episode %d: participant %d sees payload %d of participant %d, want %d", e, id, got, j, e*n+j)
+					}
+				}
+				done[id].Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if failures.Load() > 0 {
+		t.Fatalf("%d violations; first: %s", failures.Load(), firstMsg)
+	}
+}
+
+func TestStressAllAlgorithms(t *testing.T) {
+	for _, a := range Algorithms() {
+		for _, n := range stressCounts {
+			t.Run(fmt.Sprintf("%s/n=%d", a.Name, n), func(t *testing.T) {
+				b, err := a.New(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b.N() != n {
+					t.Fatalf("N() = %d, want %d", b.N(), n)
+				}
+				checkBarrier(t, b, n, episodes(t, n), int64(n))
+			})
+		}
+	}
+}
+
+// TestPolicies runs every spinning algorithm under each explicit policy.
+// Pure spin runs only where the participants fit GOMAXPROCS: beyond that it
+// still progresses (Go preempts spinners) but at milliseconds per episode.
+func TestPolicies(t *testing.T) {
+	for _, a := range Algorithms() {
+		if !a.Spins {
+			continue
+		}
+		for _, p := range []Policy{Spin, Yield, Park} {
+			for _, n := range []int{2, 3, 5, 8, 17} {
+				if p == Spin && Oversubscribed(n) {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/%s/n=%d", a.Name, p, n), func(t *testing.T) {
+					b, err := a.New(n, WithPolicy(p), WithSpinBudget(8))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkBarrier(t, b, n, episodes(t, n), 99)
+				})
+			}
+		}
+	}
+}
+
+// TestFanIn exercises the tree algorithms with other fan-ins.
+func TestFanIn(t *testing.T) {
+	for _, name := range []string{"combining", "static-tree", "all-static-tree"} {
+		for _, k := range []int{2, 3, 8} {
+			for _, n := range []int{5, 17, 33} {
+				t.Run(fmt.Sprintf("%s/k=%d/n=%d", name, k, n), func(t *testing.T) {
+					b, err := New(name, n, WithFanIn(k))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkBarrier(t, b, n, episodes(t, n), int64(k))
+				})
+			}
+		}
+	}
+}
+
+// TestPinnedOversubscribed runs locked, pinned OS threads, more of them than
+// CPUs, with the default policy: every algorithm must complete.
+func TestPinnedOversubscribed(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	n := 4 * allowed.Len()
+	team, err := osal.NewTeam(osal.RoundRobin(n, allowed))
+	if err != nil {
+		t.Skip(err)
+	}
+	eps := 50
+	if testing.Short() {
+		eps = 10
+	}
+	for _, a := range Algorithms() {
+		t.Run(a.Name, func(t *testing.T) {
+			b, err := a.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var count atomic.Int64
+			err = team.Run(func(rank int) {
+				for e := 0; e < eps; e++ {
+					b.Wait(rank)
+					count.Add(1)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if count.Load() != int64(n*eps) {
+				t.Fatalf("%d waits completed, want %d", count.Load(), n*eps)
+			}
+		})
+	}
+}
+
+func TestConstructorErrors(t *testing.T) {
+	for _, a := range Algorithms() {
+		for _, n := range []int{0, -3} {
+			if _, err := a.New(n); err == nil || !strings.Contains(err.Error(), "at least 1 participant") {
+				t.Errorf("%s.New(%d) error = %v", a.Name, n, err)
+			}
+		}
+		if _, err := a.New(4, WithFanIn(1)); err == nil {
+			t.Errorf("%s: fan-in 1 accepted", a.Name)
+		}
+		if _, err := a.New(4, WithPolicy(Policy(9))); err == nil {
+			t.Errorf("%s: policy 9 accepted", a.Name)
+		}
+	}
+	if _, err := New("fastest", 2); err == nil || !strings.Contains(err.Error(), `"fastest"`) || !strings.Contains(err.Error(), "dissemination") {
+		t.Errorf("New(fastest) error = %v, want the name and the accepted list", err)
+	}
+	if _, err := ParsePolicy("busy"); err == nil || !strings.Contains(err.Error(), "spin") {
+		t.Errorf("ParsePolicy(busy) = %v", err)
+	}
+}
+
+func TestBadIDPanics(t *testing.T) {
+	for _, a := range Algorithms() {
+		b, _ := a.New(3)
+		for _, id := range []int{-1, 3} {
+			func() {
+				defer func() {
+					r := recover()
+					if r == nil || !strings.Contains(fmt.Sprint(r), fmt.Sprintf("Wait(%d)", id)) {
+						t.Errorf("%s.Wait(%d) recovered %v, want a panic naming the id", a.Name, id, r)
+					}
+				}()
+				b.Wait(id)
+			}()
+		}
+	}
+}
+
+func TestPolicyNames(t *testing.T) {
+	for _, p := range []Policy{Auto, Spin, Yield, Park} {
+		back, err := ParsePolicy(p.String())
+		if err != nil || back != p {
+			t.Errorf("ParsePolicy(%q) = %v, %v", p, back, err)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package barriers
+
+// butterfly is Brooks' butterfly barrier (1986; thesis §2.2.2.1): in stage
+// s identity v synchronises pairwise with v XOR 2^s; after log₂ P stages
+// everyone knows everyone arrived, with no release phase. For P not a power
+// of two the thesis represents the missing partners virtually by other
+// nodes: with Q the next power of two, virtual identity v ≥ P is played by
+// real participant v − Q/2, which then synchronises twice in most stages
+// (hence the worst case just above a power of two). Pairs whose two
+// identities belong to one participant need no signal.
+//
+// Cost (table 2.1): 2(L + 2o)⌈log₂ P⌉ in the worst case; (L + 2o)log₂ P for
+// powers of two.
+type butterfly struct {
+	base
+	rounds int
+	q      int    // the next power of two >= n
+	flags  []flag // flags[v*rounds+s]: identity v's flag for stage s
+}
+
+// NewButterfly returns a butterfly barrier for n participants.
+func NewButterfly(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := log2ceil(n)
+	return &butterfly{base: b, rounds: r, q: 1 << r, flags: newFlags((1 << r) * r)}, nil
+}
+
+// owner returns the participant that plays identity v.
+func (b *butterfly) owner(v int) int {
+	if v < b.n {
+		return v
+	}
+	return v - b.q/2
+}
+
+// Wait implements Barrier.
+func (b *butterfly) Wait(id int) {
+	e := b.next(id)
+	ids := [2]int{id, -1}
+	if v := id + b.q/2; v >= b.n && v < b.q {
+		ids[1] = v
+	}
+	for s := 0; s < b.rounds; s++ {
+		for _, v := range ids {
+			if v >= 0 {
+				if w := v ^ (1 << s); b.owner(w) != id {
+					b.flags[w*b.rounds+s].set(e)
+				}
+			}
+		}
+		for _, v := range ids {
+			if v >= 0 {
+				if w := v ^ (1 << s); b.owner(w) != id {
+					b.flags[v*b.rounds+s].await(e, &b.w)
+				}
+			}
+		}
+	}
+}

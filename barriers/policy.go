@@ -1,0 +1,79 @@
+package barriers
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// Policy is how a participant waits for a flag another participant sets.
+type Policy int
+
+const (
+	// Auto is Park with a budget chosen at construction: long
+	// (DedicatedSpinBudget) when the participants fit GOMAXPROCS and the
+	// CPUs, so a balanced barrier spins and never parks; short
+	// (SharedSpinBudget) when they do not. It always makes progress.
+	Auto Policy = iota
+	// Spin busy-waits with the CPU's relax hint. It is the fastest on
+	// pinned, dedicated threads and never gives the CPU up: with more
+	// participants than CPUs an episode can cost scheduler ticks
+	// (milliseconds).
+	Spin
+	// Yield spins for the budget, then calls runtime.Gosched between checks.
+	Yield
+	// Park spins for the budget, then blocks on the flag's condition
+	// variable until the flag is set.
+	Park
+)
+
+var policyNames = []string{"auto", "spin", "yield", "park"}
+
+// String returns the policy's name: auto, spin, yield or park.
+func (p Policy) String() string {
+	if p < 0 || int(p) >= len(policyNames) {
+		return fmt.Sprintf("Policy(%d)", int(p))
+	}
+	return policyNames[p]
+}
+
+// ParsePolicy reads a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if strings.EqualFold(s, n) {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown waiting policy %q (accepted: %s)", s, strings.Join(policyNames, ", "))
+}
+
+// Spin budgets, in relax-hint iterations (PAUSE is 10-70 cycles).
+const (
+	// DedicatedSpinBudget is Auto's budget when participants fit the CPUs:
+	// long enough that a balanced barrier never parks.
+	DedicatedSpinBudget = 1 << 16
+	// SharedSpinBudget is the budget of Yield and Park (and of Auto when
+	// oversubscribed): a few microseconds, then the CPU goes to others.
+	SharedSpinBudget = 64
+)
+
+// Oversubscribed reports whether n participants exceed GOMAXPROCS or the
+// CPUs this process may use: then a spinning participant holds a CPU that
+// another participant needs.
+func Oversubscribed(n int) bool {
+	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
+}
+
+// resolve turns Auto into a concrete policy and budget for n participants.
+func resolve(p Policy, budget, n int) (Policy, int) {
+	if p == Auto {
+		p = Park
+		if budget <= 0 && !Oversubscribed(n) {
+			budget = DedicatedSpinBudget
+		}
+	}
+	if budget <= 0 {
+		budget = SharedSpinBudget
+	}
+	return p, budget
+}

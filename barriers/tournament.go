@@ -1,0 +1,50 @@
+package barriers
+
+// tournament is the tournament barrier with statically chosen winners
+// (Hensgen, Finkel & Manber 1988; thesis §2.2.1.3, listing 2.3; the
+// shared-memory form of Mellor-Crummey & Scott 1991). In round r the
+// participant whose index has bit r set (the loser) signals its opponent
+// i − 2^r and drops out; the champion, participant 0, then wakes the
+// participants it beat, and each woken loser wakes those it beat, back down
+// the bracket. Losers spin on their own wake flag.
+//
+// Cost (table 2.1): (L + 2o)⌈log₂ P⌉ + t_bc(P−1), the broadcast here a
+// tree of ⌈log₂ P⌉ levels.
+type tournament struct {
+	base
+	rounds int
+	arrive []flag // arrive[w*rounds+r]: winner w's flag for round r
+	wake   []flag // wake[i]: participant i's wakeup flag
+}
+
+// NewTournament returns a tournament barrier for n participants.
+func NewTournament(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := log2ceil(n)
+	return &tournament{base: b, rounds: r, arrive: newFlags(n * r), wake: newFlags(n)}, nil
+}
+
+// Wait implements Barrier.
+func (t *tournament) Wait(id int) {
+	e := t.next(id)
+	top := t.rounds // rounds this participant won, hence whom it wakes
+	for r := 0; r < t.rounds; r++ {
+		if id&(1<<r) != 0 { // lost round r
+			t.arrive[(id-1<<r)*t.rounds+r].set(e)
+			t.wake[id].await(e, &t.w)
+			top = r
+			break
+		}
+		if opp := id + 1<<r; opp < t.n {
+			t.arrive[id*t.rounds+r].await(e, &t.w)
+		}
+	}
+	for r := top - 1; r >= 0; r-- {
+		if opp := id + 1<<r; opp < t.n {
+			t.wake[opp].set(e)
+		}
+	}
+}

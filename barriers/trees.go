@@ -1,0 +1,182 @@
+package barriers
+
+// staticTree is the static f-way tree with one global release flag
+// (Mellor-Crummey & Scott 1991 §3.3's tree arrival; thesis §2.2.1.4's f-way
+// tournament with fixed winners): participant i's children are
+// f·i+1 … f·i+f. Each participant waits for its children's arrival flags,
+// then sets its own; the root then sets the global release flag that all
+// others spin on.
+//
+// Cost: (L + f·o)⌈log_f P⌉ + t_bc(P−1), the broadcast one flag read by all.
+type staticTree struct {
+	base
+	arrive  []flag
+	release flag
+}
+
+// NewStaticTree returns a static f-way tree barrier (f from WithFanIn,
+// default 4) with a global release flag.
+func NewStaticTree(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &staticTree{base: b, arrive: newFlags(n)}
+	t.release.cond.L = &t.release.mu
+	return t, nil
+}
+
+// Wait implements Barrier.
+func (t *staticTree) Wait(id int) {
+	e := t.next(id)
+	for c := t.fanIn*id + 1; c <= t.fanIn*id+t.fanIn && c < t.n; c++ {
+		t.arrive[c].await(e, &t.w)
+	}
+	if id == 0 {
+		t.release.set(e)
+		return
+	}
+	t.arrive[id].set(e)
+	t.release.await(e, &t.w)
+}
+
+// allStaticTree is the all-static tree: the same f-way arrival tree as
+// staticTree, and the release travels back down the same tree, each
+// participant spinning on its own wake flag and waking its children.
+//
+// Cost: 2(L + f·o)⌈log_f P⌉.
+type allStaticTree struct {
+	base
+	arrive []flag
+	wake   []flag
+}
+
+// NewAllStaticTree returns an all-static f-way tree barrier (f from
+// WithFanIn, default 4).
+func NewAllStaticTree(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &allStaticTree{base: b, arrive: newFlags(n), wake: newFlags(n)}, nil
+}
+
+// Wait implements Barrier.
+func (t *allStaticTree) Wait(id int) {
+	e := t.next(id)
+	lo, hi := t.fanIn*id+1, min(t.fanIn*id+t.fanIn, t.n-1)
+	for c := lo; c <= hi; c++ {
+		t.arrive[c].await(e, &t.w)
+	}
+	if id != 0 {
+		t.arrive[id].set(e)
+		t.wake[id].await(e, &t.w)
+	}
+	for c := lo; c <= hi; c++ {
+		t.wake[c].set(e)
+	}
+}
+
+// binomial is the binomial spanning tree barrier (Tzeng & Kongmunvattana
+// 1997; thesis §2.2.1.6, listing 2.5): participant i's children are
+// i + 2^k for 2^k below i's lowest set bit (all k for the root), its parent
+// i − lowbit(i). Each waits for its children in increasing k, reports to
+// its parent, waits for its wakeup, and wakes its children largest subtree
+// first, down the same tree.
+//
+// Cost (table 2.1): (L + 3o)⌈log₂ P⌉ + t_bc(P−1).
+type binomial struct {
+	base
+	arrive []flag
+	wake   []flag
+}
+
+// NewBinomial returns a binomial-spanning-tree barrier for n participants.
+func NewBinomial(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &binomial{base: b, arrive: newFlags(n), wake: newFlags(n)}, nil
+}
+
+// span returns the exclusive bound on 2^k for id's children.
+func (t *binomial) span(id int) int {
+	if id == 0 {
+		return 1 << 62
+	}
+	return id & -id
+}
+
+// Wait implements Barrier.
+func (t *binomial) Wait(id int) {
+	e := t.next(id)
+	span := t.span(id)
+	top := 0 // children are id + 2^k for k < top
+	for k := 1; k < span && id+k < t.n; k <<= 1 {
+		t.arrive[id+k].await(e, &t.w)
+		top = k << 1
+	}
+	if id != 0 {
+		t.arrive[id].set(e)
+		t.wake[id].await(e, &t.w)
+	}
+	for k := top >> 1; k >= 1; k >>= 1 {
+		t.wake[id+k].set(e)
+	}
+}
+
+// mcs is the MCS tree barrier (Mellor-Crummey & Scott 1991, fig. 10; thesis
+// §2.2.1.5): arrival up a 4-ary tree in which each node's children flags are
+// packed into one word (the parent spins on one word, each child flips its
+// own bit: the episode's parity is the sense), and wakeup down a binary tree
+// (children 2i+1, 2i+2) on per-participant flags.
+//
+// Cost (table 2.1): (L + (n+1)o)⌈log_n P⌉ + t_bc(P−1), n = 4.
+type mcs struct {
+	base
+	childBits []flag   // childBits[i]: packed arrival bits of i's children
+	haveChild []uint64 // which bits i's children use
+	wake      []flag
+}
+
+// NewMCS returns an MCS tree barrier for n participants.
+func NewMCS(n int, opts ...Option) (Barrier, error) {
+	b, err := newBase(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &mcs{base: b, childBits: newFlags(n), haveChild: make([]uint64, n), wake: newFlags(n)}
+	for i := 1; i < n; i++ {
+		m.haveChild[(i-1)/4] |= 1 << ((i - 1) % 4)
+	}
+	return m, nil
+}
+
+// Wait implements Barrier.
+func (m *mcs) Wait(id int) {
+	e := m.next(id)
+	odd := e&1 == 1
+	if hc := m.haveChild[id]; hc != 0 {
+		want := uint64(0)
+		if odd {
+			want = hc
+		}
+		m.childBits[id].awaitEq(want, &m.w)
+	}
+	if id != 0 {
+		parent, bit := (id-1)/4, uint64(1)<<((id-1)%4)
+		if odd {
+			m.childBits[parent].or(bit)
+		} else {
+			m.childBits[parent].and(^bit)
+		}
+		m.wake[id].await(e, &m.w)
+	}
+	if c := 2*id + 1; c < m.n {
+		m.wake[c].set(e)
+	}
+	if c := 2*id + 2; c < m.n {
+		m.wake[c].set(e)
+	}
+}

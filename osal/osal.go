@@ -1,0 +1,24 @@
+// Package osal is the thin layer between barriertune and the operating
+// system: pinning locked OS threads to CPUs, the allowed CPU set, teams of
+// pinned threads, a CPU relax hint for spin loops, a monotonic clock, and
+// padding against false sharing.
+package osal
+
+import (
+	"time"
+)
+
+// CacheLinePad is the distance in bytes kept between hot words that
+// different threads write: two 64-byte lines, because x86 prefetches the
+// adjacent line and would otherwise couple neighbours.
+const CacheLinePad = 128
+
+// Pad fills out a struct so its hot word does not share a cache-line pair
+// with the next one; embed it after a field of 8 bytes or less.
+type Pad [CacheLinePad - 8]byte
+
+// epoch is the fixed origin of Nanotime; it is set once and never written.
+var epoch = time.Now()
+
+// Nanotime returns monotonic nanoseconds since an arbitrary fixed origin.
+func Nanotime() int64 { return int64(time.Since(epoch)) }
