@@ -17,5 +17,5 @@ func Pin(cpu int) error { return fmt.Errorf("pin to CPU %d: thread pinning needs
 
 type savedAffinity struct{}
 
-func threadAffinity() (savedAffinity, error)   { return savedAffinity{}, nil }
-func restoreAffinity(savedAffinity) error        { return nil }
+func threadAffinity() (savedAffinity, error) { return savedAffinity{}, nil }
+func restoreAffinity(savedAffinity) error    { return nil }

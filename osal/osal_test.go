@@ -1,0 +1,108 @@
+//go:build linux
+
+package osal
+
+import (
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestTeamPinsAndRestores(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("pinning needs Linux")
+	}
+	allowed, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := RoundRobin(2*allowed.Len(), allowed)
+	team, err := NewTeam(cpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if team.Size() != len(cpus) || !team.Pinned() {
+		t.Fatalf("team size %d pinned %v", team.Size(), team.Pinned())
+	}
+	seen := make([]atomic.Int64, len(cpus))
+	err = team.Run(func(rank int) {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			t.Error(err)
+			return
+		}
+		if set.Count() != 1 || !set.IsSet(cpus[rank]) {
+			t.Errorf("rank %d runs with affinity of %d CPUs, want only CPU %d", rank, set.Count(), cpus[rank])
+		}
+		seen[rank].Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range seen {
+		if seen[r].Load() != 1 {
+			t.Errorf("rank %d ran %d times", r, seen[r].Load())
+		}
+	}
+	// Threads return to the pool with their old affinity: a fresh goroutine
+	// on any thread sees the whole allowed set.
+	for i := 0; i < 8; i++ {
+		done := make(chan int)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var set unix.CPUSet
+			_ = unix.SchedGetaffinity(0, &set)
+			done <- set.Count()
+		}()
+		if got := <-done; got != allowed.Len() {
+			t.Fatalf("a thread kept a pinned affinity: %d CPUs, want %d", got, allowed.Len())
+		}
+	}
+}
+
+func TestTeamErrors(t *testing.T) {
+	if _, err := NewTeam(nil); err == nil {
+		t.Error("empty team accepted")
+	}
+	allowed, _ := Allowed()
+	_, err := NewTeam([]int{0, 4000})
+	if err == nil || !strings.Contains(err.Error(), "CPU 4000") || !strings.Contains(err.Error(), allowed.String()) {
+		t.Errorf("error %v must name CPU 4000 and the allowed set %s", err, allowed)
+	}
+	if err := Pin(-1); err == nil || !strings.Contains(err.Error(), "-1") {
+		t.Errorf("Pin(-1) = %v", err)
+	}
+	if _, err := NewUnpinnedTeam(0); err == nil {
+		t.Error("team of 0 accepted")
+	}
+}
+
+func TestUnpinnedTeam(t *testing.T) {
+	team, err := NewUnpinnedTeam(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum atomic.Int64
+	if err := team.Run(func(rank int) { sum.Add(int64(rank)) }); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Load() != 120 || team.Pinned() {
+		t.Errorf("sum of ranks %d, want 120", sum.Load())
+	}
+}
+
+func TestNanotimeMonotonic(t *testing.T) {
+	prev := Nanotime()
+	for i := 0; i < 1000; i++ {
+		Relax()
+		now := Nanotime()
+		if now < prev {
+			t.Fatalf("clock went back: %d after %d", now, prev)
+		}
+		prev = now
+	}
+}
