@@ -45,7 +45,7 @@ type config struct {
 func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithSpinBudget sets how many relax-hint iterations Yield, Park and Auto
-// spin before yielding or blocking. Zero keeps the default.
+// spin before yielding or blocking (0: none; negative: the default).
 func WithSpinBudget(iterations int) Option { return func(c *config) { c.budget = iterations } }
 
 // WithFanIn sets the fan-in of the combining tree and the fan-out of the
@@ -126,7 +126,7 @@ type base struct {
 }
 
 func newBase(n int, opts []Option) (base, error) {
-	c := config{fanIn: 4}
+	c := config{fanIn: 4, budget: -1}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -12,8 +12,9 @@ type Policy int
 const (
 	// Auto is Park with a budget chosen at construction: long
 	// (DedicatedSpinBudget) when the participants fit GOMAXPROCS and the
-	// CPUs, so a balanced barrier spins and never parks; short
-	// (SharedSpinBudget) when they do not. It always makes progress.
+	// CPUs, so a balanced barrier spins and never parks; none when they do
+	// not, so a waiter gives its CPU to the participant it waits for at
+	// once. It always makes progress.
 	Auto Policy = iota
 	// Spin busy-waits with the CPU's relax hint. It is the fastest on
 	// pinned, dedicated threads and never gives the CPU up: with more
@@ -52,9 +53,13 @@ const (
 	// DedicatedSpinBudget is Auto's budget when participants fit the CPUs:
 	// long enough that a balanced barrier never parks.
 	DedicatedSpinBudget = 1 << 16
-	// SharedSpinBudget is the budget of Yield and Park (and of Auto when
-	// oversubscribed): a few microseconds, then the CPU goes to others.
+	// SharedSpinBudget is the default budget of Yield and Park: about a
+	// microsecond, then the CPU goes to others.
 	SharedSpinBudget = 64
+	// OversubscribedSpinBudget is Auto's budget when participants outnumber
+	// the CPUs: none, since every iteration spent spinning holds a CPU that
+	// the participant being waited for needs.
+	OversubscribedSpinBudget = 0
 )
 
 // Oversubscribed reports whether n participants exceed GOMAXPROCS or the
@@ -64,15 +69,19 @@ func Oversubscribed(n int) bool {
 	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
 }
 
-// resolve turns Auto into a concrete policy and budget for n participants.
+// resolve turns Auto into a concrete policy and budget for n participants;
+// budget < 0 means "not set".
 func resolve(p Policy, budget, n int) (Policy, int) {
 	if p == Auto {
 		p = Park
-		if budget <= 0 && !Oversubscribed(n) {
+		if budget < 0 {
 			budget = DedicatedSpinBudget
+			if Oversubscribed(n) {
+				budget = OversubscribedSpinBudget
+			}
 		}
 	}
-	if budget <= 0 {
+	if budget < 0 {
 		budget = SharedSpinBudget
 	}
 	return p, budget

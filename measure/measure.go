@@ -1,0 +1,330 @@
+// Package measure times barriers the way the tuner needs: on pinned, locked
+// OS threads (or plain goroutines when the threads outnumber the CPUs),
+// after a warm-up, with episodes per sample calibrated to a target time,
+// candidates interleaved sample by sample so that drift on a shared machine
+// hits them all alike, and the median, extremes and a confidence interval
+// of the median reported in nanoseconds per episode.
+//
+// Both `barriertune bench` and the install-time check use it.
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/osal"
+)
+
+// Candidate is one barrier configuration to time.
+type Candidate struct {
+	// Algorithm is a name from barriers.Names().
+	Algorithm string
+	// Policy is the waiting policy (ignored by the blocking baselines).
+	Policy barriers.Policy
+}
+
+// Options tune a measurement. Zero values take the defaults.
+type Options struct {
+	// SampleTarget is the time one sample should take (default 200µs):
+	// long enough to swamp the clock's cost, short enough that many
+	// samples fit and a scheduler hiccup spoils only one.
+	SampleTarget time.Duration
+	// Samples is the number of samples per candidate (default 21).
+	Samples int
+	// DropFactor drops a candidate once its median exceeds DropFactor
+	// times the best median so far, after MinSamples samples (0: never).
+	DropFactor float64
+	// MinSamples is how many samples a candidate gets before it may be
+	// dropped (default 5).
+	MinSamples int
+	// Context stops sampling early when done; results keep what was
+	// measured (Reps tells how much).
+	Context context.Context
+}
+
+func (o *Options) defaults() {
+	if o.SampleTarget <= 0 {
+		o.SampleTarget = 200 * time.Microsecond
+	}
+	if o.Samples <= 0 {
+		o.Samples = 21
+	}
+	if o.MinSamples <= 0 {
+		o.MinSamples = 5
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+}
+
+// Result is one candidate's measurement.
+type Result struct {
+	Algorithm string `json:"algorithm"`
+	Policy    string `json:"policy"`
+	Threads   int    `json:"threads"`
+	CPUs      []int  `json:"cpus"`
+	// Pinned is false when the threads outnumbered the CPUs (or
+	// GOMAXPROCS) and ran as plain goroutines.
+	Pinned   bool    `json:"pinned"`
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+	// CILowNs and CIHighNs bound the median with about 95% confidence
+	// (order statistics of the samples).
+	CILowNs  float64 `json:"ci_low_ns"`
+	CIHighNs float64 `json:"ci_high_ns"`
+	// Reps is the number of samples taken; each sample is
+	// EpisodesPerRep episodes.
+	Reps           int  `json:"reps"`
+	EpisodesPerRep int  `json:"episodes_per_rep"`
+	Dropped        bool `json:"dropped,omitempty"`
+}
+
+// Oversubscribed reports whether the placement puts more threads than
+// distinct CPUs, or than GOMAXPROCS: then threads run as plain goroutines
+// and pure spinning is the wrong policy.
+func Oversubscribed(cpus []int) bool {
+	distinct := map[int]bool{}
+	for _, c := range cpus {
+		distinct[c] = true
+	}
+	return len(cpus) > len(distinct) || len(cpus) > runtime.GOMAXPROCS(0)
+}
+
+// team returns the team a placement runs on.
+func team(cpus []int) (*osal.Team, error) {
+	if Oversubscribed(cpus) {
+		return osal.NewUnpinnedTeam(len(cpus))
+	}
+	return osal.NewTeam(cpus)
+}
+
+// workload is something run k episodes at a time by every rank.
+type workload struct {
+	run     func(rank, k int)
+	divisor float64 // time units per episode (2 for a ping-pong round trip)
+}
+
+// Barriers times each candidate on the placement cpus (thread i on
+// cpus[i]) and returns one result per candidate, in order.
+func Barriers(cpus []int, cands []Candidate, opts Options) ([]Result, error) {
+	if len(cpus) == 0 {
+		return nil, errors.New("measure: no CPUs to run on")
+	}
+	if len(cands) == 0 {
+		return nil, errors.New("measure: no candidates")
+	}
+	n := len(cpus)
+	works := make([]workload, len(cands))
+	for i, c := range cands {
+		b, err := barriers.New(c.Algorithm, n, barriers.WithPolicy(c.Policy))
+		if err != nil {
+			return nil, fmt.Errorf("measure %s: %w", c.Algorithm, err)
+		}
+		works[i] = workload{divisor: 1, run: func(rank, k int) {
+			for j := 0; j < k; j++ {
+				b.Wait(rank)
+			}
+		}}
+	}
+	samples, eps, dropped, err := sample(cpus, works, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(cands))
+	for i, c := range cands {
+		r := summarise(samples[i])
+		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
+		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
+		r.EpisodesPerRep, r.Dropped = eps[i], dropped[i]
+		out[i] = r
+	}
+	return out, nil
+}
+
+// PingPong is the one-way core-to-core latency between two CPUs.
+type PingPong struct {
+	CPUs     [2]int  `json:"cpus"`
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+	Reps     int     `json:"reps"`
+}
+
+// PingPongLatency measures half the round trip of one cache line bounced
+// between threads pinned to cpus a and b: the floor no barrier between
+// those CPUs can beat.
+func PingPongLatency(a, b int, opts Options) (PingPong, error) {
+	if a == b {
+		return PingPong{}, fmt.Errorf("ping-pong needs two different CPUs, got %d and %d", a, b)
+	}
+	if runtime.GOMAXPROCS(0) < 2 {
+		return PingPong{}, fmt.Errorf("ping-pong needs GOMAXPROCS >= 2, have %d", runtime.GOMAXPROCS(0))
+	}
+	var ball struct {
+		_ osal.Pad
+		v atomic.Uint64
+		_ osal.Pad
+	}
+	var round uint64 // touched by rank 0 only, then rank 1 follows the ball
+	var seen uint64
+	w := workload{divisor: 2, run: func(rank, k int) {
+		if rank == 0 {
+			for j := 0; j < k; j++ {
+				round += 2
+				ball.v.Store(round - 1)
+				for ball.v.Load() != round {
+					osal.Relax()
+				}
+			}
+			return
+		}
+		for j := 0; j < k; j++ {
+			seen += 2
+			for ball.v.Load() != seen-1 {
+				osal.Relax()
+			}
+			ball.v.Store(seen)
+		}
+	}}
+	samples, _, _, err := sample([]int{a, b}, []workload{w}, opts)
+	if err != nil {
+		return PingPong{}, err
+	}
+	r := summarise(samples[0])
+	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}, nil
+}
+
+// control is what rank 0 decides and every rank reads after the control
+// barrier: plain fields, made visible by the barrier's full fence.
+type control struct {
+	next int    // calibration: the next k to try, 0 when settled
+	k    []int  // episodes per sample, per workload
+	skip []bool // dropped workloads
+	stop bool
+}
+
+// sample runs the workloads interleaved on a team and returns, per
+// workload, the ns-per-episode samples, the episodes per sample, and
+// whether it was dropped.
+func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []bool, error) {
+	opts.defaults()
+	tm, err := team(cpus)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := len(cpus)
+	ctl, err := barriers.NewCentral(n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c := &control{k: make([]int, len(works)), skip: make([]bool, len(works))}
+	samples := make([][]float64, len(works))
+	target := float64(opts.SampleTarget.Nanoseconds())
+	err = tm.Run(func(rank int) {
+		// Warm up and calibrate each workload: double k until one run of
+		// k episodes takes the target time.
+		for i, w := range works {
+			for k := 1; ; k = c.next {
+				ctl.Wait(rank)
+				t0 := osal.Nanotime()
+				w.run(rank, k)
+				if rank == 0 {
+					el := float64(osal.Nanotime() - t0)
+					switch {
+					case el >= target || k >= 1<<24:
+						c.k[i], c.next = k, 0
+					case el*4 < target:
+						c.next = 4 * k
+					default:
+						c.next = 2 * k
+					}
+				}
+				ctl.Wait(rank)
+				if c.next == 0 {
+					break
+				}
+			}
+		}
+		for s := 0; s < opts.Samples; s++ {
+			for i, w := range works {
+				ctl.Wait(rank)
+				if c.stop {
+					return
+				}
+				if c.skip[i] {
+					continue
+				}
+				t0 := osal.Nanotime()
+				w.run(rank, c.k[i])
+				if rank == 0 {
+					el := float64(osal.Nanotime() - t0)
+					samples[i] = append(samples[i], el/float64(c.k[i])/w.divisor)
+				}
+			}
+			if rank == 0 {
+				c.stop = opts.Context.Err() != nil
+				drop(samples, c.skip, opts)
+			}
+		}
+		ctl.Wait(rank)
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return samples, c.k, c.skip, nil
+}
+
+// drop marks workloads whose median is DropFactor times the best.
+func drop(samples [][]float64, skip []bool, opts Options) {
+	if opts.DropFactor <= 0 {
+		return
+	}
+	best := math.Inf(1)
+	for i, s := range samples {
+		if !skip[i] && len(s) >= opts.MinSamples {
+			best = min(best, median(s))
+		}
+	}
+	for i, s := range samples {
+		if !skip[i] && len(s) >= opts.MinSamples && median(s) > opts.DropFactor*best {
+			skip[i] = true
+		}
+	}
+}
+
+func median(s []float64) float64 {
+	v := slices.Clone(s)
+	slices.Sort(v)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// summarise computes the median, extremes and a ~95% confidence interval of
+// the median from order statistics: ranks n/2 ± 0.98·√n.
+func summarise(s []float64) Result {
+	v := slices.Clone(s)
+	slices.Sort(v)
+	r := Result{Reps: len(v)}
+	if len(v) == 0 {
+		return r
+	}
+	r.MedianNs, r.MinNs, r.MaxNs = median(v), v[0], v[len(v)-1]
+	h := 0.98 * math.Sqrt(float64(len(v)))
+	lo := max(int(math.Floor(float64(len(v))/2-h)), 0)
+	hi := min(int(math.Ceil(float64(len(v))/2+h)), len(v)-1)
+	r.CILowNs, r.CIHighNs = v[lo], v[hi]
+	return r
+}

@@ -1,0 +1,134 @@
+package measure
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/barriers"
+)
+
+func TestSummarise(t *testing.T) {
+	r := summarise([]float64{5, 1, 4, 2, 3})
+	if r.MedianNs != 3 || r.MinNs != 1 || r.MaxNs != 5 || r.Reps != 5 {
+		t.Errorf("summarise = %+v", r)
+	}
+	if r.CILowNs > r.MedianNs || r.CIHighNs < r.MedianNs {
+		t.Errorf("interval [%v, %v] must hold the median %v", r.CILowNs, r.CIHighNs, r.MedianNs)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median of an even count = %v, want 2.5", m)
+	}
+	if !math.IsNaN(median(nil)) || summarise(nil).Reps != 0 {
+		t.Error("empty samples must give NaN median and 0 reps")
+	}
+	// The interval narrows as samples grow.
+	var many []float64
+	for i := 0; i < 101; i++ {
+		many = append(many, float64(i))
+	}
+	big := summarise(many)
+	if big.CIHighNs-big.CILowNs >= 40 || big.CILowNs > 50 || big.CIHighNs < 50 {
+		t.Errorf("101 samples: interval [%v, %v]", big.CILowNs, big.CIHighNs)
+	}
+}
+
+func TestDrop(t *testing.T) {
+	samples := [][]float64{{10, 11, 10, 12, 10}, {25, 24, 26, 25, 25}, {15, 14, 15, 16, 15}, {100}}
+	skip := make([]bool, 4)
+	drop(samples, skip, Options{DropFactor: 2, MinSamples: 5})
+	if want := []bool{false, true, false, false}; !equalBools(skip, want) {
+		t.Errorf("skip = %v, want %v (the 2.5x one goes; too few samples protect the last)", skip, want)
+	}
+	skip = make([]bool, 4)
+	drop(samples, skip, Options{MinSamples: 5})
+	if skip[1] {
+		t.Error("DropFactor 0 must never drop")
+	}
+}
+
+func equalBools(a, b []bool) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func TestBarriersMeasures(t *testing.T) {
+	cpus := []int{0}
+	if runtime.NumCPU() > 1 {
+		cpus = []int{0, 1}
+	}
+	cands := []Candidate{{"dissemination", barriers.Auto}, {"central", barriers.Park}, {"cond", barriers.Auto}}
+	rs, err := Barriers(cpus, cands, Options{Samples: 5, SampleTarget: 50 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if r.Algorithm != cands[i].Algorithm || r.Policy != cands[i].Policy.String() || r.Threads != len(cpus) {
+			t.Errorf("result %d is %+v", i, r)
+		}
+		if r.Reps != 5 || r.EpisodesPerRep < 1 || !(r.MinNs > 0 && r.MinNs <= r.MedianNs && r.MedianNs <= r.MaxNs) {
+			t.Errorf("%s: implausible statistics %+v", r.Algorithm, r)
+		}
+	}
+}
+
+func TestOversubscribedRunsUnpinned(t *testing.T) {
+	cpus := []int{0, 0, 0, 0, 0}
+	if !Oversubscribed(cpus) || Oversubscribed([]int{0}) {
+		t.Fatal("Oversubscribed is wrong")
+	}
+	rs, err := Barriers(cpus, []Candidate{{"combining", barriers.Auto}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Pinned || rs[0].Reps != 3 {
+		t.Errorf("result %+v: want 3 unpinned samples", rs[0])
+	}
+}
+
+func TestContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rs, err := Barriers([]int{0}, []Candidate{{"central", barriers.Auto}}, Options{Samples: 50, Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Reps >= 50 || rs[0].Reps < 1 {
+		t.Errorf("a cancelled run took %d samples, want at least 1 and fewer than 50", rs[0].Reps)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	if _, err := Barriers(nil, []Candidate{{"central", barriers.Auto}}, Options{}); err == nil {
+		t.Error("no CPUs accepted")
+	}
+	if _, err := Barriers([]int{0}, []Candidate{{"nope", barriers.Auto}}, Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown algorithm: %v", err)
+	}
+	if _, err := Barriers([]int{0, 5000}, []Candidate{{"central", barriers.Auto}}, Options{}); err == nil || !strings.Contains(err.Error(), "5000") {
+		t.Errorf("CPU outside the allowed set: %v", err)
+	}
+	if _, err := PingPongLatency(1, 1, Options{}); err == nil {
+		t.Error("ping-pong on one CPU accepted")
+	}
+}
+
+func TestPingPong(t *testing.T) {
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	pp, err := PingPongLatency(0, 1, Options{Samples: 5, SampleTarget: 50 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp.Reps != 5 || !(pp.MinNs > 0 && pp.MinNs <= pp.MedianNs && pp.MedianNs <= pp.MaxNs) {
+		t.Errorf("implausible ping-pong %+v", pp)
+	}
+}
