@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/barriertune/barriertune/osal"
 )
@@ -227,5 +228,20 @@ func TestPolicyNames(t *testing.T) {
 		if err != nil || back != p {
 			t.Errorf("ParsePolicy(%q) = %v, %v", p, back, err)
 		}
+	}
+}
+
+// TestFlagLayout guards what flag.word relies on, and the padding.
+func TestFlagLayout(t *testing.T) {
+	var f flag
+	if unsafe.Offsetof(f.v) != 0 {
+		t.Fatalf("flag.v at offset %d, want 0", unsafe.Offsetof(f.v))
+	}
+	if unsafe.Sizeof(f)%osal.CacheLinePad != 0 || unsafe.Sizeof(slot{}) != osal.CacheLinePad {
+		t.Fatalf("flag is %d bytes and slot %d: want multiples of %d", unsafe.Sizeof(f), unsafe.Sizeof(slot{}), osal.CacheLinePad)
+	}
+	f.set(7, &waiter{policy: Spin})
+	if f.v.Load() != 7 || *f.word() != 7 {
+		t.Fatal("set does not store into v")
 	}
 }

@@ -47,7 +47,7 @@ func (b *butterfly) Wait(id int) {
 		for _, v := range ids {
 			if v >= 0 {
 				if w := v ^ (1 << s); b.owner(w) != id {
-					b.flags[w*b.rounds+s].set(e)
+					b.flags[w*b.rounds+s].set(e, &b.w)
 				}
 			}
 		}

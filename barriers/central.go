@@ -35,7 +35,7 @@ func NewCentral(n int, opts ...Option) (Barrier, error) {
 func (c *central) Wait(id int) {
 	e := c.next(id)
 	if c.count.Add(1) == e*uint64(c.n) {
-		c.release.set(e)
+		c.release.set(e, &c.w)
 		return
 	}
 	c.release.await(e, &c.w)

@@ -72,7 +72,7 @@ func (c *combining) Wait(id int) {
 			break
 		}
 		if node.parent < 0 {
-			c.release.set(e)
+			c.release.set(e, &c.w)
 			return
 		}
 		nd = node.parent

@@ -6,8 +6,7 @@ package barriers
 // ⌈log₂ P⌉ rounds everyone knows everyone arrived; no release phase. Each
 // (participant, round) flag has one writer, so flags hold episode numbers.
 //
-// Cost (table 2.1): (L + 2o)⌈log₂ P⌉, P flags per participant... here
-// ⌈log₂ P⌉ flags per participant.
+// Cost (table 2.1): (L + 2o)⌈log₂ P⌉; ⌈log₂ P⌉ flags per participant.
 type dissemination struct {
 	base
 	rounds int
@@ -28,8 +27,11 @@ func NewDissemination(n int, opts ...Option) (Barrier, error) {
 func (d *dissemination) Wait(id int) {
 	e := d.next(id)
 	for r := 0; r < d.rounds; r++ {
-		peer := (id + 1<<r) % d.n
-		d.flags[peer*d.rounds+r].set(e)
+		peer := id + 1<<r // (id + 2^r) mod n, without a division
+		if peer >= d.n {
+			peer -= d.n
+		}
+		d.flags[peer*d.rounds+r].set(e, &d.w)
 		d.flags[id*d.rounds+r].await(e, &d.w)
 	}
 }

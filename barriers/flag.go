@@ -34,9 +34,22 @@ type flagFields struct {
 	cond   sync.Cond
 }
 
-// set publishes episode e and wakes parked waiters.
-func (f *flag) set(e uint64) {
-	f.v.Store(e)
+// word returns the flag's value word without touching memory. Taking
+// &f.v would make the compiler emit a nil check that loads the line: a
+// line the waiting participant owns while it spins, so the load costs a
+// whole extra cache-line transfer (30 ns here) before every signal. The
+// conversion of f itself needs no check; v is at offset 0 (see
+// TestFlagLayout).
+func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
+
+// set publishes episode e and wakes parked waiters. Under the Spin policy
+// no waiter parks, so a release store suffices (no store-load fence).
+func (f *flag) set(e uint64, w *waiter) {
+	if w.policy == Spin {
+		osal.StoreRelease(f.word(), e)
+		return
+	}
+	atomic.StoreUint64(f.word(), e)
 	f.wake()
 }
 

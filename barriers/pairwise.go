@@ -32,7 +32,7 @@ func NewPairwise(n int, opts ...Option) (Barrier, error) {
 func (p *pairwise) Wait(id int) {
 	e := p.next(id)
 	if id >= p.y {
-		p.extra[id-p.y].set(e)
+		p.extra[id-p.y].set(e, &p.w)
 		p.release[id-p.y].await(e, &p.w)
 		return
 	}
@@ -42,10 +42,10 @@ func (p *pairwise) Wait(id int) {
 	}
 	for r := 0; r < p.rounds; r++ {
 		peer := id ^ (1 << r)
-		p.flags[peer*p.rounds+r].set(e)
+		p.flags[peer*p.rounds+r].set(e, &p.w)
 		p.flags[id*p.rounds+r].await(e, &p.w)
 	}
 	if hasUpper {
-		p.release[id].set(e)
+		p.release[id].set(e, &p.w)
 	}
 }

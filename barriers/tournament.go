@@ -33,7 +33,7 @@ func (t *tournament) Wait(id int) {
 	top := t.rounds // rounds this participant won, hence whom it wakes
 	for r := 0; r < t.rounds; r++ {
 		if id&(1<<r) != 0 { // lost round r
-			t.arrive[(id-1<<r)*t.rounds+r].set(e)
+			t.arrive[(id-1<<r)*t.rounds+r].set(e, &t.w)
 			t.wake[id].await(e, &t.w)
 			top = r
 			break
@@ -44,7 +44,7 @@ func (t *tournament) Wait(id int) {
 	}
 	for r := top - 1; r >= 0; r-- {
 		if opp := id + 1<<r; opp < t.n {
-			t.wake[opp].set(e)
+			t.wake[opp].set(e, &t.w)
 		}
 	}
 }

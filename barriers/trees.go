@@ -33,10 +33,10 @@ func (t *staticTree) Wait(id int) {
 		t.arrive[c].await(e, &t.w)
 	}
 	if id == 0 {
-		t.release.set(e)
+		t.release.set(e, &t.w)
 		return
 	}
-	t.arrive[id].set(e)
+	t.arrive[id].set(e, &t.w)
 	t.release.await(e, &t.w)
 }
 
@@ -69,11 +69,11 @@ func (t *allStaticTree) Wait(id int) {
 		t.arrive[c].await(e, &t.w)
 	}
 	if id != 0 {
-		t.arrive[id].set(e)
+		t.arrive[id].set(e, &t.w)
 		t.wake[id].await(e, &t.w)
 	}
 	for c := lo; c <= hi; c++ {
-		t.wake[c].set(e)
+		t.wake[c].set(e, &t.w)
 	}
 }
 
@@ -118,11 +118,11 @@ func (t *binomial) Wait(id int) {
 		top = k << 1
 	}
 	if id != 0 {
-		t.arrive[id].set(e)
+		t.arrive[id].set(e, &t.w)
 		t.wake[id].await(e, &t.w)
 	}
 	for k := top >> 1; k >= 1; k >>= 1 {
-		t.wake[id+k].set(e)
+		t.wake[id+k].set(e, &t.w)
 	}
 }
 
@@ -174,9 +174,9 @@ func (m *mcs) Wait(id int) {
 		m.wake[id].await(e, &m.w)
 	}
 	if c := 2*id + 1; c < m.n {
-		m.wake[c].set(e)
+		m.wake[c].set(e, &m.w)
 	}
 	if c := 2*id + 2; c < m.n {
-		m.wake[c].set(e)
+		m.wake[c].set(e, &m.w)
 	}
 }

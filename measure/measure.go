@@ -44,6 +44,10 @@ type Options struct {
 	// MinSamples is how many samples a candidate gets before it may be
 	// dropped (default 5).
 	MinSamples int
+	// Floor also measures the ping-pong floor between the first two CPUs,
+	// interleaved with the candidates in the same run (ignored when the
+	// placement has fewer than two distinct CPUs or is oversubscribed).
+	Floor bool
 	// Context stops sampling early when done; results keep what was
 	// measured (Reps tells how much).
 	Context context.Context
@@ -110,43 +114,59 @@ func team(cpus []int) (*osal.Team, error) {
 type workload struct {
 	run     func(rank, k int)
 	divisor float64 // time units per episode (2 for a ping-pong round trip)
+	keep    bool    // never dropped (the floor)
+}
+
+// Run is the outcome of Barriers: one result per candidate, in order, and
+// the floor when Options.Floor asked for it and the placement allows it.
+type Run struct {
+	Results []Result
+	Floor   *PingPong
 }
 
 // Barriers times each candidate on the placement cpus (thread i on
-// cpus[i]) and returns one result per candidate, in order.
-func Barriers(cpus []int, cands []Candidate, opts Options) ([]Result, error) {
+// cpus[i]).
+func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	if len(cpus) == 0 {
-		return nil, errors.New("measure: no CPUs to run on")
+		return Run{}, errors.New("measure: no CPUs to run on")
 	}
 	if len(cands) == 0 {
-		return nil, errors.New("measure: no candidates")
+		return Run{}, errors.New("measure: no candidates")
 	}
 	n := len(cpus)
-	works := make([]workload, len(cands))
-	for i, c := range cands {
+	works := make([]workload, 0, len(cands)+1)
+	for _, c := range cands {
 		b, err := barriers.New(c.Algorithm, n, barriers.WithPolicy(c.Policy))
 		if err != nil {
-			return nil, fmt.Errorf("measure %s: %w", c.Algorithm, err)
+			return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
 		}
-		works[i] = workload{divisor: 1, run: func(rank, k int) {
+		works = append(works, workload{divisor: 1, run: func(rank, k int) {
 			for j := 0; j < k; j++ {
 				b.Wait(rank)
 			}
-		}}
+		}})
+	}
+	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
+	if floor {
+		works = append(works, pingPongWorkload())
 	}
 	samples, eps, dropped, err := sample(cpus, works, opts)
 	if err != nil {
-		return nil, err
+		return Run{}, err
 	}
-	out := make([]Result, len(cands))
+	var run Run
 	for i, c := range cands {
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
 		r.EpisodesPerRep, r.Dropped = eps[i], dropped[i]
-		out[i] = r
+		run.Results = append(run.Results, r)
 	}
-	return out, nil
+	if floor {
+		pp := pingPongResult(cpus[0], cpus[1], samples[len(cands)])
+		run.Floor = &pp
+	}
+	return run, nil
 }
 
 // PingPong is the one-way core-to-core latency between two CPUs.
@@ -168,38 +188,48 @@ func PingPongLatency(a, b int, opts Options) (PingPong, error) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return PingPong{}, fmt.Errorf("ping-pong needs GOMAXPROCS >= 2, have %d", runtime.GOMAXPROCS(0))
 	}
+	samples, _, _, err := sample([]int{a, b}, []workload{pingPongWorkload()}, opts)
+	if err != nil {
+		return PingPong{}, err
+	}
+	return pingPongResult(a, b, samples[0]), nil
+}
+
+func pingPongResult(a, b int, samples []float64) PingPong {
+	r := summarise(samples)
+	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}
+}
+
+// pingPongWorkload bounces one cache line between ranks 0 and 1; other
+// ranks sit it out. One episode is one round trip, so divisor 2 gives the
+// one-way latency.
+func pingPongWorkload() workload {
 	var ball struct {
 		_ osal.Pad
 		v atomic.Uint64
 		_ osal.Pad
 	}
-	var round uint64 // touched by rank 0 only, then rank 1 follows the ball
-	var seen uint64
-	w := workload{divisor: 2, run: func(rank, k int) {
-		if rank == 0 {
+	var sent, seen uint64 // rank 0's and rank 1's counters
+	return workload{divisor: 2, keep: true, run: func(rank, k int) {
+		switch rank {
+		case 0:
 			for j := 0; j < k; j++ {
-				round += 2
-				ball.v.Store(round - 1)
-				for ball.v.Load() != round {
+				sent += 2
+				ball.v.Store(sent - 1)
+				for ball.v.Load() != sent {
 					osal.Relax()
 				}
 			}
-			return
-		}
-		for j := 0; j < k; j++ {
-			seen += 2
-			for ball.v.Load() != seen-1 {
-				osal.Relax()
+		case 1:
+			for j := 0; j < k; j++ {
+				seen += 2
+				for ball.v.Load() != seen-1 {
+					osal.Relax()
+				}
+				ball.v.Store(seen)
 			}
-			ball.v.Store(seen)
 		}
 	}}
-	samples, _, _, err := sample([]int{a, b}, []workload{w}, opts)
-	if err != nil {
-		return PingPong{}, err
-	}
-	r := summarise(samples[0])
-	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}, nil
 }
 
 // control is what rank 0 decides and every rank reads after the control
@@ -271,7 +301,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 			}
 			if rank == 0 {
 				c.stop = opts.Context.Err() != nil
-				drop(samples, c.skip, opts)
+				drop(samples, c.skip, works, opts)
 			}
 		}
 		ctl.Wait(rank)
@@ -283,18 +313,18 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 }
 
 // drop marks workloads whose median is DropFactor times the best.
-func drop(samples [][]float64, skip []bool, opts Options) {
+func drop(samples [][]float64, skip []bool, works []workload, opts Options) {
 	if opts.DropFactor <= 0 {
 		return
 	}
 	best := math.Inf(1)
 	for i, s := range samples {
-		if !skip[i] && len(s) >= opts.MinSamples {
+		if !skip[i] && !works[i].keep && len(s) >= opts.MinSamples {
 			best = min(best, median(s))
 		}
 	}
 	for i, s := range samples {
-		if !skip[i] && len(s) >= opts.MinSamples && median(s) > opts.DropFactor*best {
+		if !skip[i] && !works[i].keep && len(s) >= opts.MinSamples && median(s) > opts.DropFactor*best {
 			skip[i] = true
 		}
 	}
@@ -327,4 +357,14 @@ func summarise(s []float64) Result {
 	hi := min(int(math.Ceil(float64(len(v))/2+h)), len(v)-1)
 	r.CILowNs, r.CIHighNs = v[lo], v[hi]
 	return r
+}
+
+// DefaultPolicy is the waiting policy the tuner uses for a placement: pure
+// spin when every thread has a CPU of its own, else Auto, which parks at
+// once and so never lets spinners starve the participant they wait for.
+func DefaultPolicy(cpus []int) barriers.Policy {
+	if Oversubscribed(cpus) {
+		return barriers.Auto
+	}
+	return barriers.Spin
 }

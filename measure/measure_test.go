@@ -39,14 +39,20 @@ func TestSummarise(t *testing.T) {
 func TestDrop(t *testing.T) {
 	samples := [][]float64{{10, 11, 10, 12, 10}, {25, 24, 26, 25, 25}, {15, 14, 15, 16, 15}, {100}}
 	skip := make([]bool, 4)
-	drop(samples, skip, Options{DropFactor: 2, MinSamples: 5})
+	works := make([]workload, 4)
+	drop(samples, skip, works, Options{DropFactor: 2, MinSamples: 5})
 	if want := []bool{false, true, false, false}; !equalBools(skip, want) {
 		t.Errorf("skip = %v, want %v (the 2.5x one goes; too few samples protect the last)", skip, want)
 	}
 	skip = make([]bool, 4)
-	drop(samples, skip, Options{MinSamples: 5})
+	drop(samples, skip, works, Options{MinSamples: 5})
 	if skip[1] {
 		t.Error("DropFactor 0 must never drop")
+	}
+	works[1].keep = true
+	drop(samples, skip, works, Options{DropFactor: 2, MinSamples: 5})
+	if skip[1] {
+		t.Error("a kept workload (the floor) must never be dropped")
 	}
 }
 
@@ -65,11 +71,16 @@ func TestBarriersMeasures(t *testing.T) {
 		cpus = []int{0, 1}
 	}
 	cands := []Candidate{{"dissemination", barriers.Auto}, {"central", barriers.Park}, {"cond", barriers.Auto}}
-	rs, err := Barriers(cpus, cands, Options{Samples: 5, SampleTarget: 50 * time.Microsecond})
+	run, err := Barriers(cpus, cands, Options{Samples: 5, SampleTarget: 50 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range rs {
+	if len(cpus) == 2 && !Oversubscribed(cpus) {
+		if f := run.Floor; f == nil || f.Reps != 5 || f.MedianNs <= 0 {
+			t.Errorf("floor %+v: want 5 samples interleaved with the candidates", f)
+		}
+	}
+	for i, r := range run.Results {
 		if r.Algorithm != cands[i].Algorithm || r.Policy != cands[i].Policy.String() || r.Threads != len(cpus) {
 			t.Errorf("result %d is %+v", i, r)
 		}
@@ -84,9 +95,13 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 	if !Oversubscribed(cpus) || Oversubscribed([]int{0}) {
 		t.Fatal("Oversubscribed is wrong")
 	}
-	rs, err := Barriers(cpus, []Candidate{{"combining", barriers.Auto}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond})
+	run, err := Barriers(cpus, []Candidate{{"combining", barriers.Auto}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	rs := run.Results
+	if run.Floor != nil {
+		t.Error("an oversubscribed placement has no floor")
 	}
 	if rs[0].Pinned || rs[0].Reps != 3 {
 		t.Errorf("result %+v: want 3 unpinned samples", rs[0])
@@ -96,10 +111,11 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 func TestContextStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rs, err := Barriers([]int{0}, []Candidate{{"central", barriers.Auto}}, Options{Samples: 50, Context: ctx})
+	run, err := Barriers([]int{0}, []Candidate{{"central", barriers.Auto}}, Options{Samples: 50, Context: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rs := run.Results
 	if rs[0].Reps >= 50 || rs[0].Reps < 1 {
 		t.Errorf("a cancelled run took %d samples, want at least 1 and fewer than 50", rs[0].Reps)
 	}

@@ -4,3 +4,4 @@
 TEXT ·Relax(SB), NOSPLIT|NOFRAME, $0-0
 	PAUSE
 	RET
+

@@ -8,3 +8,4 @@ package osal
 //
 //go:noescape
 func Relax()
+
