@@ -8,4 +8,3 @@ package osal
 //
 //go:noescape
 func Relax()
-
