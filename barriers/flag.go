@@ -42,10 +42,10 @@ type flagFields struct {
 // TestFlagLayout).
 func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 
-// set publishes episode e and wakes parked waiters. Under the Spin policy
-// no waiter parks, so a release store suffices (no store-load fence).
+// set publishes episode e and wakes parked waiters. Under Spin and Yield no
+// waiter ever parks, so a release store suffices (no store-load fence).
 func (f *flag) set(e uint64, w *waiter) {
-	if w.policy == Spin {
+	if w.policy != Park {
 		osal.StoreRelease(f.word(), e)
 		return
 	}

@@ -10,11 +10,12 @@ import (
 type Policy int
 
 const (
-	// Auto is Park with a budget chosen at construction: long
-	// (DedicatedSpinBudget) when the participants fit GOMAXPROCS and the
-	// CPUs, so a balanced barrier spins and never parks; none when they do
-	// not, so a waiter gives its CPU to the participant it waits for at
-	// once. It always makes progress.
+	// Auto chooses at construction. When the participants fit GOMAXPROCS
+	// and the CPUs it is Yield with a long budget (DedicatedSpinBudget): a
+	// balanced barrier spins as fast as Spin, and a participant left
+	// waiting long (a busy machine) yields. When they do not fit it is Park
+	// with no spinning, so a waiter gives its CPU to the participant it
+	// waits for at once. Either way it always makes progress.
 	Auto Policy = iota
 	// Spin busy-waits with the CPU's relax hint. It is the fastest on
 	// pinned, dedicated threads and never gives the CPU up: with more
@@ -22,9 +23,11 @@ const (
 	// (milliseconds).
 	Spin
 	// Yield spins for the budget, then calls runtime.Gosched between checks.
+	// Nobody sleeps, so signals need no wakeup: they cost what Spin's do.
 	Yield
 	// Park spins for the budget, then blocks on the flag's condition
-	// variable until the flag is set.
+	// variable until the flag is set. Every signal then pays a store-load
+	// fence (XCHG on amd64) and a check for sleepers.
 	Park
 )
 
@@ -73,13 +76,14 @@ func Oversubscribed(n int) bool {
 // budget < 0 means "not set".
 func resolve(p Policy, budget, n int) (Policy, int) {
 	if p == Auto {
-		p = Park
-		if budget < 0 {
-			budget = DedicatedSpinBudget
-			if Oversubscribed(n) {
-				budget = OversubscribedSpinBudget
-			}
+		p, b := Yield, DedicatedSpinBudget
+		if Oversubscribed(n) {
+			p, b = Park, OversubscribedSpinBudget
 		}
+		if budget < 0 {
+			budget = b
+		}
+		return p, budget
 	}
 	if budget < 0 {
 		budget = SharedSpinBudget

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/barriers"
 )
 
 // run executes the CLI in-process and returns stdout and the error.
@@ -97,5 +101,91 @@ func TestVersion(t *testing.T) {
 	out, err := run(t, "version", "--json")
 	if err != nil || !strings.Contains(out, `"go": "go`) {
 		t.Errorf("version --json = %q, %v", out, err)
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	out, err := run(t, "bench", "--algorithm", "dissemination", "--threads", "3", "--samples", "3", "--sample-time", "20us", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []struct {
+			Algorithm string  `json:"algorithm"`
+			Policy    string  `json:"policy"`
+			Threads   int     `json:"threads"`
+			CPUs      []int   `json:"cpus"`
+			MedianNs  float64 `json:"median_ns"`
+			MinNs     float64 `json:"min_ns"`
+			MaxNs     float64 `json:"max_ns"`
+			Reps      int     `json:"reps"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Results) != 1 {
+		t.Fatalf("want one result:\n%s", out)
+	}
+	r := doc.Results[0]
+	if r.Algorithm != "dissemination" || r.Threads != 3 || len(r.CPUs) != 3 || r.Reps != 3 || !(r.MinNs <= r.MedianNs && r.MedianNs <= r.MaxNs) {
+		t.Errorf("result %+v", r)
+	}
+	// Three threads on this machine's CPUs, round-robin from the lowest.
+	if r.CPUs[0] != r.CPUs[len(r.CPUs)-1] && runtime.NumCPU() == 2 {
+		t.Errorf("round-robin placement %v", r.CPUs)
+	}
+}
+
+func TestBenchText(t *testing.T) {
+	out, err := run(t, "bench", "--threads", "2", "--samples", "3", "--sample-time", "20us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range barriers.Names() {
+		if !strings.Contains(out, name) {
+			t.Errorf("bench all lacks %s:\n%s", name, out)
+		}
+	}
+}
+
+func TestBenchPingPongJSON(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs two CPUs")
+	}
+	out, err := run(t, "bench", "--pingpong", "--cpus", "0,1", "--samples", "3", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		PingPong struct {
+			CPUs     []int   `json:"cpus"`
+			MedianNs float64 `json:"median_ns"`
+		} `json:"pingpong"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.PingPong.CPUs) != 2 || doc.PingPong.MedianNs <= 0 {
+		t.Errorf("pingpong JSON %q: %v", out, err)
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--algorithm", "fastest"}, `unknown barrier algorithm "fastest"`},
+		{[]string{"bench", "--policy", "busy"}, `unknown waiting policy "busy"`},
+		{[]string{"bench", "--threads", "-2"}, "--threads -2"},
+		{[]string{"bench", "--threads", "3", "--cpus", "0,1"}, "one CPU per thread"},
+		{[]string{"bench", "--cpus", "0,x"}, `"x" is not a CPU number`},
+		{[]string{"bench", "--cpus", "3-1"}, "not a range"},
+		{[]string{"bench", "--cpus", "0,4000"}, "CPU 4000 is not allowed"},
+		{[]string{"bench", "--pingpong", "--cpus", "0"}, "two CPUs"},
+		{[]string{"bench", "--pingpong", "--cpus", "1,1"}, "two different CPUs"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want one line containing %q", c.args, err, c.want)
+		}
 	}
 }
