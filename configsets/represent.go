@@ -1,0 +1,280 @@
+package configsets
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/hwtree"
+)
+
+// DefaultLimit is how many configuration sets per thread count the tuner
+// measures when there are more.
+const DefaultLimit = 8
+
+// Representatives returns at most limit configuration sets for threads
+// threads. When the exact count is at most limit, that is every set
+// (Enumerate's order). Otherwise it is a deterministic, labelled choice
+// spanning what a barrier feels, in this order of priority:
+//   - compact: fill the deepest shared level first (the first t PUs);
+//   - scatter: round-robin over the top levels, recursively;
+//   - balanced u1xu2x…: level-uniform placements, u_i children used at
+//     each branching level (e.g. packages x L3s x cores x PUs), Π u_i = t,
+//     fewest packages first;
+//   - near-balanced u1x…: for counts that do not factor so, the balanced
+//     placements of the next feasible product, trimmed to t in scatter order.
+//
+// Placements that the exact method finds equivalent appear once.
+func Representatives(topo *hwtree.Topology, threads, limit int) ([]Set, error) {
+	n := len(topo.PUs())
+	if threads < 0 || threads > n {
+		return nil, fmt.Errorf("thread count %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
+	}
+	if limit < 1 {
+		return nil, fmt.Errorf("limit %d: want at least 1", limit)
+	}
+	if Counts(topo)[threads].Cmp(big.NewInt(int64(limit))) <= 0 {
+		seq, err := Enumerate(topo, threads, Exact)
+		if err != nil {
+			return nil, err
+		}
+		var out []Set
+		for s := range seq {
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	pc := paperConfigurations(topo)
+	forms := topo.CanonicalForms()
+	seen := map[string]bool{}
+	var out []Set
+	add := func(label string, pus []*hwtree.Object) {
+		if len(out) >= limit || len(pus) != threads {
+			return
+		}
+		sel := map[*hwtree.Object]bool{}
+		for _, p := range pus {
+			sel[p] = true
+		}
+		key := subsetForm(topo.Root, sel, forms)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		cpus := osIndexes(topo, sel)
+		out = append(out, Set{Threads: threads, CPUs: cpus, Label: label, Config: pc.describe(cpus)})
+	}
+	pus := topo.PUs()
+	add("compact", pus[:threads])
+	add("scatter", scatter(topo.Root, threads))
+	levels := branchingLevels(topo)
+	if len(levels) > 0 {
+		for _, u := range factorings(levels, threads) {
+			add("balanced "+joinUs(u), balanced(topo.Root, u, levels))
+		}
+		for _, u := range nearFactorings(levels, threads) {
+			sel := map[*hwtree.Object]bool{}
+			for _, p := range balanced(topo.Root, u, levels) {
+				sel[p] = true
+			}
+			add("near-balanced "+joinUs(u), scatterAmong(topo.Root, threads, sel))
+		}
+	}
+	return out, nil
+}
+
+// subsetForm is the canonical form of the tree with the selected PUs
+// marked: two subsets share it exactly when an automorphism maps one to
+// the other.
+func subsetForm(o *hwtree.Object, sel map[*hwtree.Object]bool, forms map[*hwtree.Object]string) string {
+	if o.Type == hwtree.PU {
+		if sel[o] {
+			return "PU*"
+		}
+		return "PU"
+	}
+	if !anySelected(o, sel) {
+		return forms[o]
+	}
+	parts := make([]string, len(o.Children))
+	for i, c := range o.Children {
+		parts[i] = subsetForm(c, sel, forms)
+	}
+	sort.Strings(parts)
+	return o.Type.String() + "#" + strconv.FormatUint(o.Attrs.CacheSize, 10) + o.Attrs.CPUKind + "(" + strings.Join(parts, ",") + ")"
+}
+
+func anySelected(o *hwtree.Object, sel map[*hwtree.Object]bool) bool {
+	if o.Type == hwtree.PU {
+		return sel[o]
+	}
+	for _, c := range o.Children {
+		if anySelected(c, sel) {
+			return true
+		}
+	}
+	return false
+}
+
+// osIndexes lists the selected PUs' OS indexes in depth-first order.
+func osIndexes(topo *hwtree.Topology, sel map[*hwtree.Object]bool) []int {
+	var out []int
+	for _, p := range topo.PUs() {
+		if sel[p] {
+			out = append(out, p.OSIndex)
+		}
+	}
+	return out
+}
+
+// scatter spreads t threads round-robin over o's children, recursively.
+func scatter(o *hwtree.Object, t int) []*hwtree.Object { return scatterAmong(o, t, nil) }
+
+// scatterAmong is scatter over the PUs in allowed only (all when nil).
+func scatterAmong(o *hwtree.Object, t int, allowed map[*hwtree.Object]bool) []*hwtree.Object {
+	if t == 0 {
+		return nil
+	}
+	if o.Type == hwtree.PU {
+		return []*hwtree.Object{o}
+	}
+	room := make([]int, len(o.Children))
+	for i, c := range o.Children {
+		room[i] = countAllowed(c, allowed)
+	}
+	share := make([]int, len(o.Children))
+	for left := t; left > 0; {
+		progress := false
+		for i := range o.Children {
+			if left > 0 && share[i] < room[i] {
+				share[i]++
+				left--
+				progress = true
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	var out []*hwtree.Object
+	for i, c := range o.Children {
+		out = append(out, scatterAmong(c, share[i], allowed)...)
+	}
+	return out
+}
+
+func countAllowed(o *hwtree.Object, allowed map[*hwtree.Object]bool) int {
+	if allowed == nil {
+		return o.CPUSet.Len()
+	}
+	if o.Type == hwtree.PU {
+		if allowed[o] {
+			return 1
+		}
+		return 0
+	}
+	n := 0
+	for _, c := range o.Children {
+		n += countAllowed(c, allowed)
+	}
+	return n
+}
+
+// branchingLevels returns, for a tree whose every depth has one arity (the
+// leftmost path's), the depths and arities of the levels that branch
+// (arity > 1); nil when the tree is not level-uniform.
+func branchingLevels(topo *hwtree.Topology) [][2]int {
+	if !topo.Symmetric() {
+		return nil
+	}
+	var levels [][2]int
+	depth := 0
+	for o := topo.Root; len(o.Children) > 0; o = o.Children[0] {
+		if len(o.Children) > 1 {
+			levels = append(levels, [2]int{depth, len(o.Children)})
+		}
+		depth++
+	}
+	return levels
+}
+
+// factorings lists tuples u (one per branching level, 1 <= u_i <= arity_i)
+// with product t, fewest units at the top first.
+func factorings(levels [][2]int, t int) [][]int {
+	var out [][]int
+	u := make([]int, len(levels))
+	var rec func(i, left int)
+	rec = func(i, left int) {
+		if i == len(levels) {
+			if left == 1 {
+				out = append(out, slices.Clone(u))
+			}
+			return
+		}
+		for v := 1; v <= levels[i][1]; v++ {
+			if left%v == 0 {
+				u[i] = v
+				rec(i+1, left/v)
+			}
+		}
+	}
+	if t >= 1 {
+		rec(0, t)
+	}
+	return out
+}
+
+// nearFactorings lists the factorings of the smallest product above t
+// that has any, when t itself has none.
+func nearFactorings(levels [][2]int, t int) [][]int {
+	if t < 1 || len(factorings(levels, t)) > 0 {
+		return nil
+	}
+	maxProd := 1
+	for _, l := range levels {
+		maxProd *= l[1]
+	}
+	for p := t + 1; p <= maxProd; p++ {
+		if f := factorings(levels, p); len(f) > 0 {
+			return f
+		}
+	}
+	return nil
+}
+
+// balanced selects, at each branching level, the first u_i children of
+// every selected object, and every child at the other levels.
+func balanced(root *hwtree.Object, u []int, levels [][2]int) []*hwtree.Object {
+	use := map[int]int{}
+	for i, l := range levels {
+		use[l[0]] = u[i]
+	}
+	var out []*hwtree.Object
+	var rec func(o *hwtree.Object, depth int)
+	rec = func(o *hwtree.Object, depth int) {
+		if o.Type == hwtree.PU {
+			out = append(out, o)
+			return
+		}
+		kids := o.Children
+		if k, ok := use[depth]; ok {
+			kids = kids[:k]
+		}
+		for _, c := range kids {
+			rec(c, depth+1)
+		}
+	}
+	rec(root, 0)
+	return out
+}
+
+func joinUs(u []int) string {
+	s := make([]string, len(u))
+	for i, v := range u {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, "x")
+}
