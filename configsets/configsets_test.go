@@ -344,7 +344,7 @@ func TestRepresentatives(t *testing.T) {
 	for _, r := range reps {
 		labels = append(labels, r.Label)
 	}
-	want := []string{"compact", "scatter", "balanced 1x2x2x2", "balanced 1x2x4x1", "balanced 2x1x2x2", "balanced 2x1x4x1", "balanced 2x2x1x2"}
+	want := []string{"compact", "scatter", "balanced 2x1x2x2", "balanced 1x2x2x2", "balanced 2x1x4x1", "balanced 1x2x4x1", "balanced 2x2x1x2"}
 	if !reflect.DeepEqual(labels, want) {
 		t.Errorf("8 threads: %v, want %v", labels, want)
 	}

@@ -153,35 +153,73 @@ func (pc paperConfigs) describe(cpus []int) string {
 // beyond it, use Representatives.
 const MaxEnumerate = 1_000_000
 
+// Space holds what every question about one topology's configuration sets
+// needs, computed once: canonical forms, both methods' counts and the
+// paper's configurations. The tuner asks it for every thread count.
+type Space struct {
+	topo        *hwtree.Topology
+	forms       map[*hwtree.Object]string
+	counts      []*big.Int
+	paperCounts []*big.Int
+	pc          paperConfigs
+	levels      [][2]int
+}
+
+// NewSpace prepares the configuration sets of topo.
+func NewSpace(topo *hwtree.Topology) *Space {
+	return &Space{
+		topo:        topo,
+		forms:       topo.CanonicalForms(),
+		counts:      Counts(topo),
+		paperCounts: PaperCounts(topo),
+		pc:          paperConfigurations(topo),
+		levels:      branchingLevels(topo),
+	}
+}
+
+// Counts returns the exact counts for t = 0..PUs (shared, do not modify).
+func (sp *Space) Counts() []*big.Int { return sp.counts }
+
+// PaperCounts returns the paper method's counts for t = 0..PUs.
+func (sp *Space) PaperCounts() []*big.Int { return sp.paperCounts }
+
+// Describe writes threads per paper configuration for a placement.
+func (sp *Space) Describe(cpus []int) string { return sp.pc.describe(cpus) }
+
 // Enumerate returns the configuration sets for threads threads, lazily and
 // in a deterministic order. The exact method lists one representative per
 // orbit; the paper method lists Algorithm 1's sets. It fails when threads is
 // out of range or the sets number more than MaxEnumerate.
 func Enumerate(topo *hwtree.Topology, threads int, method Method) (iter.Seq[Set], error) {
-	n := len(topo.PUs())
+	return NewSpace(topo).Enumerate(threads, method)
+}
+
+// Enumerate is the package function Enumerate on a prepared space.
+func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
+	n := len(sp.counts) - 1
 	if threads < 0 || threads > n {
 		return nil, fmt.Errorf("thread count %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
 	}
 	var counts []*big.Int
 	switch method {
 	case Exact:
-		counts = Counts(topo)
+		counts = sp.counts
 	case Paper:
-		counts = PaperCounts(topo)
+		counts = sp.paperCounts
 	default:
 		return nil, fmt.Errorf("unknown method %q (accepted: exact, paper)", method)
 	}
 	if counts[threads].Cmp(big.NewInt(MaxEnumerate)) > 0 {
 		return nil, fmt.Errorf("%s configuration sets for %d threads are more than %d to list; choose representatives with a limit", counts[threads], threads, MaxEnumerate)
 	}
-	pc := paperConfigurations(topo)
+	pc := sp.pc
 	if method == Paper {
 		return pc.enumerate(threads), nil
 	}
-	e := newEnumerator(topo)
-	pus := topo.CPUs()
+	e := &enumerator{forms: sp.forms, memo: map[string][][]int{}}
+	pus := sp.topo.CPUs()
 	return func(yield func(Set) bool) {
-		e.gen(topo.Root, threads, func(pos []int) bool {
+		e.gen(sp.topo.Root, threads, func(pos []int) bool {
 			cpus := make([]int, len(pos))
 			for i, p := range pos {
 				cpus[i] = pus[p]
@@ -248,10 +286,6 @@ func sortByTree(cpus []int, pc paperConfigs) {
 type enumerator struct {
 	forms map[*hwtree.Object]string
 	memo  map[string][][]int
-}
-
-func newEnumerator(topo *hwtree.Topology) *enumerator {
-	return &enumerator{forms: topo.CanonicalForms(), memo: map[string][][]int{}}
 }
 
 func (e *enumerator) orbits(o *hwtree.Object, t int) [][]int {

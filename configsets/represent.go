@@ -29,15 +29,22 @@ const DefaultLimit = 8
 //
 // Placements that the exact method finds equivalent appear once.
 func Representatives(topo *hwtree.Topology, threads, limit int) ([]Set, error) {
-	n := len(topo.PUs())
+	return NewSpace(topo).Representatives(threads, limit)
+}
+
+// Representatives is the package function Representatives on a prepared
+// space.
+func (sp *Space) Representatives(threads, limit int) ([]Set, error) {
+	topo := sp.topo
+	n := len(sp.counts) - 1
 	if threads < 0 || threads > n {
 		return nil, fmt.Errorf("thread count %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
 	}
 	if limit < 1 {
 		return nil, fmt.Errorf("limit %d: want at least 1", limit)
 	}
-	if Counts(topo)[threads].Cmp(big.NewInt(int64(limit))) <= 0 {
-		seq, err := Enumerate(topo, threads, Exact)
+	if sp.counts[threads].Cmp(big.NewInt(int64(limit))) <= 0 {
+		seq, err := sp.Enumerate(threads, Exact)
 		if err != nil {
 			return nil, err
 		}
@@ -47,8 +54,6 @@ func Representatives(topo *hwtree.Topology, threads, limit int) ([]Set, error) {
 		}
 		return out, nil
 	}
-	pc := paperConfigurations(topo)
-	forms := topo.CanonicalForms()
 	seen := map[string]bool{}
 	var out []Set
 	add := func(label string, pus []*hwtree.Object) {
@@ -59,19 +64,18 @@ func Representatives(topo *hwtree.Topology, threads, limit int) ([]Set, error) {
 		for _, p := range pus {
 			sel[p] = true
 		}
-		key := subsetForm(topo.Root, sel, forms)
+		key := subsetForm(topo.Root, sel, sp.forms)
 		if seen[key] {
 			return
 		}
 		seen[key] = true
 		cpus := osIndexes(topo, sel)
-		out = append(out, Set{Threads: threads, CPUs: cpus, Label: label, Config: pc.describe(cpus)})
+		out = append(out, Set{Threads: threads, CPUs: cpus, Label: label, Config: sp.pc.describe(cpus)})
 	}
 	pus := topo.PUs()
 	add("compact", pus[:threads])
 	add("scatter", scatter(topo.Root, threads))
-	levels := branchingLevels(topo)
-	if len(levels) > 0 {
+	if levels := sp.levels; len(levels) > 0 {
 		for _, u := range factorings(levels, threads) {
 			add("balanced "+joinUs(u), balanced(topo.Root, u, levels))
 		}
@@ -202,7 +206,9 @@ func branchingLevels(topo *hwtree.Topology) [][2]int {
 }
 
 // factorings lists tuples u (one per branching level, 1 <= u_i <= arity_i)
-// with product t, fewest units at the top first.
+// with product t. They are interleaved by top-level spread (one with 1
+// unit at the top, one with 2, …, then the next of each), so a small limit
+// still spans both "within one package" and "across packages".
 func factorings(levels [][2]int, t int) [][]int {
 	var out [][]int
 	u := make([]int, len(levels))
@@ -224,7 +230,27 @@ func factorings(levels [][2]int, t int) [][]int {
 	if t >= 1 {
 		rec(0, t)
 	}
-	return out
+	seen := map[int]int{}
+	rank := make([]int, len(out))
+	for i, u := range out {
+		rank[i] = seen[u[0]]
+		seen[u[0]]++
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if rank[idx[a]] != rank[idx[b]] {
+			return rank[idx[a]] < rank[idx[b]]
+		}
+		return out[idx[a]][0] < out[idx[b]][0]
+	})
+	sorted := make([][]int, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
 }
 
 // nearFactorings lists the factorings of the smallest product above t

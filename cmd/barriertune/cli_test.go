@@ -189,3 +189,91 @@ func TestBenchErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSetsCountJSON(t *testing.T) {
+	out, err := run(t, "sets", "--synthetic", "pack:2 core:4 pu:2", "--count", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Method string   `json:"method"`
+		PUs    int      `json:"pus"`
+		Counts []string `json:"counts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Method != "exact" || doc.PUs != 16 || len(doc.Counts) != 17 || doc.Counts[2] != "3" {
+		t.Errorf("count JSON %+v", doc)
+	}
+	text, err := run(t, "sets", "--synthetic", "pack:2 core:4 pu:2", "--count")
+	if err != nil || !strings.Contains(text, "paper method 45, exact 120") {
+		t.Errorf("count text lacks the totals: %v\n%s", err, text)
+	}
+}
+
+func TestSetsJSONAllSources(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "t.json")
+	js, _ := run(t, "topo", "--synthetic", "pack:2 core:2 pu:2", "--json")
+	os.WriteFile(tree, []byte(js), 0o644)
+	for _, src := range [][]string{
+		{},
+		{"--synthetic", "pack:2 core:2 pu:2"},
+		{"--topology", tree},
+		{"--xml", "../../hwtree/testdata/synthetic-pack2.xml"},
+		{"--sysfs-root", "../../hwtree/testdata/sysfs/cgroup-2pkg"},
+	} {
+		args := append([]string{"sets", "--threads", "2", "--json"}, src...)
+		out, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var doc struct {
+			Method string `json:"method"`
+			Sets   []struct {
+				Threads int    `json:"threads"`
+				CPUs    []int  `json:"cpus"`
+				Label   string `json:"label"`
+				Config  string `json:"config"`
+			} `json:"sets"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Sets) == 0 {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, s := range doc.Sets {
+			if s.Threads != 2 || len(s.CPUs) != 2 || !strings.HasPrefix(s.Config, "(") {
+				t.Errorf("%v: set %+v", args, s)
+			}
+		}
+	}
+}
+
+func TestSetsPaperMethod(t *testing.T) {
+	out, err := run(t, "sets", "--topology", "../../configsets/testdata/paper-example1.json", "--method", "paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(a0, b0)", "(a1, b1)", "(a2, b2)", "6 sets listed of 6 (paper method"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("paper sets lack %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSetsErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sets", "--synthetic", "core:2 pu:2", "--threads", "5"}, "--threads 5 is out of range"},
+		{[]string{"sets", "--synthetic", "core:2 pu:2", "--threads", "-1"}, "--threads -1 is out of range"},
+		{[]string{"sets", "--method", "smart"}, `unknown method "smart"`},
+		{[]string{"sets", "--limit", "0"}, "--limit 0"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}
