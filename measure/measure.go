@@ -89,6 +89,15 @@ type Result struct {
 	Reps           int  `json:"reps"`
 	EpisodesPerRep int  `json:"episodes_per_rep"`
 	Dropped        bool `json:"dropped,omitempty"`
+	// Samples are the per-sample ns-per-episode values, for pooling
+	// several runs (Summarise).
+	Samples []float64 `json:"-"`
+}
+
+// Summarise fills a result's statistics from its Samples.
+func (r *Result) Summarise() {
+	s := summarise(r.Samples)
+	r.MedianNs, r.MinNs, r.MaxNs, r.CILowNs, r.CIHighNs, r.Reps = s.MedianNs, s.MinNs, s.MaxNs, s.CILowNs, s.CIHighNs, s.Reps
 }
 
 // Oversubscribed reports whether the placement puts more threads than
@@ -159,7 +168,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
-		r.EpisodesPerRep, r.Dropped = eps[i], dropped[i]
+		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
 		run.Results = append(run.Results, r)
 	}
 	if floor {

@@ -1,0 +1,320 @@
+// Package results is the install-time check's output: a versioned JSON file
+// that compilers, runtimes and the barriers library read to learn the
+// fastest barrier algorithm and placement for each thread count on this
+// machine. The format is documented in docs/results.md with a JSON Schema
+// in docs/results.schema.json.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/barriertune/barriertune/hwtree"
+)
+
+// Schema is the format identifier every file carries.
+const Schema = "barriertune.results/v1"
+
+// File is one results file.
+type File struct {
+	Schema string `json:"schema"`
+	// Partial is true when the check stopped early (interrupted or out of
+	// budget); --resume continues it.
+	Partial bool      `json:"partial"`
+	Tool    Tool      `json:"tool"`
+	Time    time.Time `json:"time"`
+	Machine Machine   `json:"machine"`
+	// Budget is the time budget the check ran with; Cuts says what it cut
+	// to fit (fewer repetitions, sets or thread counts).
+	Budget string   `json:"budget"`
+	Cuts   []string `json:"cuts"`
+	// Floor is the ping-pong one-way latency at each level of the tree.
+	Floor   []Floor   `json:"floor"`
+	Threads []Threads `json:"threads"`
+}
+
+// Tool names the program and version that wrote the file.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Machine is the fingerprint of the machine the results belong to.
+type Machine struct {
+	CPU hwtree.CPUIdentity `json:"cpu"`
+	// Topology is the tree's synthetic string when it is symmetric, else
+	// "canonical:" and the canonical hash.
+	Topology     string `json:"topology"`
+	TopologyHash string `json:"topology_hash"`
+	AllowedCPUs  string `json:"allowed_cpus"`
+	Kernel       string `json:"kernel"`
+	GoVersion    string `json:"go_version"`
+	GOMAXPROCS   int    `json:"gomaxprocs"`
+}
+
+// Floor is the one-way core-to-core latency between two CPUs whose deepest
+// shared object is of type Level ("Core": SMT siblings; "L2Cache",
+// "L3Cache", "Package", "Machine": across packages).
+type Floor struct {
+	Level    string  `json:"level"`
+	CPUs     [2]int  `json:"cpus"`
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+}
+
+// Threads holds everything measured for one thread count.
+type Threads struct {
+	Threads int `json:"threads"`
+	// Complete is false when the check stopped before measuring every
+	// chosen placement of this count.
+	Complete bool `json:"complete"`
+	// Best is the fastest algorithm and placement (ties within 3% go to
+	// the simpler algorithm).
+	Best *Choice `json:"best"`
+	// Robust is the algorithm with the best worst case over the measured
+	// placements, for callers that cannot pin.
+	Robust       *Robust       `json:"robust"`
+	Measurements []Measurement `json:"measurements"`
+}
+
+// Choice is a winning algorithm and placement.
+type Choice struct {
+	Algorithm string  `json:"algorithm"`
+	Policy    string  `json:"policy"`
+	CPUs      []int   `json:"cpus"`
+	Label     string  `json:"label"`
+	Pinned    bool    `json:"pinned"`
+	MedianNs  float64 `json:"median_ns"`
+	CILowNs   float64 `json:"ci_low_ns"`
+	CIHighNs  float64 `json:"ci_high_ns"`
+	// RunnerUp is the best other algorithm (on any placement) and
+	// MarginPct how much slower its median is, in percent.
+	RunnerUp  string  `json:"runner_up"`
+	MarginPct float64 `json:"margin_pct"`
+}
+
+// Robust is the algorithm whose slowest measured placement is fastest.
+type Robust struct {
+	Algorithm     string  `json:"algorithm"`
+	Policy        string  `json:"policy"`
+	WorstMedianNs float64 `json:"worst_median_ns"`
+	WorstLabel    string  `json:"worst_label"`
+	Placements    int     `json:"placements"`
+}
+
+// Measurement is one algorithm timed on one placement.
+type Measurement struct {
+	Algorithm string  `json:"algorithm"`
+	Policy    string  `json:"policy"`
+	Label     string  `json:"label"`
+	Config    string  `json:"config"`
+	CPUs      []int   `json:"cpus"`
+	Pinned    bool    `json:"pinned"`
+	MedianNs  float64 `json:"median_ns"`
+	MinNs     float64 `json:"min_ns"`
+	MaxNs     float64 `json:"max_ns"`
+	CILowNs   float64 `json:"ci_low_ns"`
+	CIHighNs  float64 `json:"ci_high_ns"`
+	Reps      int     `json:"reps"`
+	Dropped   bool    `json:"dropped"`
+}
+
+// CurrentMachine returns the fingerprint of this machine with topology topo.
+func CurrentMachine(topo *hwtree.Topology) Machine {
+	m := Machine{
+		CPU:          hwtree.HostCPU(),
+		TopologyHash: topo.CanonicalHash(),
+		AllowedCPUs:  topo.Allowed().String(),
+		GoVersion:    runtime.Version(),
+		GOMAXPROCS:   runtime.GOMAXPROCS(0),
+	}
+	if s, err := topo.Synthetic(); err == nil {
+		m.Topology = s
+	} else {
+		m.Topology = "canonical:" + m.TopologyHash
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	return m
+}
+
+// Mismatch returns why results recorded on m were not recorded on this
+// machine (cur), or "" when they were: same CPU, same tree, same allowed
+// CPUs. Kernel, Go version and GOMAXPROCS may differ.
+func (m Machine) Mismatch(cur Machine) string {
+	var why []string
+	if m.CPU.Vendor != cur.CPU.Vendor || m.CPU.Family != cur.CPU.Family || m.CPU.Model != cur.CPU.Model || m.CPU.Name != cur.CPU.Name {
+		why = append(why, fmt.Sprintf("CPU %q (family %d model %d) here, %q (family %d model %d) in the file",
+			cur.CPU.Name, cur.CPU.Family, cur.CPU.Model, m.CPU.Name, m.CPU.Family, m.CPU.Model))
+	}
+	if m.TopologyHash != cur.TopologyHash {
+		why = append(why, fmt.Sprintf("topology %s here, %s in the file", cur.Topology, m.Topology))
+	}
+	if m.AllowedCPUs != cur.AllowedCPUs {
+		why = append(why, fmt.Sprintf("allowed CPUs %s here, %s in the file", cur.AllowedCPUs, m.AllowedCPUs))
+	}
+	return strings.Join(why, "; ")
+}
+
+// DefaultPath is where `barriertune check` writes and readers look by
+// default: $XDG_CONFIG_HOME/barriertune/results.json (os.UserConfigDir).
+func DefaultPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no per-user config directory (set XDG_CONFIG_HOME or HOME, or give a path): %w", err)
+	}
+	return filepath.Join(dir, "barriertune", "results.json"), nil
+}
+
+// Write stores f at path atomically: a temporary file in the same
+// directory, fsync, rename over path, fsync of the directory. Readers see
+// the old file or the new one, never a torn one.
+func Write(path string, f *File) error {
+	if f.Schema == "" {
+		f.Schema = Schema
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".results-*.json")
+	if err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing results: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Read loads and validates a results file. A missing file's error wraps
+// os.ErrNotExist; a truncated, corrupted or foreign file gets a one-line
+// error saying what is wrong.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse validates and decodes a results file's bytes; name is used in
+// errors.
+func Parse(data []byte, name string) (*File, error) {
+	var probe struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("results file %s is not valid JSON (truncated or corrupted at byte %d of %d); run `barriertune check` again", name, se.Offset, len(data))
+		}
+		return nil, fmt.Errorf("results file %s is not a barriertune results file: %v", name, err)
+	}
+	if probe.Schema == nil {
+		return nil, fmt.Errorf("results file %s has no \"schema\" field: not a barriertune results file", name)
+	}
+	if *probe.Schema != Schema {
+		return nil, fmt.Errorf("results file %s has schema %q; this barriertune reads %q", name, *probe.Schema, Schema)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("results file %s does not match %s: %v", name, Schema, err)
+	}
+	if err := f.validate(); err != nil {
+		return nil, fmt.Errorf("results file %s: %w", name, err)
+	}
+	return &f, nil
+}
+
+func (f *File) validate() error {
+	if f.Machine.TopologyHash == "" || f.Machine.AllowedCPUs == "" {
+		return errors.New("the machine fingerprint is incomplete (topology_hash and allowed_cpus are required)")
+	}
+	seen := map[int]bool{}
+	for _, t := range f.Threads {
+		if t.Threads < 1 {
+			return fmt.Errorf("thread count %d is not positive", t.Threads)
+		}
+		if seen[t.Threads] {
+			return fmt.Errorf("thread count %d appears twice", t.Threads)
+		}
+		seen[t.Threads] = true
+		if t.Best != nil && (t.Best.Algorithm == "" || len(t.Best.CPUs) != t.Threads) {
+			return fmt.Errorf("thread count %d: best entry needs an algorithm and %d CPUs", t.Threads, t.Threads)
+		}
+	}
+	return nil
+}
+
+// Lookup returns the entry for n threads, or nil.
+func (f *File) Lookup(n int) *Threads {
+	i := slices.IndexFunc(f.Threads, func(t Threads) bool { return t.Threads == n })
+	if i < 0 {
+		return nil
+	}
+	return &f.Threads[i]
+}
+
+// Nearest returns the entry with a best choice for n threads, or else the
+// nearest thread count measured (ties go to the larger), or nil.
+func (f *File) Nearest(n int) *Threads {
+	var best *Threads
+	for i := range f.Threads {
+		t := &f.Threads[i]
+		if t.Best == nil {
+			continue
+		}
+		d, bd := abs(t.Threads-n), 0
+		if best != nil {
+			bd = abs(best.Threads - n)
+		}
+		if best == nil || d < bd || d == bd && t.Threads > best.Threads {
+			best = t
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
