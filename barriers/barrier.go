@@ -11,7 +11,7 @@
 // Wait. A participant's state lives in its own padded slot, so ids must be
 // distinct and each id used by one goroutine at a time.
 //
-// Spinning algorithms wait according to a Policy. The default, Auto, always
+// Spinning algorithms wait according to a Policy. The default, AutoPolicy, always
 // makes progress, even with more participants than CPUs or GOMAXPROCS; pure
 // Spin is for dedicated, pinned threads.
 package barriers
@@ -41,10 +41,10 @@ type config struct {
 }
 
 // WithPolicy sets the waiting policy of a spinning algorithm (blocking
-// baselines ignore it). The default is Auto.
+// baselines ignore it). The default is AutoPolicy.
 func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
-// WithSpinBudget sets how many relax-hint iterations Yield, Park and Auto
+// WithSpinBudget sets how many relax-hint iterations Yield, Park and AutoPolicy
 // spin before yielding or blocking (0: none; negative: the default).
 func WithSpinBudget(iterations int) Option { return func(c *config) { c.budget = iterations } }
 
@@ -136,7 +136,7 @@ func newBase(n int, opts []Option) (base, error) {
 	if c.fanIn < 2 {
 		return base{}, fmt.Errorf("fan-in %d is too small (want 2 or more)", c.fanIn)
 	}
-	if c.policy < Auto || c.policy > Park {
+	if c.policy < AutoPolicy || c.policy > Park {
 		return base{}, fmt.Errorf("unknown policy %d", int(c.policy))
 	}
 	p, budget := resolve(c.policy, c.budget, n)

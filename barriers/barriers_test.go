@@ -223,7 +223,7 @@ func TestBadIDPanics(t *testing.T) {
 }
 
 func TestPolicyNames(t *testing.T) {
-	for _, p := range []Policy{Auto, Spin, Yield, Park} {
+	for _, p := range []Policy{AutoPolicy, Spin, Yield, Park} {
 		back, err := ParsePolicy(p.String())
 		if err != nil || back != p {
 			t.Errorf("ParsePolicy(%q) = %v, %v", p, back, err)

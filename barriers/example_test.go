@@ -35,7 +35,7 @@ func Example() {
 }
 
 // Pick an algorithm and a waiting policy explicitly. Pure spinning suits
-// threads pinned one per CPU; the default, Auto, always makes progress.
+// threads pinned one per CPU; the default, AutoPolicy, always makes progress.
 func ExampleNew() {
 	b, err := barriers.New("mcs", 8, barriers.WithPolicy(barriers.Park))
 	if err != nil {
@@ -58,4 +58,51 @@ func ExampleAlgorithms() {
 	// central: L + P·o + t_bc(P−1)
 	// static-tree: (L + f·o)⌈log_f P⌉ + t_bc(P−1)
 	// all-static-tree: 2(L + f·o)⌈log_f P⌉
+}
+
+// Auto gives the barrier the install-time check found fastest for n
+// participants on this machine (from $BARRIERTUNE_RESULTS or the per-user
+// results file), or the documented fallback when there is none.
+func ExampleAuto() {
+	const n = 2
+	b, err := barriers.Auto(n)
+	if err != nil {
+		panic(err)
+	}
+	tuning := barriers.Tuned(n) // what was chosen, and why
+	_ = tuning.Algorithm
+	var wg sync.WaitGroup
+	for id := 0; id < n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for step := 0; step < 3; step++ {
+				b.Wait(id)
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println("done")
+	// Output: done
+}
+
+// Tuning.Team runs the participants pinned on the tuned placement when the
+// results hold one for exactly n.
+func ExampleTuning_Team() {
+	tuning := barriers.Tuned(2)
+	b, err := tuning.New()
+	if err != nil {
+		panic(err)
+	}
+	team, err := tuning.Team()
+	if err != nil {
+		panic(err)
+	}
+	err = team.Run(func(rank int) {
+		for step := 0; step < 3; step++ {
+			b.Wait(rank)
+		}
+	})
+	fmt.Println(err)
+	// Output: <nil>
 }

@@ -10,13 +10,13 @@ import (
 type Policy int
 
 const (
-	// Auto chooses at construction. When the participants fit GOMAXPROCS
+	// AutoPolicy ("auto") chooses at construction. When the participants fit GOMAXPROCS
 	// and the CPUs it is Yield with a long budget (DedicatedSpinBudget): a
 	// balanced barrier spins as fast as Spin, and a participant left
 	// waiting long (a busy machine) yields. When they do not fit it is Park
 	// with no spinning, so a waiter gives its CPU to the participant it
 	// waits for at once. Either way it always makes progress.
-	Auto Policy = iota
+	AutoPolicy Policy = iota
 	// Spin busy-waits with the CPU's relax hint. It is the fastest on
 	// pinned, dedicated threads and never gives the CPU up: with more
 	// participants than CPUs an episode can cost scheduler ticks
@@ -53,13 +53,13 @@ func ParsePolicy(s string) (Policy, error) {
 
 // Spin budgets, in relax-hint iterations (PAUSE is 10-70 cycles).
 const (
-	// DedicatedSpinBudget is Auto's budget when participants fit the CPUs:
+	// DedicatedSpinBudget is AutoPolicy's budget when participants fit the CPUs:
 	// long enough that a balanced barrier never parks.
 	DedicatedSpinBudget = 1 << 16
 	// SharedSpinBudget is the default budget of Yield and Park: about a
 	// microsecond, then the CPU goes to others.
 	SharedSpinBudget = 64
-	// OversubscribedSpinBudget is Auto's budget when participants outnumber
+	// OversubscribedSpinBudget is AutoPolicy's budget when participants outnumber
 	// the CPUs: none, since every iteration spent spinning holds a CPU that
 	// the participant being waited for needs.
 	OversubscribedSpinBudget = 0
@@ -72,10 +72,10 @@ func Oversubscribed(n int) bool {
 	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
 }
 
-// resolve turns Auto into a concrete policy and budget for n participants;
+// resolve turns AutoPolicy into a concrete policy and budget for n participants;
 // budget < 0 means "not set".
 func resolve(p Policy, budget, n int) (Policy, int) {
-	if p == Auto {
+	if p == AutoPolicy {
 		p, b := Yield, DedicatedSpinBudget
 		if Oversubscribed(n) {
 			p, b = Park, OversubscribedSpinBudget

@@ -308,6 +308,10 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 					samples[i] = append(samples[i], el/float64(c.k[i])/w.divisor)
 				}
 			}
+			// Every rank has read this round's control; only now may rank
+			// 0 change it (a skipped workload or the ping-pong, which
+			// ranks >= 2 sit out, leaves no barrier in between).
+			ctl.Wait(rank)
 			if rank == 0 {
 				c.stop = opts.Context.Err() != nil
 				drop(samples, c.skip, works, opts)
@@ -373,7 +377,7 @@ func summarise(s []float64) Result {
 // once and so never lets spinners starve the participant they wait for.
 func DefaultPolicy(cpus []int) barriers.Policy {
 	if Oversubscribed(cpus) {
-		return barriers.Auto
+		return barriers.AutoPolicy
 	}
 	return barriers.Spin
 }

@@ -70,7 +70,7 @@ func TestBarriersMeasures(t *testing.T) {
 	if runtime.NumCPU() > 1 {
 		cpus = []int{0, 1}
 	}
-	cands := []Candidate{{"dissemination", barriers.Auto}, {"central", barriers.Park}, {"cond", barriers.Auto}}
+	cands := []Candidate{{"dissemination", barriers.AutoPolicy}, {"central", barriers.Park}, {"cond", barriers.AutoPolicy}}
 	run, err := Barriers(cpus, cands, Options{Samples: 5, SampleTarget: 50 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 	if !Oversubscribed(cpus) || Oversubscribed([]int{0}) {
 		t.Fatal("Oversubscribed is wrong")
 	}
-	run, err := Barriers(cpus, []Candidate{{"combining", barriers.Auto}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})
+	run, err := Barriers(cpus, []Candidate{{"combining", barriers.AutoPolicy}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 func TestContextStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	run, err := Barriers([]int{0}, []Candidate{{"central", barriers.Auto}}, Options{Samples: 50, Context: ctx})
+	run, err := Barriers([]int{0}, []Candidate{{"central", barriers.AutoPolicy}}, Options{Samples: 50, Context: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +122,13 @@ func TestContextStops(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := Barriers(nil, []Candidate{{"central", barriers.Auto}}, Options{}); err == nil {
+	if _, err := Barriers(nil, []Candidate{{"central", barriers.AutoPolicy}}, Options{}); err == nil {
 		t.Error("no CPUs accepted")
 	}
-	if _, err := Barriers([]int{0}, []Candidate{{"nope", barriers.Auto}}, Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := Barriers([]int{0}, []Candidate{{"nope", barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown algorithm: %v", err)
 	}
-	if _, err := Barriers([]int{0, 5000}, []Candidate{{"central", barriers.Auto}}, Options{}); err == nil || !strings.Contains(err.Error(), "5000") {
+	if _, err := Barriers([]int{0, 5000}, []Candidate{{"central", barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "5000") {
 		t.Errorf("CPU outside the allowed set: %v", err)
 	}
 	if _, err := PingPongLatency(1, 1, Options{}); err == nil {

@@ -47,7 +47,7 @@ Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what was measured is written,
 marked partial, and --resume FILE continues it.
 
 Results go to -o FILE, or by default to the per-user config directory
-($XDG_CONFIG_HOME/barriertune/results.json), where barriers.Auto and
+($XDG_CONFIG_HOME/barriertune/results.json), where barriers.AutoPolicy and
 ` + "`barriertune show`" + ` find them.`,
 		Example: `  barriertune check
   barriertune check --budget 5m -o /etc/barriertune/results.json

@@ -1,0 +1,123 @@
+package barriers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/results"
+)
+
+// ResultsEnv names the environment variable that points Auto and Tuned at
+// a results file; without it they read results.DefaultPath().
+const ResultsEnv = "BARRIERTUNE_RESULTS"
+
+// Tuning is what the install-time check chose for n participants, or the
+// documented fallback.
+type Tuning struct {
+	// Threads is the participant count asked for.
+	Threads int
+	// Algorithm is a catalog name.
+	Algorithm string
+	// CPUs is the winning placement (OS CPU of each rank) when the results
+	// hold one for exactly Threads participants; nil otherwise.
+	CPUs []int
+	// MedianNs is the measured ns per episode (0 for the fallback).
+	MedianNs float64
+	// Source is the results file used, or "" for the fallback.
+	Source string
+	// Fallback says why the fallback was used ("" when tuned).
+	Fallback string
+}
+
+// FallbackAlgorithm is used when no results apply: dissemination, the
+// fewest sequential steps, when the participants fit the CPUs; central
+// (one wakeup broadcast) when they outnumber them. Both measured best or
+// near-best in those regimes on the machines we tried (docs/algorithms.md).
+func FallbackAlgorithm(n int) string {
+	if Oversubscribed(n) {
+		return "central"
+	}
+	return "dissemination"
+}
+
+// Tuned returns the tuned choice for n participants from the results file
+// named by $BARRIERTUNE_RESULTS, else results.DefaultPath(). It uses the
+// entry for n, else the nearest measured thread count (its algorithm
+// only, not its CPUs). When there is no file, the file is unreadable, or it
+// was recorded on a different machine (another CPU, CPU tree or allowed CPU
+// set), it returns the fallback with the reason.
+func Tuned(n int) Tuning {
+	path := os.Getenv(ResultsEnv)
+	if path == "" {
+		p, err := results.DefaultPath()
+		if err != nil {
+			return fallback(n, err.Error())
+		}
+		path = p
+	}
+	return TunedFrom(path, n)
+}
+
+// TunedFrom is Tuned with an explicit results file.
+func TunedFrom(path string, n int) Tuning {
+	f, err := results.Read(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fallback(n, fmt.Sprintf("no results file at %s (run `barriertune check`)", path))
+		}
+		return fallback(n, err.Error())
+	}
+	topo, err := hwtree.FromSysfs("/")
+	if err != nil {
+		return fallback(n, "cannot fingerprint this machine: "+err.Error())
+	}
+	if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
+		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s", path, why))
+	}
+	entry := f.Nearest(n)
+	if entry == nil {
+		return fallback(n, path+" holds no winner")
+	}
+	if _, err := Lookup(entry.Best.Algorithm); err != nil {
+		return fallback(n, fmt.Sprintf("%s names %v", path, err))
+	}
+	t := Tuning{Threads: n, Algorithm: entry.Best.Algorithm, MedianNs: entry.Best.MedianNs, Source: path}
+	if entry.Threads == n {
+		t.CPUs = slices.Clone(entry.Best.CPUs)
+	}
+	return t
+}
+
+func fallback(n int, why string) Tuning {
+	return Tuning{Threads: n, Algorithm: FallbackAlgorithm(n), Fallback: why}
+}
+
+// Auto returns a barrier for n participants using the tuned algorithm
+// (see Tuned), with the Auto waiting policy unless opts choose another:
+// Auto spins as fast as Spin when every participant has a CPU and still
+// makes progress when they do not, so it is safe for goroutines that are
+// not pinned. Use Tuning.Team to run pinned on the tuned placement.
+func Auto(n int, opts ...Option) (Barrier, error) {
+	return Tuned(n).New(opts...)
+}
+
+// New constructs the tuned barrier.
+func (t Tuning) New(opts ...Option) (Barrier, error) {
+	return New(t.Algorithm, t.Threads, opts...)
+}
+
+// Team returns a team to run the participants on: pinned locked threads on
+// the tuned CPUs when the results hold a placement for exactly this count
+// and it is allowed here, else plain goroutines.
+func (t Tuning) Team() (*osal.Team, error) {
+	if len(t.CPUs) == t.Threads && t.Threads > 0 {
+		if team, err := osal.NewTeam(t.CPUs); err == nil {
+			return team, nil
+		}
+	}
+	return osal.NewUnpinnedTeam(t.Threads)
+}

@@ -1,0 +1,96 @@
+package barriers
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/results"
+)
+
+// writeResults records a winner for 2 threads on this machine.
+func writeResults(t *testing.T, mutate func(*results.File)) string {
+	t.Helper()
+	topo, err := hwtree.FromSysfs("/")
+	if err != nil {
+		t.Skip(err)
+	}
+	cpus := topo.CPUs()
+	if len(cpus) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	f := &results.File{
+		Schema:  results.Schema,
+		Machine: results.CurrentMachine(topo),
+		Threads: []results.Threads{{Threads: 2, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus[:2], MedianNs: 61}}},
+	}
+	if mutate != nil {
+		mutate(f)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAutoPicksTheWinner(t *testing.T) {
+	path := writeResults(t, nil)
+	t.Setenv(ResultsEnv, path)
+	tu := Tuned(2)
+	if tu.Algorithm != "mcs" || tu.Fallback != "" || tu.Source != path || len(tu.CPUs) != 2 || tu.MedianNs != 61 {
+		t.Fatalf("Tuned(2) = %+v, want mcs from %s", tu, path)
+	}
+	b, err := Auto(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.(*mcs); !ok {
+		t.Errorf("Auto(2) is %T, want the tuned mcs", b)
+	}
+	// Another count takes the nearest measured count's algorithm, not its CPUs.
+	if tu := Tuned(3); tu.Algorithm != "mcs" || tu.CPUs != nil {
+		t.Errorf("Tuned(3) = %+v", tu)
+	}
+	team, err := tu.Team()
+	if err != nil || !team.Pinned() || !slices.Equal(team.CPUs(), tu.CPUs) {
+		t.Errorf("Team() = %v pinned, %v, %v", team.Pinned(), team.CPUs(), err)
+	}
+	checkBarrier(t, b, 2, 100, 1)
+}
+
+func TestAutoFallback(t *testing.T) {
+	t.Setenv(ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
+	tu := Tuned(2)
+	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "no results file") {
+		t.Errorf("Tuned without a file = %+v", tu)
+	}
+	b, err := Auto(2)
+	if err != nil || b.N() != 2 {
+		t.Fatalf("Auto(2) without results: %v", err)
+	}
+	if FallbackAlgorithm(1000) != "central" {
+		t.Error("oversubscribed fallback must be central")
+	}
+	team, err := Tuned(3).Team()
+	if err != nil || team.Pinned() || team.Size() != 3 {
+		t.Errorf("fallback team: %v", err)
+	}
+}
+
+func TestAutoRefusesForeignResults(t *testing.T) {
+	path := writeResults(t, func(f *results.File) { f.Machine.TopologyHash = "0123456789abcdef"; f.Machine.Topology = "Package:64 PU:1" })
+	tu := TunedFrom(path, 2)
+	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Package:64") {
+		t.Errorf("foreign results: %+v", tu)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := results.Write(bad, &results.File{Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
+		t.Errorf("a file without winners must fall back: %+v", tu)
+	}
+}

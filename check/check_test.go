@@ -1,0 +1,160 @@
+package check
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/results"
+)
+
+func TestDefaultThreadCounts(t *testing.T) {
+	for n, want := range map[int][]int{
+		1:  nil,
+		2:  {2},
+		6:  {2, 3, 4, 5, 6},
+		20: {2, 3, 4, 5, 6, 7, 8, 16, 20},
+		64: {2, 3, 4, 5, 6, 7, 8, 16, 32, 64},
+	} {
+		if got := DefaultThreadCounts(n); !reflect.DeepEqual(got, want) {
+			t.Errorf("DefaultThreadCounts(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
+
+func m(alg string, cpus []int, median float64) results.Measurement {
+	return results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Label: "x", MedianNs: median, Reps: 9}
+}
+
+func TestBestBreaksTiesTowardSimpler(t *testing.T) {
+	p := []int{0, 1}
+	// mcs is fastest, but central (simpler) is within 3%: central wins.
+	c := best([]results.Measurement{m("mcs", p, 100), m("central", p, 102.5), m("dissemination", p, 101)})
+	if c.Algorithm != "central" {
+		t.Errorf("winner %s, want central (simplest within 3%%)", c.Algorithm)
+	}
+	if c.RunnerUp != "mcs" || c.MarginPct != -2.4 {
+		t.Errorf("runner-up %s %+.1f%%", c.RunnerUp, c.MarginPct)
+	}
+	// Outside 3% the fastest wins; dropped ones never do.
+	d := m("central", p, 50)
+	d.Dropped = true
+	c = best([]results.Measurement{m("mcs", p, 100), m("central", p, 104), d})
+	if c.Algorithm != "mcs" || c.RunnerUp != "central" || c.MarginPct != 4 {
+		t.Errorf("got %+v", c)
+	}
+	if best(nil) != nil {
+		t.Error("no measurements, no winner")
+	}
+}
+
+func TestRobust(t *testing.T) {
+	a, b := []int{0, 1}, []int{0, 2}
+	r := robust([]results.Measurement{
+		m("mcs", a, 50), m("mcs", b, 300), // fast here, slow there
+		m("central", a, 120), m("central", b, 150),
+		m("tournament", a, 40), // measured on one placement only
+	})
+	if r == nil || r.Algorithm != "central" || r.WorstMedianNs != 150 || r.Placements != 2 {
+		t.Errorf("robust = %+v, want central with worst 150 over 2 placements", r)
+	}
+}
+
+func TestPlanCutsToFitBudget(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Budget: 200 * time.Millisecond, SetsLimit: 8, SampleTarget: 200 * time.Microsecond}
+	p, err := makePlan(topo, DefaultThreadCounts(32), map[int]bool{}, cfg, 12, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.estimate(12, cfg.SampleTarget) > cfg.Budget {
+		t.Errorf("plan of %v exceeds the budget", p.estimate(12, cfg.SampleTarget))
+	}
+	text := strings.Join(p.cuts, "; ")
+	for _, want := range []string{"repetitions cut", "placements per thread count cut", "threads skipped"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("cuts %q lack %q", text, want)
+		}
+	}
+	if p.samples != MinSamples || len(p.units) == 0 || p.units[0].threads != 2 {
+		t.Errorf("cut order wrong: samples %d, units %d", p.samples, len(p.units))
+	}
+	// A generous budget cuts nothing and adds rounds.
+	cfg.Budget = time.Hour
+	p, _ = makePlan(topo, []int{2, 4}, map[int]bool{}, cfg, 12, true)
+	if len(p.cuts) != 0 || p.rounds != MaxRounds || p.samples != DefaultSamples {
+		t.Errorf("generous plan: cuts %v rounds %d samples %d", p.cuts, p.rounds, p.samples)
+	}
+	if len(p.floors) != 4 || !reflect.DeepEqual(p.levels, []string{"Core", "L3Cache", "Package", "Machine"}) {
+		t.Errorf("floors %v at %v", p.floors, p.levels)
+	}
+}
+
+func liveTopo(t *testing.T) *hwtree.Topology {
+	topo, err := hwtree.FromSysfs("/")
+	if err != nil {
+		t.Skip(err)
+	}
+	return topo
+}
+
+func TestRunAndResume(t *testing.T) {
+	topo := liveTopo(t)
+	threads := []int{2, 3}
+	cfg := Config{Topology: topo, Threads: threads, Algorithms: []string{"central", "dissemination", "cond"},
+		Budget: 20 * time.Second, SampleTarget: 20 * time.Microsecond}
+	var calls int
+	cfg.Progress = func(Progress) { calls++ }
+	f, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Partial || len(f.Threads) != 2 || calls == 0 {
+		t.Fatalf("partial %v, %d thread entries, %d progress calls", f.Partial, len(f.Threads), calls)
+	}
+	for _, e := range f.Threads {
+		if !e.Complete || e.Best == nil || e.Robust == nil || len(e.Best.CPUs) != e.Threads {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if len(topo.PUs()) >= 2 && len(f.Floor) == 0 {
+		t.Error("no floor measured")
+	}
+
+	// Cancelled before it starts: partial, nothing complete.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p, err := Run(ctx, cfg)
+	if err == nil || !p.Partial {
+		t.Fatalf("cancelled run: partial %v, err %v", p.Partial, err)
+	}
+	// Resume from a file with only 2 threads complete.
+	f.Threads = f.Threads[:1]
+	f.Partial = true
+	cfg.Resume = f
+	done, err := Run(context.Background(), cfg)
+	if err != nil || done.Partial || len(done.Threads) != 2 || !reflect.DeepEqual(done.Threads[0], f.Threads[0]) {
+		t.Errorf("resume: err %v partial %v entries %d", err, done.Partial, len(done.Threads))
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	topo := liveTopo(t)
+	if _, err := Run(context.Background(), Config{Topology: topo, Algorithms: []string{"fastest"}}); err == nil || !strings.Contains(err.Error(), "fastest") {
+		t.Errorf("unknown algorithm: %v", err)
+	}
+	other, _ := hwtree.FromSynthetic("pu:4096")
+	if _, err := Run(context.Background(), Config{Topology: other}); err == nil || !strings.Contains(err.Error(), "not all allowed") {
+		t.Errorf("a topology with CPUs this process lacks: %v", err)
+	}
+	foreign := &results.File{Machine: results.Machine{TopologyHash: "other"}}
+	if _, err := Run(context.Background(), Config{Topology: topo, Resume: foreign}); err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Errorf("resume of another machine: %v", err)
+	}
+}

@@ -1,0 +1,138 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/hwtree"
+)
+
+func sample(t *testing.T) *File {
+	topo, err := hwtree.FromSynthetic("pack:2 core:2 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &File{
+		Schema: Schema, Tool: Tool{"barriertune", "test"}, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
+		Machine: CurrentMachine(topo), Budget: "1m0s", Cuts: []string{},
+		Floor: []Floor{{Level: "Core", CPUs: [2]int{0, 1}, MedianNs: 20}},
+		Threads: []Threads{
+			{Threads: 2, Complete: true, Best: &Choice{Algorithm: "dissemination", Policy: "spin", CPUs: []int{0, 1}, MedianNs: 50}, Measurements: []Measurement{}},
+			{Threads: 4, Complete: true, Best: &Choice{Algorithm: "mcs", Policy: "spin", CPUs: []int{0, 1, 2, 3}, MedianNs: 90}, Measurements: []Measurement{}},
+		},
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "results.json")
+	f := sample(t)
+	if err := Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, f) {
+		t.Errorf("round trip differs:\n%+v\n%+v", back, f)
+	}
+	if f.Machine.Topology != "Package:2 Core:2 PU:2" || f.Machine.GoVersion == "" {
+		t.Errorf("fingerprint %+v", f.Machine)
+	}
+	// Atomic: no temporary files are left beside it.
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only results.json", len(entries))
+	}
+	// Rewriting replaces it whole.
+	f.Partial = true
+	if err := Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := Read(path); !back.Partial {
+		t.Error("rewrite not seen")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := json.Marshal(sample(t))
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"truncated.json": {good[:len(good)/2], "not valid JSON (truncated or corrupted"},
+		"garbage.json":   {[]byte("\x00\x01binary"), "not valid JSON"},
+		"foreign.json":   {[]byte(`{"name": "something else"}`), `no "schema" field`},
+		"future.json":    {[]byte(`{"schema": "barriertune.results/v9"}`), `schema "barriertune.results/v9"`},
+		"array.json":     {[]byte(`[1, 2]`), "not a barriertune results file"},
+		"extra.json":     {[]byte(strings.Replace(string(good), `"partial"`, `"colour": 1, "partial"`, 1)), "does not match"},
+		"nofinger.json":  {[]byte(`{"schema": "barriertune.results/v1"}`), "fingerprint is incomplete"},
+		"badcount.json":  {[]byte(strings.Replace(string(good), `"threads":4,`, `"threads":2,`, 1)), "appears twice"},
+	} {
+		_, err := Read(write(name, c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line naming the file and saying %q", name, err, c.want)
+		}
+	}
+	if _, err := Read(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestMismatch(t *testing.T) {
+	a := sample(t).Machine
+	if why := a.Mismatch(a); why != "" {
+		t.Errorf("a machine mismatches itself: %s", why)
+	}
+	other, _ := hwtree.FromSynthetic("pack:4 core:2 pu:2")
+	b := CurrentMachine(other)
+	why := a.Mismatch(b)
+	if !strings.Contains(why, "topology") || !strings.Contains(why, "allowed CPUs") {
+		t.Errorf("mismatch = %q", why)
+	}
+	b = a
+	b.CPU.Model++
+	if why := a.Mismatch(b); !strings.Contains(why, "CPU") {
+		t.Errorf("another CPU model: %q", why)
+	}
+	b = a
+	b.Kernel, b.GOMAXPROCS = "other", 99
+	if why := a.Mismatch(b); why != "" {
+		t.Errorf("kernel and GOMAXPROCS must not matter: %q", why)
+	}
+}
+
+func TestLookupNearest(t *testing.T) {
+	f := sample(t)
+	if f.Lookup(4).Best.Algorithm != "mcs" || f.Lookup(3) != nil {
+		t.Error("Lookup")
+	}
+	for n, want := range map[int]int{1: 2, 2: 2, 3: 4, 4: 4, 100: 4} {
+		if got := f.Nearest(n).Threads; got != want {
+			t.Errorf("Nearest(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/tmp/xdg-test")
+	p, err := DefaultPath()
+	if err != nil || p != "/tmp/xdg-test/barriertune/results.json" {
+		t.Errorf("DefaultPath = %q, %v", p, err)
+	}
+}
