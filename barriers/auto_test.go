@@ -81,7 +81,10 @@ func TestAutoFallback(t *testing.T) {
 }
 
 func TestAutoRefusesForeignResults(t *testing.T) {
-	path := writeResults(t, func(f *results.File) { f.Machine.TopologyHash = "0123456789abcdef"; f.Machine.Topology = "Package:64 PU:1" })
+	path := writeResults(t, func(f *results.File) {
+		f.Machine.TopologyHash = "0123456789abcdef"
+		f.Machine.Topology = "Package:64 PU:1"
+	})
 	tu := TunedFrom(path, 2)
 	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Package:64") {
 		t.Errorf("foreign results: %+v", tu)
