@@ -240,7 +240,7 @@ rounds:
 				if prev, ok := pooled[k]; ok {
 					for i := range prev {
 						prev[i].Samples = append(prev[i].Samples, run.Results[i].Samples...)
-						prev[i].Dropped = prev[i].Dropped || run.Results[i].Dropped
+						prev[i].Dropped = prev[i].Dropped && run.Results[i].Dropped // dropped in every pass
 					}
 				} else {
 					pooled[k] = run.Results

@@ -277,3 +277,66 @@ func TestSetsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAndShow(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	out, err := run(t, "check", "-o", path, "--threads", "2", "--algorithms", "central,dissemination", "--sample-time", "20us", "--budget", "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "results written to "+path) || !strings.Contains(out, "threads  best") {
+		t.Errorf("check output:\n%s", out)
+	}
+	shown, err := run(t, "show", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "\n2 ") || !(strings.Contains(shown, "central") || strings.Contains(shown, "dissemination")) {
+		t.Errorf("show:\n%s", shown)
+	}
+	js, err := run(t, "show", path, "--json")
+	if err != nil || !strings.Contains(js, `"schema": "barriertune.results/v1"`) {
+		t.Errorf("show --json: %v\n%s", err, js)
+	}
+	// The default path follows XDG_CONFIG_HOME.
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	if _, err := run(t, "check", "--threads", "2", "--algorithms", "central", "--sample-time", "20us", "--budget", "5s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "barriertune", "results.json")); err != nil {
+		t.Errorf("no file at the default path: %v", err)
+	}
+	if _, err := run(t, "show"); err != nil {
+		t.Errorf("show of the default file: %v", err)
+	}
+}
+
+func TestShowBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	if _, err := run(t, "check", "-o", good, "--threads", "2", "--algorithms", "central", "--sample-time", "20us"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(good)
+	trunc := filepath.Join(dir, "trunc.json")
+	os.WriteFile(trunc, data[:len(data)/3], 0o644)
+	foreign := filepath.Join(dir, "foreign.json")
+	os.WriteFile(foreign, []byte(`{"hello": "world"}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show", trunc}, "not valid JSON (truncated or corrupted"},
+		{[]string{"show", foreign}, `no "schema" field`},
+		{[]string{"show", filepath.Join(dir, "none.json")}, "no such file"},
+		{[]string{"check", "--resume", trunc}, "--resume: results file"},
+		{[]string{"check", "--threads", "0"}, `"0" is not a thread count`},
+		{[]string{"check", "--algorithms", "central,fastest"}, `unknown barrier algorithm "fastest"`},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want one line containing %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package results_test
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/results"
+)
+
+type schemaObject struct {
+	Required   []string                   `json:"required"`
+	Properties map[string]json.RawMessage `json:"properties"`
+	Enum       []string                   `json:"enum"`
+}
+
+// jsonFields lists a struct type's JSON field names; required ones lack
+// omitempty.
+func jsonFields(t reflect.Type) (all, required []string) {
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || name == "" {
+			continue
+		}
+		all = append(all, name)
+		if !strings.Contains(opts, "omitempty") {
+			required = append(required, name)
+		}
+	}
+	sort.Strings(all)
+	sort.Strings(required)
+	return
+}
+
+// TestSchemaMatchesTypes keeps docs/results.schema.json true to the Go
+// types: for every object, its properties are the struct's JSON fields and
+// its required list the ones without omitempty.
+func TestSchemaMatchesTypes(t *testing.T) {
+	data, err := os.ReadFile("../docs/results.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		schemaObject
+		Defs map[string]schemaObject `json:"$defs"`
+	}
+	if err := json.Unmarshal(data, &root); err != nil {
+		t.Fatal(err)
+	}
+	prop := func(o schemaObject, name string) schemaObject {
+		var p schemaObject
+		if err := json.Unmarshal(o.Properties[name], &p); err != nil {
+			t.Fatalf("property %s: %v", name, err)
+		}
+		return p
+	}
+	var items struct {
+		Items schemaObject `json:"items"`
+	}
+	_ = json.Unmarshal(root.Properties["threads"], &items)
+	var floorItems struct {
+		Items schemaObject `json:"items"`
+	}
+	_ = json.Unmarshal(root.Properties["floor"], &floorItems)
+	machine := prop(root.schemaObject, "machine")
+	for _, c := range []struct {
+		name string
+		obj  schemaObject
+		typ  reflect.Type
+	}{
+		{"File", root.schemaObject, reflect.TypeOf(results.File{})},
+		{"Machine", machine, reflect.TypeOf(results.Machine{})},
+		{"CPU", prop(machine, "cpu"), reflect.TypeOf(results.Machine{}.CPU)},
+		{"Tool", prop(root.schemaObject, "tool"), reflect.TypeOf(results.Tool{})},
+		{"Floor", floorItems.Items, reflect.TypeOf(results.Floor{})},
+		{"Threads", items.Items, reflect.TypeOf(results.Threads{})},
+		{"Choice", root.Defs["choice"], reflect.TypeOf(results.Choice{})},
+		{"Robust", root.Defs["robust"], reflect.TypeOf(results.Robust{})},
+		{"Measurement", root.Defs["measurement"], reflect.TypeOf(results.Measurement{})},
+	} {
+		all, required := jsonFields(c.typ)
+		var props []string
+		for k := range c.obj.Properties {
+			props = append(props, k)
+		}
+		sort.Strings(props)
+		req := slices.Clone(c.obj.Required)
+		sort.Strings(req)
+		if !reflect.DeepEqual(props, all) || !reflect.DeepEqual(req, required) {
+			t.Errorf("%s: schema properties %v required %v; Go fields %v required %v", c.name, props, req, all, required)
+		}
+	}
+	enum := slices.Clone(root.Defs["algorithm"].Enum)
+	names := barriers.Names()
+	sort.Strings(enum)
+	sort.Strings(names)
+	if !reflect.DeepEqual(enum, names) {
+		t.Errorf("schema algorithms %v, catalog %v", enum, names)
+	}
+}
