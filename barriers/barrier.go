@@ -11,9 +11,13 @@
 // Wait. A participant's state lives in its own padded slot, so ids must be
 // distinct and each id used by one goroutine at a time.
 //
-// Spinning algorithms wait according to a Policy. The default, AutoPolicy, always
-// makes progress, even with more participants than CPUs or GOMAXPROCS; pure
-// Spin is for dedicated, pinned threads.
+// Spinning algorithms wait according to a Policy. The default, AutoPolicy,
+// always makes progress, even with more participants than CPUs or
+// GOMAXPROCS; pure Spin is for dedicated, pinned threads.
+//
+// Auto returns the algorithm that the install-time check (`barriertune
+// check`) found fastest on this machine for n participants, with a
+// documented fallback when there are no results for this machine.
 package barriers
 
 import (
