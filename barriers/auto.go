@@ -15,6 +15,12 @@ import (
 // a results file; without it they read results.DefaultPath().
 const ResultsEnv = "BARRIERTUNE_RESULTS"
 
+// ForceEnv names the environment variable that, set to 1, makes Auto and
+// Tuned use a results file recorded on a different machine (say, the same
+// hardware with another allowed CPU set); Tuning.Warning then says how it
+// differs.
+const ForceEnv = "BARRIERTUNE_FORCE"
+
 // Tuning is what the install-time check chose for n participants, or the
 // documented fallback.
 type Tuning struct {
@@ -31,6 +37,9 @@ type Tuning struct {
 	Source string
 	// Fallback says why the fallback was used ("" when tuned).
 	Fallback string
+	// Warning says how the machine differs from the one the forced
+	// results were recorded on (see ForceEnv).
+	Warning string
 }
 
 // FallbackAlgorithm is used when no results apply: dissemination, the
@@ -49,7 +58,8 @@ func FallbackAlgorithm(n int) string {
 // entry for n, else the nearest measured thread count (its algorithm
 // only, not its CPUs). When there is no file, the file is unreadable, or it
 // was recorded on a different machine (another CPU, CPU tree or allowed CPU
-// set), it returns the fallback with the reason.
+// set; unless $BARRIERTUNE_FORCE=1), it returns the fallback with the
+// reason.
 func Tuned(n int) Tuning {
 	path := os.Getenv(ResultsEnv)
 	if path == "" {
@@ -75,8 +85,9 @@ func TunedFrom(path string, n int) Tuning {
 	if err != nil {
 		return fallback(n, "cannot fingerprint this machine: "+err.Error())
 	}
-	if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
-		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s", path, why))
+	why := f.Machine.Mismatch(results.CurrentMachine(topo))
+	if why != "" && os.Getenv(ForceEnv) != "1" {
+		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s (set %s=1 to use it anyway)", path, why, ForceEnv))
 	}
 	entry := f.Nearest(n)
 	if entry == nil {
@@ -86,6 +97,9 @@ func TunedFrom(path string, n int) Tuning {
 		return fallback(n, fmt.Sprintf("%s names %v", path, err))
 	}
 	t := Tuning{Threads: n, Algorithm: entry.Best.Algorithm, MedianNs: entry.Best.MedianNs, Source: path}
+	if why != "" {
+		t.Warning = "forced: recorded on another machine: " + why
+	}
 	if entry.Threads == n {
 		t.CPUs = slices.Clone(entry.Best.CPUs)
 	}

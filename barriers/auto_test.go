@@ -89,6 +89,11 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Package:64") {
 		t.Errorf("foreign results: %+v", tu)
 	}
+	t.Setenv(ForceEnv, "1")
+	if tu := TunedFrom(path, 2); tu.Algorithm != "mcs" || !strings.Contains(tu.Warning, "another machine") {
+		t.Errorf("forced foreign results: %+v", tu)
+	}
+	t.Setenv(ForceEnv, "")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := results.Write(bad, &results.File{Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0"}}); err != nil {
 		t.Fatal(err)
