@@ -283,8 +283,10 @@ rounds:
 		f.Cuts = append(f.Cuts, fmt.Sprintf("stopped after %d of %d placement passes", measured, total))
 	}
 	slices.SortFunc(f.Threads, func(a, b results.Threads) int { return a.Threads - b.Threads })
-	for _, t := range threads {
-		if e := f.Lookup(t); e == nil || !e.Complete {
+	// Partial means the plan was not finished; thread counts the plan cut
+	// for the budget are listed in Cuts instead.
+	for _, u := range p.units {
+		if e := f.Lookup(u.threads); e == nil || !e.Complete {
 			f.Partial = true
 		}
 	}

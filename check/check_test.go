@@ -158,3 +158,21 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("resume of another machine: %v", err)
 	}
 }
+
+// TestBudgetCutsAreNotPartial: thread counts the plan skips for the budget
+// are cuts, not an unfinished run.
+func TestBudgetCutsAreNotPartial(t *testing.T) {
+	topo := liveTopo(t)
+	f, err := Run(context.Background(), Config{Topology: topo, Threads: []int{2, 3, 4, 5, 6, 7, 8}, Algorithms: []string{"central"},
+		Budget: 150 * time.Millisecond, SampleTarget: 200 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cuts) == 0 {
+		t.Fatal("a 150ms budget for 7 thread counts must cut something")
+	}
+	if f.Partial && !strings.Contains(strings.Join(f.Cuts, ";"), "ran out") {
+		t.Errorf("partial without running out: cuts %v", f.Cuts)
+	}
+	t.Logf("cuts: %v; %d thread counts measured", f.Cuts, len(f.Threads))
+}
