@@ -194,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	f.Cuts = append(f.Cuts, p.cuts...)
 	ctx, cancel := context.WithDeadline(ctx, start.Add(cfg.Budget))
 	defer cancel()
-	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: DropFactor, Context: ctx}
+	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: DropFactor, Context: ctx, Floor: true}
 
 	for i, pair := range p.floors {
 		pp, err := measure.PingPongLatency(pair[0], pair[1], opts)
@@ -208,6 +208,10 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	estimate := p.estimate(len(algs), cfg.SampleTarget)
 	type key struct{ unit, set int }
 	pooled := map[key][]measure.Result{}
+	// Per placement and candidate, the floor-normalised samples of every
+	// pass (sample over the same round's floor sample), and the floors.
+	ratios := map[key][][]float64{}
+	floorSamples := map[key][]float64{}
 	cut := map[key]bool{}
 	stopped := false
 rounds:
@@ -237,6 +241,17 @@ rounds:
 					return nil, fmt.Errorf("%d threads on CPUs %v: %w", u.threads, set.CPUs, err)
 				}
 				k := key{ui, si}
+				if run.FloorSamples != nil {
+					if ratios[k] == nil {
+						ratios[k] = make([][]float64, len(cands))
+					}
+					for i, r := range run.Results {
+						for j := 0; j < min(len(r.Samples), len(run.FloorSamples)); j++ {
+							ratios[k][i] = append(ratios[k][i], r.Samples[j]/run.FloorSamples[j])
+						}
+					}
+					floorSamples[k] = append(floorSamples[k], run.FloorSamples...)
+				}
 				if prev, ok := pooled[k]; ok {
 					for i := range prev {
 						prev[i].Samples = append(prev[i].Samples, run.Results[i].Samples...)
@@ -264,12 +279,19 @@ rounds:
 			if label == "" {
 				label = set.Config
 			}
-			for _, r := range rs {
+			for i, r := range rs {
 				r.Summarise()
+				// Floor-normalised: the median ratio to the same round's
+				// floor, in ns at the floor's median. Slow drift on a shared
+				// machine hits a round's candidate and floor alike and cancels.
+				norm := 0.0
+				if rk := ratios[k]; rk != nil && len(rk[i]) > 0 {
+					norm = median(rk[i]) * median(floorSamples[k])
+				}
 				entry.Measurements = append(entry.Measurements, results.Measurement{
 					Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: set.Config,
 					CPUs: r.CPUs, Pinned: r.Pinned, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs,
-					CILowNs: r.CILowNs, CIHighNs: r.CIHighNs, Reps: r.Reps, Dropped: r.Dropped,
+					CILowNs: r.CILowNs, CIHighNs: r.CIHighNs, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
 				})
 			}
 		}
@@ -399,10 +421,11 @@ func valid(m results.Measurement) bool {
 // TieFraction of the fastest are ties, won by the simplest algorithm and
 // then the lower median.
 func best(ms []results.Measurement) *results.Choice {
+	score := scorer(ms)
 	fastest := math.Inf(1)
 	for _, m := range ms {
 		if valid(m) {
-			fastest = min(fastest, m.MedianNs)
+			fastest = min(fastest, score(m))
 		}
 	}
 	if math.IsInf(fastest, 1) {
@@ -411,11 +434,11 @@ func best(ms []results.Measurement) *results.Choice {
 	var win *results.Measurement
 	for i := range ms {
 		m := &ms[i]
-		if !valid(*m) || m.MedianNs > fastest*(1+TieFraction) {
+		if !valid(*m) || score(*m) > fastest*(1+TieFraction) {
 			continue
 		}
 		if win == nil || rank(m.Algorithm) < rank(win.Algorithm) ||
-			rank(m.Algorithm) == rank(win.Algorithm) && m.MedianNs < win.MedianNs {
+			rank(m.Algorithm) == rank(win.Algorithm) && score(*m) < score(*win) {
 			win = m
 		}
 	}
@@ -423,20 +446,45 @@ func best(ms []results.Measurement) *results.Choice {
 		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
 	runner := math.Inf(1)
 	for _, m := range ms {
-		if valid(m) && m.Algorithm != win.Algorithm && m.MedianNs < runner {
-			runner, c.RunnerUp = m.MedianNs, m.Algorithm
+		if valid(m) && m.Algorithm != win.Algorithm && score(m) < runner {
+			runner, c.RunnerUp = score(m), m.Algorithm
 		}
 	}
 	if c.RunnerUp != "" {
-		c.MarginPct = math.Round((runner/win.MedianNs-1)*1000) / 10
+		c.MarginPct = math.Round((runner/score(*win)-1)*1000) / 10
 	}
 	return c
+}
+
+// scorer ranks by the floor-normalised median when every valid
+// measurement has one (placements measured alongside their floor), else by
+// the raw median.
+func scorer(ms []results.Measurement) func(results.Measurement) float64 {
+	for _, m := range ms {
+		if valid(m) && !(m.NormalizedNs > 0) {
+			return func(m results.Measurement) float64 { return m.MedianNs }
+		}
+	}
+	return func(m results.Measurement) float64 { return m.NormalizedNs }
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // robust picks the algorithm whose slowest placement is fastest, among
 // those measured on every placement (a dropped measurement still counts: it
 // was at least twice the best there).
 func robust(ms []results.Measurement) *results.Robust {
+	score := scorer(ms)
 	placements := map[string]bool{}
 	worst := map[string]results.Measurement{}
 	count := map[string]int{}
@@ -447,7 +495,7 @@ func robust(ms []results.Measurement) *results.Robust {
 			continue
 		}
 		count[m.Algorithm]++
-		if w, ok := worst[m.Algorithm]; !ok || m.MedianNs > w.MedianNs {
+		if w, ok := worst[m.Algorithm]; !ok || score(m) > score(w) {
 			worst[m.Algorithm] = m
 		}
 	}
@@ -455,16 +503,16 @@ func robust(ms []results.Measurement) *results.Robust {
 	bestWorst := math.Inf(1)
 	for _, w := range worst {
 		if count[w.Algorithm] == len(placements) {
-			bestWorst = min(bestWorst, w.MedianNs)
+			bestWorst = min(bestWorst, score(w))
 		}
 	}
 	for _, a := range barriers.Names() {
 		w, ok := worst[a]
-		if !ok || count[a] != len(placements) || w.MedianNs > bestWorst*(1+TieFraction) {
+		if !ok || count[a] != len(placements) || score(w) > bestWorst*(1+TieFraction) {
 			continue
 		}
 		if out == nil {
-			out = &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: w.MedianNs, WorstLabel: w.Label, Placements: len(placements)}
+			out = &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: score(w), WorstLabel: w.Label, Placements: len(placements)}
 		}
 	}
 	return out

@@ -49,6 +49,17 @@ func TestBestBreaksTiesTowardSimpler(t *testing.T) {
 	if best(nil) != nil {
 		t.Error("no measurements, no winner")
 	}
+	// With floor-normalised medians for all, they decide: raw medians
+	// taken at noisier moments do not.
+	a, b := m("mcs", p, 170), m("tournament", p, 105)
+	a.NormalizedNs, b.NormalizedNs = 50, 80
+	if c := best([]results.Measurement{a, b}); c.Algorithm != "mcs" || c.MarginPct != 60 {
+		t.Errorf("normalised ranking: %+v", c)
+	}
+	b.NormalizedNs = 0 // one lacks a floor: raw medians for all
+	if c := best([]results.Measurement{a, b}); c.Algorithm != "tournament" {
+		t.Errorf("mixed ranking: %+v", c)
+	}
 }
 
 func TestRobust(t *testing.T) {

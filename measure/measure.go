@@ -131,6 +131,10 @@ type workload struct {
 type Run struct {
 	Results []Result
 	Floor   *PingPong
+	// FloorSamples are the floor's samples, round by round: a candidate's
+	// sample j was taken in the same round as FloorSamples[j] (a dropped
+	// candidate's samples are a prefix of the rounds).
+	FloorSamples []float64
 }
 
 // Barriers times each candidate on the placement cpus (thread i on
@@ -173,7 +177,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	}
 	if floor {
 		pp := pingPongResult(cpus[0], cpus[1], samples[len(cands)])
-		run.Floor = &pp
+		run.Floor, run.FloorSamples = &pp, samples[len(cands)]
 	}
 	return run, nil
 }

@@ -126,8 +126,13 @@ type Measurement struct {
 	MaxNs     float64 `json:"max_ns"`
 	CILowNs   float64 `json:"ci_low_ns"`
 	CIHighNs  float64 `json:"ci_high_ns"`
-	Reps      int     `json:"reps"`
-	Dropped   bool    `json:"dropped"`
+	// NormalizedNs is the floor-normalised median (each sample over the
+	// same round's ping-pong sample, times the floor's median); 0 where no
+	// floor ran alongside (oversubscribed placements). Winners are chosen
+	// by it when every candidate of a thread count has one.
+	NormalizedNs float64 `json:"normalized_ns,omitempty"`
+	Reps         int     `json:"reps"`
+	Dropped      bool    `json:"dropped"`
 }
 
 // CurrentMachine returns the fingerprint of this machine with topology topo.
