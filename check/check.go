@@ -286,7 +286,7 @@ rounds:
 				// machine hits a round's candidate and floor alike and cancels.
 				norm := 0.0
 				if rk := ratios[k]; rk != nil && len(rk[i]) > 0 {
-					norm = median(rk[i]) * median(floorSamples[k])
+					norm = measure.Median(rk[i]) * measure.Median(floorSamples[k])
 				}
 				entry.Measurements = append(entry.Measurements, results.Measurement{
 					Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: set.Config,
@@ -466,18 +466,6 @@ func scorer(ms []results.Measurement) func(results.Measurement) float64 {
 		}
 	}
 	return func(m results.Measurement) float64 { return m.NormalizedNs }
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // robust picks the algorithm whose slowest placement is fastest, among

@@ -337,17 +337,18 @@ func drop(samples [][]float64, skip []bool, works []workload, opts Options) {
 	best := math.Inf(1)
 	for i, s := range samples {
 		if !skip[i] && !works[i].keep && len(s) >= opts.MinSamples {
-			best = min(best, median(s))
+			best = min(best, Median(s))
 		}
 	}
 	for i, s := range samples {
-		if !skip[i] && !works[i].keep && len(s) >= opts.MinSamples && median(s) > opts.DropFactor*best {
+		if !skip[i] && !works[i].keep && len(s) >= opts.MinSamples && Median(s) > opts.DropFactor*best {
 			skip[i] = true
 		}
 	}
 }
 
-func median(s []float64) float64 {
+// Median returns the median of s (NaN when empty), leaving s unchanged.
+func Median(s []float64) float64 {
 	v := slices.Clone(s)
 	slices.Sort(v)
 	if len(v) == 0 {
@@ -368,7 +369,7 @@ func summarise(s []float64) Result {
 	if len(v) == 0 {
 		return r
 	}
-	r.MedianNs, r.MinNs, r.MaxNs = median(v), v[0], v[len(v)-1]
+	r.MedianNs, r.MinNs, r.MaxNs = Median(v), v[0], v[len(v)-1]
 	h := 0.98 * math.Sqrt(float64(len(v)))
 	lo := max(int(math.Floor(float64(len(v))/2-h)), 0)
 	hi := min(int(math.Ceil(float64(len(v))/2+h)), len(v)-1)

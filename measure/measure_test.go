@@ -19,10 +19,10 @@ func TestSummarise(t *testing.T) {
 	if r.CILowNs > r.MedianNs || r.CIHighNs < r.MedianNs {
 		t.Errorf("interval [%v, %v] must hold the median %v", r.CILowNs, r.CIHighNs, r.MedianNs)
 	}
-	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+	if m := Median([]float64{4, 1, 3, 2}); m != 2.5 {
 		t.Errorf("median of an even count = %v, want 2.5", m)
 	}
-	if !math.IsNaN(median(nil)) || summarise(nil).Reps != 0 {
+	if !math.IsNaN(Median(nil)) || summarise(nil).Reps != 0 {
 		t.Error("empty samples must give NaN median and 0 reps")
 	}
 	// The interval narrows as samples grow.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -35,7 +36,8 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 		}
 	}
 	if len(given) > 1 {
-		return nil, fmt.Errorf("%s given together; choose one topology source", strings.Join(sorted(given), " and "))
+		sort.Strings(given)
+		return nil, fmt.Errorf("%s given together; choose one topology source", strings.Join(given, " and "))
 	}
 	switch {
 	case s.sysfsRoot != "":
@@ -48,13 +50,4 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 		return hwtree.FromJSONFile(s.topology)
 	}
 	return hwtree.FromSysfs("/")
-}
-
-func sorted(v []string) []string {
-	for i := 1; i < len(v); i++ {
-		for j := i; j > 0 && v[j] < v[j-1]; j-- {
-			v[j], v[j-1] = v[j-1], v[j]
-		}
-	}
-	return v
 }
