@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -388,7 +389,7 @@ func TestCanonicalIsomorphism(t *testing.T) {
 		for _, c := range o.Children {
 			parts = append(parts, naive(c))
 		}
-		sortStrings(parts)
+		sort.Strings(parts)
 		return o.Type.String() + "{" + strings.Join(parts, ";") + "}"
 	}
 	var trees []*Object
@@ -405,14 +406,6 @@ func TestCanonicalIsomorphism(t *testing.T) {
 			if same != (naive(trees[i]) == naive(trees[j])) {
 				t.Fatalf("canonical and naive forms disagree on %s vs %s", naive(trees[i]), naive(trees[j]))
 			}
-		}
-	}
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
 }

@@ -10,7 +10,6 @@ package hwtree
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
@@ -258,15 +257,4 @@ func (t *Topology) validate() error {
 		return fmt.Errorf("the tree has no PU")
 	}
 	return nil
-}
-
-// sortChildren orders every object's children by their cpusets, using key
-// to choose the cpuset each child is ordered by.
-func sortChildren(o *Object, key func(*Object) cpuset.Set) {
-	sort.SliceStable(o.Children, func(i, j int) bool {
-		return key(o.Children[i]).Compare(key(o.Children[j])) < 0
-	})
-	for _, c := range o.Children {
-		sortChildren(c, key)
-	}
 }

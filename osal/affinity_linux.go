@@ -57,6 +57,3 @@ func Pin(cpu int) error {
 func restoreAffinity(set unix.CPUSet) error {
 	return unix.SchedSetaffinity(0, &set)
 }
-
-// savedAffinity is a thread's affinity before pinning.
-type savedAffinity = unix.CPUSet
