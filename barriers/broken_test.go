@@ -58,15 +58,9 @@ func collect(t *testing.T, errs <-chan error, n int) []error {
 	return out
 }
 
-// waitersBlocked returns once the barrier's n-1 waiters have had time to
-// block: it is not needed for correctness (a waiter arriving after Break
+// settle gives waiters time to block: it is not needed for correctness (a waiter arriving after Break
 // also fails), only to exercise waking.
-func settle() {
-	for i := 0; i < 20; i++ {
-		runtime.Gosched()
-	}
-	time.Sleep(2 * time.Millisecond)
-}
+func settle() { time.Sleep(2 * time.Millisecond) }
 
 func TestBreakReleasesWaiters(t *testing.T) {
 	const n = 3
@@ -91,7 +85,7 @@ func TestBreakReleasesWaiters(t *testing.T) {
 
 func TestWaitPanicsWhenBroken(t *testing.T) {
 	const n = 2
-	forEachAlgPolicy(t, n, func(t *testing.T, b Barrier) {
+	forEach(t, n, true, func(t *testing.T, b Barrier) {
 		// A waiter blocked in Wait panics when the barrier breaks.
 		errs := make(chan error, 1)
 		go func() {
@@ -120,7 +114,7 @@ func TestWaitPanicsWhenBroken(t *testing.T) {
 
 func TestContextCancelBreaks(t *testing.T) {
 	const n = 3
-	forEachAlgPolicy(t, n, func(t *testing.T, b Barrier) {
+	forEach(t, n, true, func(t *testing.T, b Barrier) {
 		ctx, cancel := context.WithCancel(context.Background())
 		mine := make(chan error, 1)
 		others := make(chan error, n)
@@ -214,7 +208,7 @@ func TestWaitContextCompletes(t *testing.T) {
 	const n = 2
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	forEachAlgPolicy(t, n, func(t *testing.T, b Barrier) {
+	forEach(t, n, true, func(t *testing.T, b Barrier) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 2*n*50)
 		for id := 0; id < n; id++ {
