@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/barriertune/barriertune/osal"
 )
 
 // Barrier synchronises n participants.
@@ -246,7 +248,7 @@ func (b *base) Reset() {
 		c.Store(0)
 	}
 	for i := range b.slots {
-		b.slots[i].e = 0
+		atomic.StoreUint64(&b.slots[i].e, 0)
 	}
 	atomic.StoreUint32(&b.broken, 0)
 }
@@ -300,8 +302,20 @@ func (b *base) next(id int) (uint64, bool) {
 	if atomic.LoadUint32(&b.broken) != 0 {
 		return 0, false
 	}
-	b.slots[id].e++
-	return b.slots[id].e, true
+	e := b.slots[id].e + 1
+	osal.StoreRelease(&b.slots[id].e, e) // a plain store on amd64; Episodes reads it
+	return e, true
+}
+
+// Episodes returns how many episodes participant id has entered (since
+// construction or the last Reset). Any goroutine may call it; osal's
+// Team.RunBarrier uses it to detect a participant that returned while
+// another waits for it.
+func (b *base) Episodes(id int) uint64 {
+	if uint(id) >= uint(b.n) {
+		return 0
+	}
+	return atomic.LoadUint64(&b.slots[id].e)
 }
 
 //go:noinline

@@ -40,9 +40,7 @@ func sameID(id int) {
 }
 
 func (c *condBarrier) episode(id int) bool {
-	if uint(id) >= uint(c.n) {
-		badID(id, c.n)
-	}
+	c.next(id) // checks id, counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()
@@ -89,6 +87,7 @@ func (c *condBarrier) Break() {
 // Reset implements Barrier.
 func (c *condBarrier) Reset() {
 	c.mu.Lock()
+	c.base.Reset()
 	c.broken = false
 	c.count = 0
 	c.gen++
@@ -125,9 +124,7 @@ func newChannel(n int, opts ...Option) (Barrier, error) {
 }
 
 func (c *channelBarrier) episode(id int) bool {
-	if uint(id) >= uint(c.n) {
-		badID(id, c.n)
-	}
+	c.next(id) // checks id, counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()
@@ -176,6 +173,7 @@ func (c *channelBarrier) Break() {
 // Reset implements Barrier.
 func (c *channelBarrier) Reset() {
 	c.mu.Lock()
+	c.base.Reset()
 	c.broken = false
 	c.count = 0
 	c.gen++
