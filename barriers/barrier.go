@@ -29,7 +29,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/spin"
 )
 
 // Barrier synchronises n participants.
@@ -103,16 +103,16 @@ type Algorithm struct {
 // when the tuner finds two algorithms equally fast.
 func Algorithms() []Algorithm {
 	return []Algorithm{
-		{"central", "sense-reversing central counter (Mellor-Crummey & Scott 1991)", "L + P·o + t_bc(P−1)", true, NewCentral},
-		{"static-tree", "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", true, NewStaticTree},
-		{"all-static-tree", "static f-way tree, release down the same tree", "2(L + f·o)⌈log_f P⌉", true, NewAllStaticTree},
-		{"combining", "combining tree of counters (Yew, Tzeng & Lawrie 1987)", "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", true, NewCombining},
-		{"dissemination", "dissemination (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉", true, NewDissemination},
-		{"tournament", "tournament with static winners (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", true, NewTournament},
-		{"binomial", "binomial spanning tree (Tzeng & Kongmunvattana 1997)", "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", true, NewBinomial},
-		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, NewButterfly},
-		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, NewPairwise},
-		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, NewMCS},
+		{"central", "sense-reversing central counter (Mellor-Crummey & Scott 1991)", "L + P·o + t_bc(P−1)", true, newCentral},
+		{"static-tree", "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", true, newStaticTree},
+		{"all-static-tree", "static f-way tree, release down the same tree", "2(L + f·o)⌈log_f P⌉", true, newAllStaticTree},
+		{"combining", "combining tree of counters (Yew, Tzeng & Lawrie 1987)", "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", true, newCombining},
+		{"dissemination", "dissemination (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉", true, newDissemination},
+		{"tournament", "tournament with static winners (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", true, newTournament},
+		{"binomial", "binomial spanning tree (Tzeng & Kongmunvattana 1997)", "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", true, newBinomial},
+		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, newButterfly},
+		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
+		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
 	}
@@ -303,7 +303,7 @@ func (b *base) next(id int) (uint64, bool) {
 		return 0, false
 	}
 	e := b.slots[id].e + 1
-	osal.StoreRelease(&b.slots[id].e, e) // a plain store on amd64; Episodes reads it
+	spin.StoreRelease(&b.slots[id].e, e) // a plain store on amd64; Episodes reads it
 	return e, true
 }
 

@@ -27,7 +27,7 @@ func forEach(t *testing.T, n int, stress bool, f func(t *testing.T, b Barrier)) 
 			if !a.Spins && p != AutoPolicy {
 				continue
 			}
-			if stress && p == Spin && Oversubscribed(n) {
+			if stress && p == Spin && oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/policy=%s", a.Name, p), func(t *testing.T) {

@@ -20,8 +20,8 @@ type butterfly struct {
 	flags  []flag // flags[v*rounds+s]: identity v's flag for stage s
 }
 
-// NewButterfly returns a butterfly barrier for n participants.
-func NewButterfly(n int, opts ...Option) (Barrier, error) {
+// newButterfly returns a butterfly barrier for n participants.
+func newButterfly(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

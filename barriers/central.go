@@ -21,8 +21,8 @@ type central struct {
 	release flag
 }
 
-// NewCentral returns a central-counter barrier for n participants.
-func NewCentral(n int, opts ...Option) (Barrier, error) {
+// newCentral returns a central-counter barrier for n participants.
+func newCentral(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

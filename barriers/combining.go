@@ -28,8 +28,8 @@ type combNode struct {
 	_        [osal.CacheLinePad - 24]byte
 }
 
-// NewCombining returns a combining-tree barrier for n participants.
-func NewCombining(n int, opts ...Option) (Barrier, error) {
+// newCombining returns a combining-tree barrier for n participants.
+func newCombining(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

@@ -15,8 +15,8 @@ type dissemination struct {
 	flags  []flag // flags[i*rounds+r]: participant i's flag for round r
 }
 
-// NewDissemination returns a dissemination barrier for n participants.
-func NewDissemination(n int, opts ...Option) (Barrier, error) {
+// newDissemination returns a dissemination barrier for n participants.
+func newDissemination(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

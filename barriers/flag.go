@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/barriertune/barriertune/internal/spin"
 	"github.com/barriertune/barriertune/osal"
 )
 
@@ -46,7 +47,7 @@ func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 // waiter ever parks, so a release store suffices (no store-load fence).
 func (f *flag) set(e uint64, w *waiter) {
 	if w.policy != Park {
-		osal.StoreRelease(f.word(), e)
+		spin.StoreRelease(f.word(), e)
 		return
 	}
 	atomic.StoreUint64(f.word(), e)

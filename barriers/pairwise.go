@@ -17,8 +17,8 @@ type pairwise struct {
 	release   []flag // release[i]: upper participant i+y released
 }
 
-// NewPairwise returns a pairwise-exchange barrier for n participants.
-func NewPairwise(n int, opts ...Option) (Barrier, error) {
+// newPairwise returns a pairwise-exchange barrier for n participants.
+func newPairwise(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

@@ -19,8 +19,8 @@ type tournament struct {
 	wake   []flag // wake[i]: participant i's wakeup flag
 }
 
-// NewTournament returns a tournament barrier for n participants.
-func NewTournament(n int, opts ...Option) (Barrier, error) {
+// newTournament returns a tournament barrier for n participants.
+func newTournament(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

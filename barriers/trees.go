@@ -16,9 +16,9 @@ type staticTree struct {
 	release flag
 }
 
-// NewStaticTree returns a static f-way tree barrier (f from WithFanIn,
+// newStaticTree returns a static f-way tree barrier (f from WithFanIn,
 // default 4) with a global release flag.
-func NewStaticTree(n int, opts ...Option) (Barrier, error) {
+func newStaticTree(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -62,9 +62,9 @@ type allStaticTree struct {
 	wake   []flag
 }
 
-// NewAllStaticTree returns an all-static f-way tree barrier (f from
+// newAllStaticTree returns an all-static f-way tree barrier (f from
 // WithFanIn, default 4).
-func NewAllStaticTree(n int, opts ...Option) (Barrier, error) {
+func newAllStaticTree(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -112,8 +112,8 @@ type binomial struct {
 	wake   []flag
 }
 
-// NewBinomial returns a binomial-spanning-tree barrier for n participants.
-func NewBinomial(n int, opts ...Option) (Barrier, error) {
+// newBinomial returns a binomial-spanning-tree barrier for n participants.
+func newBinomial(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -171,8 +171,8 @@ type mcs struct {
 	wake      []flag
 }
 
-// NewMCS returns an MCS tree barrier for n participants.
-func NewMCS(n int, opts ...Option) (Barrier, error) {
+// newMCS returns an MCS tree barrier for n participants.
+func newMCS(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err

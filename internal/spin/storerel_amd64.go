@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package osal
+package spin
 
 // StoreRelease stores v at *addr with release ordering: every write before
 // it is visible to a thread whose atomic load sees v. On amd64 (TSO) that is
