@@ -1,6 +1,9 @@
 package barriers
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // staticTree is the static f-way tree with one global release flag
 // (Mellor-Crummey & Scott 1991 §3.3's tree arrival; thesis §2.2.1.4's f-way
@@ -126,7 +129,7 @@ func newBinomial(n int, opts ...Option) (Barrier, error) {
 // span returns the exclusive bound on 2^k for id's children.
 func (t *binomial) span(id int) int {
 	if id == 0 {
-		return 1 << 62
+		return math.MaxInt
 	}
 	return id & -id
 }
