@@ -156,8 +156,8 @@ func New(name string, n int, opts ...Option) (Barrier, error) {
 //   - allocate every flag with b.newFlags(k), or register a flag embedded in
 //     the struct with b.track(&f), and every counter that Reset must zero
 //     with b.counter(&c), after the struct holding base is allocated;
-//   - implement episode(id) bool: start with `e, ok := b.next(id)` (false:
-//     already broken) and return false as soon as any await returns false;
+//   - implement episode(id) bool: start with `e := b.next(id)` (0: already
+//     broken) and return false as soon as any await returns false;
 //     return true at the end;
 //   - define Wait and WaitContext as the two one-line wrappers the other
 //     algorithms use (b.wait(x, id) and b.waitContext(ctx, x, id)).
@@ -188,6 +188,7 @@ type episoder interface {
 // wait runs one episode and panics if the barrier broke.
 func (b *base) wait(a episoder, id int) {
 	if !a.episode(id) {
+		b.checkID(id)
 		panicBroken(id)
 	}
 }
@@ -208,8 +209,10 @@ func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
 		if a.episode(id) {
 			return nil
 		}
+		b.checkID(id)
 		return brokenError(id)
 	}
+	b.checkID(id)
 	if err := ctx.Err(); err != nil {
 		a.Break()
 		return err
@@ -294,17 +297,22 @@ func newBase(n int, opts []Option) (base, error) {
 func (b *base) N() int { return b.n }
 
 // next checks id and returns participant id's next episode number (1, 2,
-// ...), or false if the barrier is broken.
-func (b *base) next(id int) (uint64, bool) {
+// ...), or 0 if the barrier is broken. It inlines.
+func (b *base) next(id int) uint64 {
+	if uint(id) >= uint(len(b.slots)) || atomic.LoadUint32(&b.broken) != 0 {
+		return 0 // the wrappers tell a bad id (panic) from a broken barrier
+	}
+	s := &b.slots[id]
+	e := s.e + 1
+	spin.StoreRelease(&s.e, e) // a plain store on amd64; Episodes reads it
+	return e
+}
+
+// checkID panics if id is not a participant of b.
+func (b *base) checkID(id int) {
 	if uint(id) >= uint(b.n) {
 		badID(id, b.n)
 	}
-	if atomic.LoadUint32(&b.broken) != 0 {
-		return 0, false
-	}
-	e := b.slots[id].e + 1
-	spin.StoreRelease(&b.slots[id].e, e) // a plain store on amd64; Episodes reads it
-	return e, true
 }
 
 // Episodes returns how many episodes participant id has entered (since

@@ -40,7 +40,8 @@ func sameID(id int) {
 }
 
 func (c *condBarrier) episode(id int) bool {
-	c.next(id) // checks id, counts the episode for Episodes
+	c.checkID(id)
+	c.next(id) // counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()
@@ -124,7 +125,8 @@ func newChannel(n int, opts ...Option) (Barrier, error) {
 }
 
 func (c *channelBarrier) episode(id int) bool {
-	c.next(id) // checks id, counts the episode for Episodes
+	c.checkID(id)
+	c.next(id) // counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()

@@ -42,8 +42,8 @@ func (b *butterfly) owner(v int) int {
 
 // episode runs one episode for id; false when the barrier broke.
 func (b *butterfly) episode(id int) bool {
-	e, ok := b.next(id)
-	if !ok {
+	e := b.next(id)
+	if e == 0 {
 		return false
 	}
 	ids := [2]int{id, -1}

@@ -35,8 +35,8 @@ func newCentral(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (c *central) episode(id int) bool {
-	e, ok := c.next(id)
-	if !ok {
+	e := c.next(id)
+	if e == 0 {
 		return false
 	}
 	if c.count.Add(1) == e*uint64(c.n) {

@@ -69,8 +69,8 @@ func newCombining(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (c *combining) episode(id int) bool {
-	e, ok := c.next(id)
-	if !ok {
+	e := c.next(id)
+	if e == 0 {
 		return false
 	}
 	for nd := c.leaf[id]; ; {

@@ -29,8 +29,8 @@ func newDissemination(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (d *dissemination) episode(id int) bool {
-	e, ok := d.next(id)
-	if !ok {
+	e := d.next(id)
+	if e == 0 {
 		return false
 	}
 	for r := 0; r < d.rounds; r++ {

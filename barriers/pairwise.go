@@ -34,8 +34,8 @@ func newPairwise(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (p *pairwise) episode(id int) bool {
-	e, ok := p.next(id)
-	if !ok {
+	e := p.next(id)
+	if e == 0 {
 		return false
 	}
 	if id >= p.y {

@@ -33,8 +33,8 @@ func newTournament(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *tournament) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	top := t.rounds // rounds this participant won, hence whom it wakes

@@ -34,8 +34,8 @@ func newStaticTree(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *staticTree) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	for c := t.fanIn*id + 1; c <= t.fanIn*id+t.fanIn && c < t.n; c++ {
@@ -79,8 +79,8 @@ func newAllStaticTree(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *allStaticTree) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	lo, hi := t.fanIn*id+1, min(t.fanIn*id+t.fanIn, t.n-1)
@@ -136,8 +136,8 @@ func (t *binomial) span(id int) int {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *binomial) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	span := t.span(id)
@@ -190,8 +190,8 @@ func newMCS(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (m *mcs) episode(id int) bool {
-	e, ok := m.next(id)
-	if !ok {
+	e := m.next(id)
+	if e == 0 {
 		return false
 	}
 	odd := e&1 == 1
