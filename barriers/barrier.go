@@ -1,23 +1,3 @@
-// Package barriers holds thread-barrier algorithms for n participants and
-// picks among them: the central counter, combining tree, tournament,
-// dissemination, butterfly, pairwise exchange, static and all-static trees,
-// the MCS tree, the binomial spanning tree, and two blocking baselines
-// (sync.Cond and channels) that show what spinning buys.
-//
-// Every algorithm implements Barrier: participant id (0 <= id < n) calls
-// Wait(id) once per episode; Wait returns when all n participants have
-// called it for that episode. Wait is a full barrier: every write any
-// participant made before its Wait is visible to every participant after its
-// Wait. A participant's state lives in its own padded slot, so ids must be
-// distinct and each id used by one goroutine at a time.
-//
-// Spinning algorithms wait according to a Policy. The default, AutoPolicy,
-// always makes progress, even with more participants than CPUs or
-// GOMAXPROCS; pure Spin is for dedicated, pinned threads.
-//
-// Auto returns the algorithm that the install-time check (`barriertune
-// check`) found fastest on this machine for n participants, with a
-// documented fallback when there are no results for this machine.
 package barriers
 
 import (
