@@ -211,3 +211,22 @@ func ExampleWithFanIn() {
 	// 16 <nil>
 	// fan-in 1 is too small (want 2 or more)
 }
+
+// Names lists the catalog in order, simplest first.
+func ExampleNames() {
+	fmt.Println(barriers.Names()[:4])
+	// Output: [central static-tree all-static-tree combining]
+}
+
+// WithPolicy picks how waiters wait; Spin suits threads pinned one per CPU.
+func ExampleWithPolicy() {
+	for _, p := range []barriers.Policy{barriers.AutoPolicy, barriers.Spin, barriers.Yield, barriers.Park} {
+		b, err := barriers.New("tournament", 2, barriers.WithPolicy(p), barriers.WithSpinBudget(32))
+		fmt.Println(p, b.N(), err)
+	}
+	// Output:
+	// auto 2 <nil>
+	// spin 2 <nil>
+	// yield 2 <nil>
+	// park 2 <nil>
+}
