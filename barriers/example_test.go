@@ -230,3 +230,17 @@ func ExampleWithPolicy() {
 	// yield 2 <nil>
 	// park 2 <nil>
 }
+
+// WithSpinBudget sets how long Yield and Park spin before they yield or
+// block; a negative budget keeps the default.
+func ExampleWithSpinBudget() {
+	b, err := barriers.New("dissemination", 4, barriers.WithPolicy(barriers.Park), barriers.WithSpinBudget(0))
+	fmt.Println(b.N(), err) // parks at once: good when participants share CPUs
+	// Output: 4 <nil>
+}
+
+// String gives the names ParsePolicy accepts.
+func ExamplePolicy_String() {
+	fmt.Println(barriers.AutoPolicy, barriers.Spin, barriers.Yield, barriers.Park, barriers.Policy(9))
+	// Output: auto spin yield park Policy(9)
+}

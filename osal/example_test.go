@@ -1,8 +1,11 @@
 package osal_test
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree/cpuset"
@@ -63,4 +66,56 @@ func ExampleNewTeam() {
 		panic(err)
 	}
 	_ = team.Run(func(rank int) { osal.Relax() })
+}
+
+// An unpinned team runs plain goroutines: the choice when participants
+// outnumber the CPUs.
+func ExampleNewUnpinnedTeam() {
+	team, err := osal.NewUnpinnedTeam(16)
+	fmt.Println(team.Size(), team.Pinned(), team.CPUs(), err)
+	_, err = osal.NewUnpinnedTeam(0)
+	fmt.Println(err)
+	// Output:
+	// 16 false [] <nil>
+	// a team needs at least one participant, got 0
+}
+
+// Relax is the CPU's spin-wait hint (PAUSE on amd64, ISB on arm64): call
+// it in every iteration of a busy-wait loop.
+func ExampleRelax() {
+	var ready atomic.Bool
+	go ready.Store(true)
+	for !ready.Load() {
+		osal.Relax()
+	}
+	fmt.Println("ready")
+	// Output: ready
+}
+
+// Nanotime is a monotonic clock in nanoseconds for timing short intervals.
+func ExampleNanotime() {
+	t0 := osal.Nanotime()
+	elapsed := osal.Nanotime() - t0
+	fmt.Println(elapsed >= 0)
+	// Output: true
+}
+
+// Allowed is the set of CPUs this process may run on, and Pin binds the
+// calling (locked) thread to one of them; off Linux Pin returns an error
+// wrapping errors.ErrUnsupported.
+func ExamplePin() {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error)
+	go func() {
+		// Never unlocked: when this goroutine exits the runtime discards
+		// the pinned thread instead of reusing it (Team restores it).
+		runtime.LockOSThread()
+		done <- osal.Pin(allowed.Members()[0])
+	}()
+	if err := <-done; errors.Is(err, errors.ErrUnsupported) {
+		fmt.Println("pinning is not available here")
+	}
 }
