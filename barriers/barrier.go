@@ -197,11 +197,18 @@ func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
 		a.Break()
 		return err
 	}
-	stop := context.AfterFunc(ctx, a.Break)
+	broke := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		a.Break()
+		close(broke)
+	})
 	ok := a.episode(id)
 	if !stop() {
 		// The ctx ended and broke the barrier (perhaps just after this
 		// episode completed): this caller is the one whose ctx ended.
+		// Wait for Break to finish, so that a Reset after this call
+		// cannot be undone by a Break still running.
+		<-broke
 		return ctx.Err()
 	}
 	if !ok {
