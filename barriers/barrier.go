@@ -139,8 +139,10 @@ func New(name string, n int, opts ...Option) (Barrier, error) {
 //   - implement episode(id) bool: start with `e := b.next(id)` (0: already
 //     broken) and return false as soon as any await returns false;
 //     return true at the end;
-//   - define Wait and WaitContext as the two one-line wrappers the other
-//     algorithms use (b.wait(x, id) and b.waitContext(ctx, x, id)).
+//   - define Wait and WaitContext as the short wrappers the other
+//     algorithms use (Wait calls episode directly and b.failed on false;
+//     WaitContext runs episode directly for a ctx whose Done is nil and
+//     b.waitContext otherwise).
 //
 // Break sets broken, then stores brokenValue in every registered flag and
 // wakes its parked waiters: a spinning waiter sees a value that ends its
@@ -165,20 +167,21 @@ type episoder interface {
 	Break()
 }
 
-// wait runs one episode and panics if the barrier broke.
-func (b *base) wait(a episoder, id int) {
-	if !a.episode(id) {
-		b.checkID(id)
-		panicBroken(id)
-	}
-}
-
+// failed panics after an episode that failed: with badID for an id out
+// of range, else with an error wrapping ErrBroken.
+//
 //go:noinline
-func panicBroken(id int) {
+func (b *base) failed(id int) {
+	b.checkID(id)
 	panic(fmt.Errorf("barriers: Wait(%d): %w", id, ErrBroken))
 }
 
-func brokenError(id int) error {
+// brokenError returns the error of a WaitContext whose episode failed
+// (it panics on an id out of range).
+//
+//go:noinline
+func (b *base) brokenError(id int) error {
+	b.checkID(id)
 	return fmt.Errorf("barriers: WaitContext(%d): %w", id, ErrBroken)
 }
 
@@ -189,8 +192,7 @@ func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
 		if a.episode(id) {
 			return nil
 		}
-		b.checkID(id)
-		return brokenError(id)
+		return b.brokenError(id)
 	}
 	b.checkID(id)
 	if err := ctx.Err(); err != nil {
@@ -212,7 +214,7 @@ func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
 		return ctx.Err()
 	}
 	if !ok {
-		return brokenError(id)
+		return b.brokenError(id)
 	}
 	return nil
 }

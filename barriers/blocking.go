@@ -70,7 +70,11 @@ func (c *condBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *condBarrier) Wait(id int) { c.wait(c, id) }
+func (c *condBarrier) Wait(id int) {
+	if !c.episode(id) {
+		c.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (c *condBarrier) WaitContext(ctx context.Context, id int) error {
@@ -153,7 +157,11 @@ func (c *channelBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *channelBarrier) Wait(id int) { c.wait(c, id) }
+func (c *channelBarrier) Wait(id int) {
+	if !c.episode(id) {
+		c.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (c *channelBarrier) WaitContext(ctx context.Context, id int) error {

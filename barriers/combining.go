@@ -91,7 +91,19 @@ func (c *combining) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *combining) Wait(id int) { x.wait(x, id) }
+func (x *combining) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *combining) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *combining) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

@@ -47,9 +47,19 @@ func (d *dissemination) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *dissemination) Wait(id int) { x.wait(x, id) }
+func (x *dissemination) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (x *dissemination) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
 	return x.waitContext(ctx, x, id)
 }

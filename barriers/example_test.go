@@ -84,7 +84,7 @@ func ExampleAuto() {
 	if err != nil {
 		panic(err)
 	}
-	tuning := barriers.Tuned(n) // what was chosen, and why
+	tuning := barriers.Tuned(n)        // what was chosen, and why
 	fmt.Println(tuning.Fallback != "") // the fallback: no results here
 	var wg sync.WaitGroup
 	for id := 0; id < n; id++ {

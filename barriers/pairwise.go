@@ -65,7 +65,19 @@ func (p *pairwise) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *pairwise) Wait(id int) { x.wait(x, id) }
+func (x *pairwise) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *pairwise) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *pairwise) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

@@ -225,27 +225,73 @@ func (m *mcs) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *staticTree) Wait(id int) { x.wait(x, id) }
+func (x *staticTree) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *staticTree) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
-
-// Wait implements Barrier.
-func (x *allStaticTree) Wait(id int) { x.wait(x, id) }
-
-// WaitContext implements Barrier.
-func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
+func (x *staticTree) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
 	return x.waitContext(ctx, x, id)
 }
 
 // Wait implements Barrier.
-func (x *binomial) Wait(id int) { x.wait(x, id) }
+func (x *allStaticTree) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *binomial) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}
 
 // Wait implements Barrier.
-func (x *mcs) Wait(id int) { x.wait(x, id) }
+func (x *binomial) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *mcs) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *binomial) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}
+
+// Wait implements Barrier.
+func (x *mcs) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
+
+// WaitContext implements Barrier.
+func (x *mcs) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}
