@@ -12,6 +12,21 @@ import (
 	"github.com/barriertune/barriertune/internal/spin"
 )
 
+// Adding an algorithm (Break, Reset and WaitContext come almost free):
+//   1. embed base (from newBase) in the algorithm's struct; allocate the
+//      struct first, then its flags with x.newFlags(k), register a flag
+//      embedded in the struct with x.track(&x.f) and every counter that
+//      Reset must zero with x.counter(&x.c);
+//   2. write episode(id int) bool: start with `e := x.next(id)` and return
+//      false if e == 0 (broken, or an id out of range); set flags with
+//      f.set(e, &x.w); wait with `if !f.await(e, &x.w) { return false }`
+//      (awaitEq for exact values); return true at the end;
+//   3. copy the Wait and WaitContext wrappers of dissemination.go;
+//   4. add it to Algorithms (and its tests run it: broken_test.go and
+//      barriers_test.go iterate the catalog).
+// base's Break and Reset then work unchanged; a blocking algorithm (see
+// blocking.go) defines its own Break and Reset under its mutex instead.
+
 // Barrier synchronises n participants.
 type Barrier interface {
 	// Wait blocks participant id until all n participants have called Wait
