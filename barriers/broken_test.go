@@ -58,14 +58,21 @@ func collect(t *testing.T, errs <-chan error, n int) []error {
 func settle() { time.Sleep(2 * time.Millisecond) }
 
 func TestBreakReleasesWaiters(t *testing.T) {
-	// n = 3 under every policy; n = 9 (deeper trees, more rounds) where
-	// pure spin is not oversubscribed.
+	// n = 3 under every policy, the root missing; n = 9 (deeper trees,
+	// more rounds), a leaf missing, so its parent waits for it (MCS's exact
+	// wait), where pure spin is not oversubscribed.
 	for _, n := range []int{3, 9} {
+		missing := 0
+		if n > 3 {
+			missing = n - 1
+		}
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			forEach(t, n, n > 3, func(t *testing.T, b Barrier) {
 				errs := make(chan error, n)
-				for id := 1; id < n; id++ { // participant 0 never arrives
-					go func() { errs <- b.WaitContext(context.Background(), id) }()
+				for id := 0; id < n; id++ {
+					if id != missing {
+						go func() { errs <- b.WaitContext(context.Background(), id) }()
+					}
 				}
 				settle()
 				b.Break()
@@ -74,7 +81,7 @@ func TestBreakReleasesWaiters(t *testing.T) {
 						t.Errorf("waiter got %v, want an error wrapping ErrBroken", err)
 					}
 				}
-				if err := b.WaitContext(context.Background(), 0); !errors.Is(err, ErrBroken) {
+				if err := b.WaitContext(context.Background(), missing); !errors.Is(err, ErrBroken) {
 					t.Errorf("WaitContext after Break = %v, want ErrBroken", err)
 				}
 				b.Break() // idempotent
