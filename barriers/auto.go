@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -81,11 +80,11 @@ func TunedFrom(path string, n int) Tuning {
 		}
 		return fallback(n, err.Error())
 	}
-	topo, err := hwtree.FromSysfs("/")
+	allowed, err := osal.Allowed()
 	if err != nil {
 		return fallback(n, "cannot fingerprint this machine: "+err.Error())
 	}
-	why := f.Machine.Mismatch(results.CurrentMachine(topo))
+	why := f.Machine.Mismatch(results.Host(allowed.String()))
 	if why != "" && os.Getenv(ForceEnv) != "1" {
 		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s (set %s=1 to use it anyway)", path, why, ForceEnv))
 	}

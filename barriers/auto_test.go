@@ -6,24 +6,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
 // writeResults records a winner for 2 threads on this machine.
 func writeResults(t *testing.T, mutate func(*results.File)) string {
 	t.Helper()
-	topo, err := hwtree.FromSysfs("/")
+	allowed, err := osal.Allowed()
 	if err != nil {
 		t.Skip(err)
 	}
-	cpus := topo.CPUs()
+	cpus := allowed.Members()
 	if len(cpus) < 2 {
 		t.Skip("needs two CPUs")
 	}
 	f := &results.File{
 		Schema:  results.Schema,
-		Machine: results.CurrentMachine(topo),
+		Machine: machine(allowed.String()),
 		Threads: []results.Threads{{Threads: 2, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus[:2], MedianNs: 61}}},
 	}
 	if mutate != nil {
@@ -82,11 +82,11 @@ func TestAutoFallback(t *testing.T) {
 
 func TestAutoRefusesForeignResults(t *testing.T) {
 	path := writeResults(t, func(f *results.File) {
-		f.Machine.TopologyHash = "0123456789abcdef"
-		f.Machine.Topology = "Package:64 PU:1"
+		f.Machine.CPU.Name = "Imaginary CPU 9000"
+		f.Machine.AllowedCPUs = "0-4095"
 	})
 	tu := TunedFrom(path, 2)
-	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Package:64") {
+	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Imaginary") || !strings.Contains(tu.Fallback, "0-4095") {
 		t.Errorf("foreign results: %+v", tu)
 	}
 	t.Setenv(ForceEnv, "1")
@@ -101,4 +101,12 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
 		t.Errorf("a file without winners must fall back: %+v", tu)
 	}
+}
+
+// machine is this machine's fingerprint as the check records it (with a
+// tree digest, which the library trusts).
+func machine(allowed string) results.Machine {
+	m := results.Host(allowed)
+	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
+	return m
 }

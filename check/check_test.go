@@ -187,3 +187,18 @@ func TestBudgetCutsAreNotPartial(t *testing.T) {
 	}
 	t.Logf("cuts: %v; %d thread counts measured", f.Cuts, len(f.Threads))
 }
+
+func TestCurrentMachine(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 core:2 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := CurrentMachine(topo)
+	if m.Topology != "Package:2 Core:2 PU:2" || len(m.TopologyHash) != 16 || m.AllowedCPUs != "0-7" || m.GoVersion == "" {
+		t.Errorf("fingerprint %+v", m)
+	}
+	other, _ := hwtree.FromSynthetic("pack:4 core:2 pu:2")
+	if why := m.Mismatch(CurrentMachine(other)); !strings.Contains(why, "topology") || !strings.Contains(why, "allowed CPUs") {
+		t.Errorf("mismatch = %q", why)
+	}
+}
