@@ -1,6 +1,7 @@
 package barriers
 
 import (
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,4 +110,69 @@ func machine(allowed string) results.Machine {
 	m := results.Host(allowed)
 	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
 	return m
+}
+
+// TestTunedCachesUntilReload: Tuned reads the file once per path; Reload
+// makes it read again.
+func TestTunedCachesUntilReload(t *testing.T) {
+	Reload()
+	t.Cleanup(Reload)
+	path := writeResults(t, nil)
+	t.Setenv(ResultsEnv, path)
+	if tu := Tuned(2); tu.Algorithm != "mcs" {
+		t.Fatalf("Tuned(2) = %+v, want mcs", tu)
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Threads[0].Best.Algorithm = "tournament"
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	if tu := Tuned(2); tu.Algorithm != "mcs" {
+		t.Errorf("cached Tuned(2) = %s, want mcs (the file is read once)", tu.Algorithm)
+	}
+	if tu := TunedFrom(path, 2); tu.Algorithm != "tournament" {
+		t.Errorf("TunedFrom reads every time: %s", tu.Algorithm)
+	}
+	Reload()
+	if tu := Tuned(2); tu.Algorithm != "tournament" {
+		t.Errorf("after Reload Tuned(2) = %s, want tournament", tu.Algorithm)
+	}
+	// Another path is another read.
+	other := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm = "central" })
+	t.Setenv(ResultsEnv, other)
+	if tu := Tuned(2); tu.Algorithm != "central" {
+		t.Errorf("Tuned(2) with a new path = %s, want central", tu.Algorithm)
+	}
+}
+
+// TestLightDependencies: the library links only the standard library,
+// golang.org/x/sys, cpuid and this module's light packages: no CPU-tree
+// discovery (hwtree, ghw), no cgo, no CLI.
+func TestLightDependencies(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH:", err)
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skip("go list:", err)
+	}
+	const mod = "github.com/barriertune/barriertune/"
+	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "hwtree/cpuset"}
+	for _, p := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(p, "/")
+		switch {
+		case p == "runtime/cgo" || strings.Contains(p, "ghw"):
+			t.Errorf("the barriers package links %s", p)
+		case !strings.Contains(first, "."), strings.HasPrefix(p, "vendor/"):
+			// standard library
+		case strings.HasPrefix(p, "golang.org/x/sys/"), strings.HasPrefix(p, "github.com/klauspost/cpuid/"):
+		case slices.Contains(light, p):
+		default:
+			t.Errorf("the barriers package links %s, not a light package", p)
+		}
+	}
 }
