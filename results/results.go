@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -253,9 +254,18 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "barriertune", "results.json"), nil
 }
 
+// MaxFileSize caps the results files Read accepts: a check of thousands of
+// thread counts stays far below it.
+const MaxFileSize = 64 << 20
+
+// PartialSuffix names the file beside a complete results file where Save
+// puts a less complete run.
+const PartialSuffix = ".partial"
+
 // Write stores f at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory. Readers see
-// the old file or the new one, never a torn one.
+// the old file or the new one, never a torn one. The file's mode is 0644
+// less the umask, so a system-wide results file is readable by its users.
 func Write(path string, f *File) error {
 	if f.Schema == "" {
 		f.Schema = Schema
@@ -269,7 +279,7 @@ func Write(path string, f *File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".results-*.json")
+	tmp, err := createTemp(dir)
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
@@ -295,13 +305,110 @@ func Write(path string, f *File) error {
 	return nil
 }
 
+// createTemp creates a new hidden file in dir with mode 0644 (umask
+// applies); os.CreateTemp would make it 0600.
+func createTemp(dir string) (*os.File, error) {
+	var err error
+	for i := 0; i < 100; i++ {
+		name := filepath.Join(dir, fmt.Sprintf(".results-%d-%d.json", os.Getpid(), time.Now().UnixNano()+int64(i)))
+		var f *os.File
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// CheckWritable reports whether Write can store a file at path: its
+// directory exists (or can be made) and takes new files, and path is not a
+// directory. The check calls it before measuring, so an unwritable path
+// does not lose a run.
+func CheckWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("results path %s is not a regular file (%s); give a file path", path, fi.Mode().Type())
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results path %s: cannot create its directory: %w", path, err)
+	}
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return fmt.Errorf("results path %s: directory %s is not writable: %w", path, dir, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}
+
+// Save writes f to path unless that would replace a complete file with a
+// less complete one (see Supersedes): then f goes to path+PartialSuffix,
+// which `check --resume` accepts, and path keeps the complete run. It
+// returns the path written.
+func Save(path string, f *File) (string, error) {
+	if old, err := Read(path); err == nil && !Supersedes(f, old) {
+		path += PartialSuffix
+	}
+	return path, Write(path, f)
+}
+
+// Supersedes reports whether results f may replace old: old is partial,
+// or f is complete and has a winner for every thread count old has one
+// for.
+func Supersedes(f, old *File) bool {
+	if old.Partial || !old.hasWinner() {
+		return true
+	}
+	if f.Partial {
+		return false
+	}
+	for _, t := range old.Threads {
+		if t.Best == nil {
+			continue
+		}
+		if n := f.Lookup(t.Threads); n == nil || n.Best == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// hasWinner reports whether any thread count has a best choice.
+func (f *File) hasWinner() bool {
+	return slices.ContainsFunc(f.Threads, func(t Threads) bool { return t.Best != nil })
+}
+
 // Read loads and validates a results file. A missing file's error wraps
 // os.ErrNotExist; a truncated, corrupted or foreign file gets a one-line
 // error saying what is wrong.
+//
+// Only regular files of at most MaxFileSize bytes are read: a device
+// (/dev/zero) or a FIFO gets an error, not a hang.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("results file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("results file %s is not a regular file (%s); give the file `barriertune check` wrote", path, fi.Mode().Type())
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("results file %s is %d bytes; results files are at most %d", path, fi.Size(), MaxFileSize)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
+	defer fd.Close()
+	data, err := io.ReadAll(io.LimitReader(fd, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("results file %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("results file %s is over %d bytes; results files are at most that", path, MaxFileSize)
 	}
 	return Parse(data, path)
 }
