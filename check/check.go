@@ -12,6 +12,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
@@ -31,6 +32,9 @@ const (
 	TieFraction = 0.03
 	// DropFactor drops a candidate once it is twice as slow as the best.
 	DropFactor = 2.0
+	// MaxThreads is the largest thread count accepted (or 4 per PU on
+	// bigger machines).
+	MaxThreads = 4096
 	// MaxRounds bounds the passes over every placement when the budget
 	// leaves room.
 	MaxRounds = 10
@@ -84,9 +88,16 @@ func DefaultThreadCounts(n int) []int {
 	return out
 }
 
+// ErrNothingMeasured is the error Run returns (wrapped, with ctx's error
+// when there is one) when it measured no placement: a results file
+// holding nothing must not replace a good one.
+var ErrNothingMeasured = errors.New("nothing was measured")
+
 // Run performs the check. When ctx is cancelled or the budget runs out it
 // stops at the next sample and returns what was measured, marked partial,
-// with ctx's error (or nil when only the budget ran out).
+// with ctx's error (or nil when only the budget ran out). A check that
+// finished its plan returns nil even when ctx ended just after. When no
+// placement was measured the error wraps ErrNothingMeasured.
 func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	start := time.Now()
 	cfg, algs, threads, err := prepare(cfg)

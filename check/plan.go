@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
@@ -17,33 +19,44 @@ func prepare(cfg Config) (Config, []string, []int, error) {
 	if topo == nil {
 		return cfg, nil, nil, fmt.Errorf("check: no topology")
 	}
-	if cfg.Budget <= 0 {
+	if cfg.Budget < 0 || cfg.SetsLimit < 0 || cfg.SampleTarget < 0 {
+		return cfg, nil, nil, fmt.Errorf("check: budget %s, sets limit %d, sample time %s: negative values are not accepted (0 takes the default)", cfg.Budget, cfg.SetsLimit, cfg.SampleTarget)
+	}
+	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
 	}
-	if cfg.SetsLimit <= 0 {
+	if cfg.SetsLimit == 0 {
 		cfg.SetsLimit = configsets.DefaultLimit
 	}
-	if cfg.SampleTarget <= 0 {
+	if cfg.SampleTarget == 0 {
 		cfg.SampleTarget = 200 * time.Microsecond
 	}
 	algs := cfg.Algorithms
 	if len(algs) == 0 {
 		algs = barriers.Names()
 	}
-	for _, a := range algs {
+	for i, a := range algs {
 		if _, err := barriers.Lookup(a); err != nil {
 			return cfg, nil, nil, err
 		}
-	}
-	threads := cfg.Threads
-	if len(threads) == 0 {
-		threads = DefaultThreadCounts(len(topo.PUs()))
-	}
-	for _, t := range threads {
-		if t < 1 {
-			return cfg, nil, nil, fmt.Errorf("thread count %d: want at least 1", t)
+		if slices.Contains(algs[:i], a) {
+			return cfg, nil, nil, fmt.Errorf("algorithm %q is named twice; name each once", a)
 		}
 	}
+	npus := len(topo.PUs())
+	threads := slices.Clone(cfg.Threads)
+	if len(threads) == 0 {
+		threads = DefaultThreadCounts(npus)
+	}
+	limit := max(MaxThreads, 4*npus)
+	for _, t := range threads {
+		if t < 1 || t > limit {
+			return cfg, nil, nil, fmt.Errorf("thread count %d: want 1 to %d", t, limit)
+		}
+	}
+	// Each thread count once: a file with one twice is unreadable.
+	slices.Sort(threads)
+	threads = slices.Compact(threads)
 	allowed, err := osal.Allowed()
 	if err != nil {
 		return cfg, nil, nil, err
@@ -92,8 +105,12 @@ func (p *plan) estimate(cands int, target time.Duration) time.Duration {
 // (down to 1), then thread counts (largest first).
 func makePlan(topo *hwtree.Topology, threads []int, done map[int]bool, cfg Config, cands int, floors bool) (*plan, error) {
 	p := &plan{samples: DefaultSamples}
-	if floors {
+	if floors && runtime.GOMAXPROCS(0) >= 2 {
 		p.floors, p.levels = floorPairs(topo)
+	} else if floors {
+		// One P cannot ping-pong: measure what can run (oversubscribed
+		// placements) without the floor.
+		p.cuts = append(p.cuts, "no core-to-core floor: GOMAXPROCS is 1")
 	}
 	space := configsets.NewSpace(topo)
 	npus := len(topo.PUs())

@@ -60,11 +60,21 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 			f.Partial = true
 		}
 	}
-	if f.Partial && ctx.Err() == context.DeadlineExceeded {
-		f.Cuts = append(f.Cuts, fmt.Sprintf("the budget of %s ran out after %d of %d placement passes", budget, s.measured, s.total))
-		return f, nil
+	if !f.Partial {
+		return f, nil // finished: a signal after the last sample changes nothing
 	}
-	return f, context.Cause(ctx)
+	cause := context.Cause(ctx)
+	if ctx.Err() == context.DeadlineExceeded {
+		f.Cuts = append(f.Cuts, fmt.Sprintf("the budget of %s ran out after %d of %d placement passes", budget, s.measured, s.total))
+		cause = nil
+	}
+	if s.measured == 0 {
+		if cause == nil {
+			return f, fmt.Errorf("%w: the budget of %s ran out before the first placement (raise --budget)", ErrNothingMeasured, budget)
+		}
+		return f, fmt.Errorf("%w: %w", ErrNothingMeasured, cause)
+	}
+	return f, cause
 }
 
 // entry is the results entry of unit ui: every measurement, the winner and
