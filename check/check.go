@@ -97,7 +97,8 @@ var ErrNothingMeasured = errors.New("nothing was measured")
 // stops at the next sample and returns what was measured, marked partial,
 // with ctx's error (or nil when only the budget ran out). A check that
 // finished its plan returns nil even when ctx ended just after. When no
-// placement was measured the error wraps ErrNothingMeasured.
+// placement was measured it returns no file and an error wrapping
+// ErrNothingMeasured.
 func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	start := time.Now()
 	cfg, algs, threads, err := prepare(cfg)

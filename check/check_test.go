@@ -149,12 +149,11 @@ func TestRunAndResume(t *testing.T) {
 		t.Error("no floor measured")
 	}
 
-	// Cancelled before it starts: partial, nothing complete.
+	// Cancelled before it starts: nothing measured, no file.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p, err := Run(ctx, cfg)
-	if err == nil || !p.Partial {
-		t.Fatalf("cancelled run: partial %v, err %v", p.Partial, err)
+	if p, err := Run(ctx, cfg); !errors.Is(err, ErrNothingMeasured) || p != nil {
+		t.Fatalf("cancelled run: file %v, err %v", p != nil, err)
 	}
 	// Resume from a file with only 2 threads complete.
 	f.Threads = f.Threads[:1]
@@ -239,19 +238,19 @@ func TestRunValidatesConfig(t *testing.T) {
 	}
 }
 
-// TestNothingMeasured: a budget too small for one placement is an error,
-// with a partial file, so the caller keeps a good file.
+// TestNothingMeasured: a budget too small for one placement is an error
+// and no file, so the caller keeps a good file.
 func TestNothingMeasured(t *testing.T) {
 	topo := liveTopo(t)
 	f, err := Run(context.Background(), Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}, Budget: time.Nanosecond})
-	if !errors.Is(err, ErrNothingMeasured) || !f.Partial {
-		t.Errorf("1ns budget: partial %v, err %v", f.Partial, err)
+	if !errors.Is(err, ErrNothingMeasured) || f != nil {
+		t.Errorf("1ns budget: file %v, err %v", f != nil, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Run(ctx, Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}})
-	if !errors.Is(err, ErrNothingMeasured) || !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled at once: %v", err)
+	f, err = Run(ctx, Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}})
+	if !errors.Is(err, ErrNothingMeasured) || !errors.Is(err, context.Canceled) || f != nil {
+		t.Errorf("cancelled at once: file %v, err %v", f != nil, err)
 	}
 }
 

@@ -69,10 +69,11 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 		cause = nil
 	}
 	if s.measured == 0 {
+		// No file: there is nothing in it to keep, and a good file stays.
 		if cause == nil {
-			return f, fmt.Errorf("%w: the budget of %s ran out before the first placement (raise --budget)", ErrNothingMeasured, budget)
+			return nil, fmt.Errorf("%w: the budget of %s ran out before the first placement (raise --budget)", ErrNothingMeasured, budget)
 		}
-		return f, fmt.Errorf("%w: %w", ErrNothingMeasured, cause)
+		return nil, fmt.Errorf("%w: %w", ErrNothingMeasured, cause)
 	}
 	return f, cause
 }
