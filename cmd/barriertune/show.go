@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
@@ -45,7 +46,7 @@ pin. --json prints the validated file.`,
 				return writeJSON(w, f)
 			}
 			if topo, err := hwtree.FromSysfs("/"); err == nil {
-				if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
+				if why := f.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: these results are from another machine: %s\n", why)
 				}
 			}
