@@ -47,7 +47,7 @@ type Tuning struct {
 // (one wakeup broadcast) when they outnumber them. Both measured best or
 // near-best in those regimes on the machines we tried (docs/algorithms.md).
 func FallbackAlgorithm(n int) string {
-	if Oversubscribed(n) {
+	if oversubscribed(n) {
 		return "central"
 	}
 	return "dissemination"
