@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -13,8 +14,15 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-func newShowCmd() *cobra.Command {
-	var asJSON bool
+// showOptions are the flags and argument of `barriertune show`.
+type showOptions struct {
+	global *globalOptions
+	path   string // the results file; empty: the per-user default
+	json   bool
+}
+
+func newShowCmd(g *globalOptions) *cobra.Command {
+	opts := &showOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "show [FILE]",
 		Short: "Show the winners of a results file",
@@ -27,33 +35,38 @@ pin. --json prints the validated file.`,
   barriertune show /etc/barriertune/results.json --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
 			if len(args) == 1 {
-				path = args[0]
-			} else {
-				var err error
-				if path, err = results.DefaultPath(); err != nil {
-					return err
-				}
+				opts.path = args[0]
 			}
-			f, err := results.Read(path)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				return writeJSON(w, f)
-			}
-			if topo, err := hwtree.FromSysfs("/"); err == nil {
-				if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: these results are from another machine: %s\n", why)
-				}
-			}
-			return printWinners(w, f)
+			return runShow(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results file as JSON")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the results file as JSON")
 	return cmd
+}
+
+// runShow prints the winners of a results file.
+func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
+	path := opts.path
+	if path == "" {
+		var err error
+		if path, err = results.DefaultPath(); err != nil {
+			return err
+		}
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(w, f)
+	}
+	if topo, err := hwtree.FromSysfs("/"); err == nil && !opts.global.quiet {
+		if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
+			fmt.Fprintf(stderr, "warning: these results are from another machine: %s\n", why)
+		}
+	}
+	return printWinners(w, f)
 }
 
 // printWinners writes the table of winners.
