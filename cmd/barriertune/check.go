@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,8 @@ Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what was measured is written,
 marked partial, and --resume FILE continues it (exit code 130 or 143).
 
 Results go to -o FILE, or by default to the per-user config directory
-($XDG_CONFIG_HOME/barriertune/results.json), where barriers.AutoPolicy and
+($XDG_CONFIG_HOME/barriertune/results.json) unless $BARRIERTUNE_RESULTS
+names another file, where barriers.Auto and
 ` + "`barriertune show`" + ` find them.`,
 		Example: `  barriertune check
   barriertune check --budget 5m -o /etc/barriertune/results.json
@@ -66,7 +68,7 @@ Results go to -o FILE, or by default to the per-user config directory
 	}
 	opts.src.register(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $XDG_CONFIG_HOME/barriertune/results.json)")
+	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
 	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(maxThreads)+" (default: 2..PUs, all up to 8, then powers of two and the maximum)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(barriers.Names(), ", "))
@@ -123,6 +125,15 @@ func (o *checkOptions) outputPath() (string, error) {
 		return o.output, nil
 	case o.resume != "":
 		return o.resume, nil
+	}
+	return defaultResultsPath()
+}
+
+// defaultResultsPath is the results file that barriers.Auto reads:
+// $BARRIERTUNE_RESULTS when set, else the per-user default.
+func defaultResultsPath() (string, error) {
+	if p := os.Getenv(barriers.ResultsEnv); p != "" {
+		return p, nil
 	}
 	return results.DefaultPath()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -39,6 +40,9 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return checkSourceFlags(cmd)
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
@@ -166,4 +170,21 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// sourceFlagNames are the flags that choose where a topology comes from.
+func sourceFlagNames() []string { return []string{"sysfs-root", "synthetic", "xml", "topology"} }
+
+// checkSourceFlags refuses two topology sources at once as a usage error.
+func checkSourceFlags(cmd *cobra.Command) error {
+	var given []string
+	for _, name := range sourceFlagNames() {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			given = append(given, "--"+name)
+		}
+	}
+	if len(given) > 1 {
+		return usageErrorf("%s given together; choose one topology source", strings.Join(given, " and "))
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ func newShowCmd(g *globalOptions) *cobra.Command {
 		Use:   "show [FILE]",
 		Short: "Show the winners of a results file",
 		Long: `Show the table of winners of a results file (default: the per-user file
-that ` + "`barriertune check`" + ` writes): for each thread count the best algorithm,
+that ` + "`barriertune check`" + ` writes, $BARRIERTUNE_RESULTS when set): for each thread count the best algorithm,
 its placement, nanoseconds per episode, the ratio to the core-to-core floor,
 the runner-up and its margin, and the robust choice for callers that cannot
 pin. --json prints the validated file.`,
@@ -50,7 +50,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	path := opts.path
 	if path == "" {
 		var err error
-		if path, err = results.DefaultPath(); err != nil {
+		if path, err = defaultResultsPath(); err != nil {
 			return err
 		}
 	}
