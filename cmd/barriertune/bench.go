@@ -186,6 +186,8 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 	}
 	mopts.Floor = true
+	opts.global.verbosef(stderr, "bench: %d threads on CPUs %s, policy %s, algorithms %s, %d samples of %s each",
+		len(cpus), joinInts(cpus), policy, strings.Join(names, ","), opts.samples, opts.sampleTime)
 	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("%d algorithms, %d threads, %d samples each", len(names), len(cpus), opts.samples))
 	run, err := measure.Barriers(cpus, cands, mopts)
 	prog.stop()

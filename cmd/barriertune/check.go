@@ -158,6 +158,16 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		}
 		cfg.Resume = prev
 	}
+	threads := "default"
+	if cfg.Threads != nil {
+		threads = joinInts(cfg.Threads)
+	}
+	algs := "all"
+	if cfg.Algorithms != nil {
+		algs = strings.Join(cfg.Algorithms, ",")
+	}
+	opts.global.verbosef(stderr, "check: %d PUs (%s), threads %s, algorithms %s, budget %s, results to %s",
+		len(cfg.Topology.PUs()), cfg.Topology.Allowed(), threads, algs, cfg.Budget, path)
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	line := newProgressLine(stderr, opts.global, "check")

@@ -13,8 +13,8 @@ import (
 )
 
 // progressLine shows progress on stderr: one redrawn line that fits the
-// terminal on a terminal, plain lines when stderr is not a terminal or
-// TERM=dumb, nothing with --quiet. Colour is used only on a terminal and
+// terminal on a terminal, plain lines when stderr is not a terminal,
+// TERM=dumb or --verbose, nothing with --quiet. Colour is used only on a terminal and
 // never when NO_COLOR is set (https://no-color.org).
 type progressLine struct {
 	w      io.Writer
@@ -30,7 +30,8 @@ type progressLine struct {
 
 func newProgressLine(w io.Writer, g *globalOptions, prefix string) *progressLine {
 	p := &progressLine{w: w, prefix: prefix, quiet: g != nil && g.quiet, fd: -1}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb" {
+	verbose := g != nil && g.verbose
+	if f, ok := w.(*os.File); ok && !verbose && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb" {
 		p.tty = true
 		p.fd = int(f.Fd())
 		_, noColor := os.LookupEnv("NO_COLOR")

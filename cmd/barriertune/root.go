@@ -14,7 +14,14 @@ import (
 // globalOptions are the persistent flags every command shares.
 type globalOptions struct {
 	quiet   bool // no progress, no warnings: only results and errors
-	verbose bool // more detail on stderr
+	verbose bool // more detail on stderr; progress as lines, never redrawn
+}
+
+// verbosef prints one line of detail on w when --verbose is given.
+func (g *globalOptions) verbosef(w io.Writer, format string, args ...any) {
+	if g != nil && g.verbose {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
 }
 
 func newRootCmd() *cobra.Command {
@@ -42,14 +49,16 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 			return cmd.Help()
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if g.quiet && g.verbose {
+				return usageErrorf("--quiet and --verbose given together; choose one")
+			}
 			return checkSourceFlags(cmd)
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
-	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr")
-	root.MarkFlagsMutuallyExclusive("quiet", "verbose")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr; progress as lines, never redrawn")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 
 	// One line per command; helpers add theirs here.
@@ -59,6 +68,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(newShowCmd(g))
+	root.AddCommand(newDocsCmd())
 
 	finishCommands(root)
 	return root

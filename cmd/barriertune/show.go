@@ -58,6 +58,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opts.global.verbosef(stderr, "show: %s", path)
 	if opts.json {
 		return writeJSON(w, f)
 	}
