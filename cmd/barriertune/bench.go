@@ -213,7 +213,8 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if se := interruption(ctx); se != nil {
+	// A signal that came after the last sample cut nothing.
+	if se := interruption(ctx); se != nil && slices.ContainsFunc(results, func(r measure.Result) bool { return r.Reps < opts.samples }) {
 		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: the figures above are from the samples taken before it", se)}
 	}
 	return nil

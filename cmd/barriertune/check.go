@@ -191,7 +191,9 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if se := interruption(ctx); se != nil {
+	// A signal that came after the last measurement cut nothing: the
+	// results are complete and the check succeeded.
+	if se := interruption(ctx); se != nil && f.Partial {
 		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: partial results written to %s; continue with --resume %s", se, path, path)}
 	}
 	if errors.Is(runErr, context.Canceled) {
