@@ -172,6 +172,11 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	case len(cpus) > 0 && threads != len(cpus):
 		return usageErrorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", threads, len(cpus))
 	}
+	for _, c := range cpus {
+		if !allowed.Has(c) {
+			return usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", opts.cpus, c, allowed)
+		}
+	}
 	if len(cpus) == 0 {
 		cpus = osal.RoundRobin(threads, allowed)
 	}
