@@ -19,7 +19,7 @@ const childEnv = "BARRIERTUNE_TEST_RUN_MAIN"
 
 // childMemLimit is the address-space limit of the subprocess (RLIMIT_AS):
 // an input that tries to allocate what it names dies instead of paging.
-const childMemLimit = 3 << 30
+const childMemLimit = 2 << 30
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
@@ -45,7 +45,7 @@ type cliResult struct {
 }
 
 // cliTimeout bounds one run of the CLI on bad input.
-const cliTimeout = 10 * time.Second
+const cliTimeout = 5 * time.Second
 
 // runCLI runs barriertune as a subprocess with extra environment, under
 // the memory limit and a timeout.
@@ -159,7 +159,7 @@ func TestHostileInputs(t *testing.T) {
 			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "fatal error") {
 				problems = append(problems, "panic or runtime failure")
 			}
-			if r.maxRSS > 512<<20 {
+			if r.maxRSS > 256<<20 {
 				problems = append(problems, fmt.Sprintf("peak memory %d MiB", r.maxRSS>>20))
 			}
 			if len(problems) == 0 {
