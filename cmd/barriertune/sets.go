@@ -72,8 +72,8 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	if err != nil {
 		return usageErrorf("--method: %v", err)
 	}
-	if opts.limit < 1 {
-		return usageErrorf("--limit %d: want at least 1 set per thread count", opts.limit)
+	if opts.limit < 1 || opts.limit > maxSetsLimit {
+		return usageErrorf("--limit %d: want 1..%d sets per thread count", opts.limit, maxSetsLimit)
 	}
 	if opts.threadsSet && opts.threads < 0 {
 		return usageErrorf("--threads %d is out of range: want 0 or more threads", opts.threads)
