@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // globalOptions are the persistent flags every command shares.
@@ -59,7 +61,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr; progress as lines, never redrawn")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(flagValueError(err)) })
 
 	// One line per command; helpers add theirs here.
 	root.AddCommand(newVersionCmd())
@@ -197,4 +199,24 @@ func checkSourceFlags(cmd *cobra.Command) error {
 		return usageErrorf("%s given together; choose one topology source", strings.Join(given, " and "))
 	}
 	return nil
+}
+
+// flagValueError rewrites pflag's message for a malformed flag value
+// ("invalid argument ... strconv.ParseInt: ...") as one line naming the
+// flag, the value and what is accepted.
+func flagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	want := map[string]string{
+		"int":      "a whole number",
+		"duration": "a duration such as 200us, 30s or 5m",
+		"bool":     "true or false",
+		"string":   "a string",
+	}[ive.GetFlag().Value.Type()]
+	if want == "" {
+		want = "a value of type " + ive.GetFlag().Value.Type()
+	}
+	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, ive.GetValue(), want)
 }
