@@ -58,6 +58,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the module version, VCS revision, Go version and platform")
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr; progress as lines, never redrawn")
