@@ -111,9 +111,14 @@ type buildVersion struct {
 }
 
 func readBuildVersion() buildVersion {
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(bi)
+}
+
+// versionFrom reads the version from build info (nil: none).
+func versionFrom(bi *debug.BuildInfo) buildVersion {
 	v := buildVersion{Version: "devel", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	if bi == nil {
 		return v
 	}
 	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -136,8 +141,9 @@ func readBuildVersion() buildVersion {
 func version() string { return readBuildVersion().Version }
 
 // versionLine is the one-line version: module version, revision, Go, platform.
-func versionLine() string {
-	v := readBuildVersion()
+func versionLine() string { return formatVersion(readBuildVersion()) }
+
+func formatVersion(v buildVersion) string {
 	s := "barriertune " + v.Version
 	if v.Revision != "" {
 		rev := v.Revision
