@@ -208,8 +208,9 @@ func checkProgressMessage(p check.Progress) string {
 	if label == "" {
 		label = "set"
 	}
-	return fmt.Sprintf("%d/%d placements; round %d/%d: %d threads, placement %d/%d %s, %d algorithms; elapsed %s, about %s left",
-		p.Done, p.Total, p.Round, p.Rounds, p.Threads, p.Set, p.Sets, label, p.Algorithms, p.Elapsed.Round(time.Second), p.Remaining.Round(time.Second))
+	// The most useful first: a narrow terminal cuts the end.
+	return fmt.Sprintf("%d/%d placements, about %s left; %d threads, placement %d/%d %s, %d algorithms, round %d/%d, elapsed %s",
+		p.Done, p.Total, p.Remaining.Round(time.Second), p.Threads, p.Set, p.Sets, label, p.Algorithms, p.Round, p.Rounds, p.Elapsed.Round(time.Second))
 }
 
 // progressFraction is the share of planned placements measured.

@@ -86,7 +86,7 @@ func formatProgress(prefix, msg string, frac float64, width int, color bool) str
 		const barWidth = 20
 		filled := int(min(max(frac, 0), 1) * barWidth)
 		fill, rest := strings.Repeat("#", filled), strings.Repeat("-", barWidth-filled)
-		if color {
+		if color && filled > 0 {
 			fill = "\033[32m" + fill + "\033[0m"
 		}
 		bar = "[" + fill + rest + "] "
