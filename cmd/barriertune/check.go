@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,6 +151,9 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := checkOutputPath(path); err != nil {
+		return err
+	}
 	if cfg.Topology, err = opts.src.load(); err != nil {
 		return err
 	}
@@ -219,4 +225,45 @@ func progressFraction(p check.Progress) float64 {
 		return 0
 	}
 	return float64(p.Done) / float64(p.Total)
+}
+
+// checkOutputPath refuses, before anything is measured, a results path
+// that is not a regular file (the atomic rename would replace a device
+// such as /dev/zero) or whose directory cannot take the file, so that a
+// long check is not lost at the end.
+func checkOutputPath(path string) error {
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("results file %s is not a regular file (%s); want a path for the results JSON", path, fi.Mode().Type())
+		}
+	} else if !missing(err) {
+		return fmt.Errorf("results file: %w", err)
+	}
+	// The nearest existing directory must take a new file.
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("results file %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if !missing(err) || filepath.Dir(dir) == dir {
+			return fmt.Errorf("results file %s: %w", path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	probe, err := os.CreateTemp(dir, ".barriertune-probe-*")
+	if err != nil {
+		return fmt.Errorf("results file %s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// missing reports whether err says a path does not exist, also when a
+// file stands where a directory of the path should be.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -138,6 +140,9 @@ func TestHostileInputs(t *testing.T) {
 		{name: "check sets-limit zero", args: []string{"check", "--sets-limit", "0"}, code: 2, want: "--sets-limit 0"},
 		{name: "check algorithms twice", args: []string{"check", "--algorithms", "central,mcs,central"}, code: 2, want: `"central" is given twice`},
 		{name: "check resume truncated", args: []string{"check", "--threads", "2", "--resume", truncResults}, code: 1, want: "trunc-results.json"},
+		{name: "check -o /dev/zero", args: []string{"check", "--threads", "2", "-o", "/dev/zero"}, code: 1, want: "/dev/zero is not a regular file"},
+		{name: "check -o in a missing file's dir", args: []string{"check", "--threads", "2", "-o", truncXML + "/r.json"}, code: 1, want: "is not a directory"},
+		{name: "check results via env /dev/zero", env: []string{"BARRIERTUNE_RESULTS=/dev/zero"}, args: []string{"check", "--threads", "2"}, code: 1, want: "/dev/zero is not a regular file"},
 		{name: "show /dev/zero via env", env: []string{"BARRIERTUNE_RESULTS=/dev/zero"}, args: []string{"show"}, code: 1, want: "/dev/zero", owner: "res"},
 		{name: "show fifo", args: []string{"show", fifo}, code: 1, want: "fifo", owner: "res"},
 		{name: "show truncated", args: []string{"show", truncResults}, code: 1, want: "trunc-results.json"},
