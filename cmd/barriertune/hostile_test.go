@@ -144,6 +144,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "check -o in a missing file's dir", args: []string{"check", "--threads", "2", "-o", truncXML + "/r.json"}, code: 1, want: "is not a directory"},
 		{name: "check results via env /dev/zero", env: []string{"BARRIERTUNE_RESULTS=/dev/zero"}, args: []string{"check", "--threads", "2"}, code: 1, want: "/dev/zero is not a regular file"},
 		{name: "show /dev/zero via env", env: []string{"BARRIERTUNE_RESULTS=/dev/zero"}, args: []string{"show"}, code: 1, want: "/dev/zero", owner: "res"},
+		{name: "check resume fifo", args: []string{"check", "--threads", "2", "--resume", fifo}, code: 1, want: "fifo", owner: "res"},
 		{name: "show fifo", args: []string{"show", fifo}, code: 1, want: "fifo", owner: "res"},
 		{name: "show truncated", args: []string{"show", truncResults}, code: 1, want: "trunc-results.json"},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, want: `"frobnicate"`},
