@@ -159,26 +159,8 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	allowed, err := osal.Allowed()
-	if err != nil {
+	if cpus, err = benchPlacement(opts, cpus); err != nil {
 		return err
-	}
-	threads := opts.threads
-	switch {
-	case len(cpus) == 0 && !opts.threadsSet:
-		threads = allowed.Len()
-	case len(cpus) > 0 && !opts.threadsSet:
-		threads = len(cpus)
-	case len(cpus) > 0 && threads != len(cpus):
-		return usageErrorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", threads, len(cpus))
-	}
-	for _, c := range cpus {
-		if !allowed.Has(c) {
-			return usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", opts.cpus, c, allowed)
-		}
-	}
-	if len(cpus) == 0 {
-		cpus = osal.RoundRobin(threads, allowed)
 	}
 	if !opts.policySet {
 		policy = measure.DefaultPolicy(cpus)
@@ -223,6 +205,31 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: the figures above are from the samples taken before it", se)}
 	}
 	return nil
+}
+
+// benchPlacement is the CPU of each thread: --cpus as given (each allowed
+// for this process), else --threads round-robin over the allowed CPUs.
+func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return nil, err
+	}
+	if len(cpus) > 0 && opts.threadsSet && opts.threads != len(cpus) {
+		return nil, usageErrorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", opts.threads, len(cpus))
+	}
+	for _, c := range cpus {
+		if !allowed.Has(c) {
+			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", opts.cpus, c, allowed)
+		}
+	}
+	if len(cpus) == 0 {
+		threads := allowed.Len()
+		if opts.threadsSet {
+			threads = opts.threads
+		}
+		cpus = osal.RoundRobin(threads, allowed)
+	}
+	return cpus, nil
 }
 
 // runPingPong measures the one-way latency between two CPUs.
