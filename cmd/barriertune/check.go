@@ -164,16 +164,7 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		}
 		cfg.Resume = prev
 	}
-	threads := "default"
-	if cfg.Threads != nil {
-		threads = joinInts(cfg.Threads)
-	}
-	algs := "all"
-	if cfg.Algorithms != nil {
-		algs = strings.Join(cfg.Algorithms, ",")
-	}
-	opts.global.verbosef(stderr, "check: %d PUs (%s), threads %s, algorithms %s, budget %s, results to %s",
-		len(cfg.Topology.PUs()), cfg.Topology.Allowed(), threads, algs, cfg.Budget, path)
+	opts.global.verbosef(stderr, "check: %s, results to %s", describeCheck(cfg), path)
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	line := newProgressLine(stderr, opts.global, "check")
@@ -186,9 +177,16 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		}
 		return runErr
 	}
+	return writeCheckResults(ctx, opts, path, f, runErr, w)
+}
+
+// writeCheckResults writes what the check measured, prints it and says
+// whether the check was interrupted before it finished.
+func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *results.File, runErr error, w io.Writer) error {
 	if err := results.Write(path, f); err != nil {
 		return err
 	}
+	var err error
 	if opts.json {
 		err = writeJSON(w, f)
 	} else if err = printWinners(w, f); err == nil {
@@ -206,6 +204,19 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		return fmt.Errorf("interrupted: partial results written to %s; continue with --resume %s", path, path)
 	}
 	return runErr
+}
+
+// describeCheck is the check's configuration in one line, for --verbose.
+func describeCheck(cfg check.Config) string {
+	threads := "default"
+	if cfg.Threads != nil {
+		threads = joinInts(cfg.Threads)
+	}
+	algs := "all"
+	if cfg.Algorithms != nil {
+		algs = strings.Join(cfg.Algorithms, ",")
+	}
+	return fmt.Sprintf("%d PUs (%s), threads %s, algorithms %s, budget %s", len(cfg.Topology.PUs()), cfg.Topology.Allowed(), threads, algs, cfg.Budget)
 }
 
 // checkProgressMessage is one progress report of the check in words.
