@@ -173,8 +173,8 @@ func TestSyntheticErrors(t *testing.T) {
 	for s, want := range map[string]string{
 		"":                 "empty",
 		"pack2 core:2":     "no count",
-		"pack:x pu:2":      "not a positive integer",
-		"pack:0 pu:2":      "not a positive integer",
+		"pack:x pu:2":      "not an integer in 1..65536",
+		"pack:0 pu:2":      "not an integer in 1..65536",
 		"cpu:2 pu:2":       `unknown type "cpu"`,
 		"core:2 pack:2":    "cannot be below",
 		"l2:2 l3:2":        "cannot be below",
@@ -182,7 +182,16 @@ func TestSyntheticErrors(t *testing.T) {
 		"machine:1 pu:2":   "implicit",
 		"pack:2(size pu:2": "unbalanced",
 		"l3:2(size=big)":   "not a byte count",
-		"pu:70000":         "more than",
+		"pu:70000":         "not an integer in 1..65536",
+		"pack:257 pu:256":  "more than",
+		// Issue 10: these panicked or tried to allocate it all.
+		"[x]":                                     "no CPU level",
+		"[NUMANode(memory=1)]":                    "no CPU level",
+		"core:4611686018427387904":                "not an integer in 1..65536",
+		"pack:65536 core:65536 pu:65536":          "more than",
+		"core:99999999999999999999999":            "not an integer in 1..65536",
+		"l3:1(size=99999999999999999999G) core:2": "not a byte count",
+		"l3:1(size=17179869184G) core:2":          "not a byte count",
 	} {
 		_, err := FromSynthetic(s)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -270,6 +279,9 @@ func TestJSONFormAndErrors(t *testing.T) {
 		`{"type":"Machine","colour":"red"}`:                                                     "unknown field",
 		`{"type":"Package","children":[{"type":"PU"}]}`:                                         "root object must be a Machine",
 		`{"type":"Machine","children":[{"type":"PU","children":[{"type":"PU"}]}]}`:              "must be leaves",
+		// Issue 10: an os_index of 10^12 used to allocate 10^12 bits.
+		`{"type":"Machine","children":[{"type":"PU","os_index":1000000000000}]}`: "out of range",
+		`{"type":"Machine","children":[{"type":"PU","os_index":65536}]}`:         "0..65535",
 	} {
 		_, err := FromJSON([]byte(text), "bad.json")
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "bad.json") {
@@ -321,6 +333,9 @@ func TestXMLErrors(t *testing.T) {
 		`<topology><object type="Package"/></topology>`:         "one root",
 		`<topology><object type="Machine"></object></topology>`: "no PU",
 		`<topology><object type="Machine"><object type="PU" os_index="x"/></object></topology>`: "os_index",
+		// Issue 10: an os_index of 10^12 must be refused before allocating.
+		`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`:                                              "0..65535",
+		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..65535",
 	} {
 		_, err := FromXML([]byte(text), "bad.xml")
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -462,6 +477,26 @@ func TestListing(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("listing lacks %q:\n%s", line, b.String())
+		}
+	}
+}
+
+func TestFileSizeCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 64 MiB file")
+	}
+	path := filepath.Join(t.TempDir(), "big.xml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: costs no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	for name, read := range map[string]func(string) (*Topology, error){"XML": FromXMLFile, "JSON": FromJSONFile} {
+		if _, err := read(path); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("%s reader on a file over the cap: %v, want an error saying \"larger than\"", name, err)
 		}
 	}
 }

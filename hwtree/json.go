@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // jsonObject is the JSON form of an object: exactly what `barriertune topo
@@ -61,8 +60,8 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 		}
 		o := &Object{Type: typ, OSIndex: -1, Attrs: j.Attrs}
 		if j.OSIndex != nil {
-			if *j.OSIndex < 0 {
-				return nil, fmt.Errorf("%s: os_index %d is negative (want a number >= 0 or null)", path, *j.OSIndex)
+			if *j.OSIndex < 0 || *j.OSIndex > maxOSIndex {
+				return nil, fmt.Errorf("%s: os_index %d is out of range (want a number in 0..%d or null)", path, *j.OSIndex, maxOSIndex)
 			}
 			o.OSIndex = *j.OSIndex
 		}
@@ -104,7 +103,7 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 
 // FromJSONFile reads FromJSON's form from a file.
 func FromJSONFile(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("topology file: %w", err)
 	}

@@ -208,7 +208,9 @@ func (t *Topology) finalize() {
 		o.LogicalIndex = counters[o.Type]
 		counters[o.Type]++
 		if o.Type == PU {
-			o.CPUSet = cpuset.Of(o.OSIndex)
+			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
+				o.CPUSet = cpuset.Of(o.OSIndex)
+			}
 			return o.CPUSet
 		}
 		var s cpuset.Set

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -93,7 +92,7 @@ func FromXML(data []byte, source string) (*Topology, error) {
 
 // FromXMLFile reads FromXML's form from a file.
 func FromXMLFile(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("hwloc XML file: %w", err)
 	}
@@ -125,8 +124,8 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	os := -1
 	if o.OSIndex != "" {
 		v, err := strconv.Atoi(o.OSIndex)
-		if err != nil || v < 0 {
-			return below, fmt.Errorf("%s object: os_index %q is not a number >= 0", o.Type, o.OSIndex)
+		if err != nil || v < 0 || v > maxOSIndex {
+			return below, fmt.Errorf("%s object: os_index %q is not a number in 0..%d", o.Type, o.OSIndex, maxOSIndex)
 		}
 		os = v
 	}
