@@ -500,3 +500,24 @@ func TestFileSizeCap(t *testing.T) {
 		}
 	}
 }
+
+func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
+	// Issue 10/11: an object of a type the reader does not know (a newer
+	// hwloc's) used to drop the PUs below it silently.
+	x, err := FromXML([]byte(`<topology version="3.0"><object type="Machine" os_index="0">
+<object type="Package" os_index="0"><object type="Frob" os_index="0"><object type="Core" os_index="0">
+<object type="PU" os_index="0"/><object type="PU" os_index="1"/></object></object></object>
+<object type="Misc"><object type="PU" os_index="7"/></object></object></topology>`), "frob.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.CPUs(); !reflect.DeepEqual(got, []int{0, 1}) {
+		t.Errorf("CPUs = %v, want [0 1]", got)
+	}
+	if got := x.Root.Canonical(); got != "Machine(Package(Core(PU*2)))" {
+		t.Errorf("tree = %s", got)
+	}
+	if !strings.Contains(strings.Join(x.Notes, "; "), `"Frob" skipped`) {
+		t.Errorf("notes %q do not mention the skipped Frob object", x.Notes)
+	}
+}

@@ -85,7 +85,7 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	t := &Topology{Root: root, Source: "xml:" + source, Notes: b.notes}
+	t := &Topology{Root: root, Source: "xml:" + source, Notes: append(r.notes, b.notes...)}
 	t.finalize()
 	return t, t.validate()
 }
@@ -102,6 +102,7 @@ func FromXMLFile(path string) (*Topology, error) {
 type xmlReader struct {
 	protos []proto
 	pus    cpuset.Set
+	notes  []string
 }
 
 // walk converts o and its subtree, returning the PUs below it.
@@ -110,6 +111,9 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	typ, keep, descend := xmlType(o)
 	if !descend {
 		return below, nil
+	}
+	if !keep && !isRoot && !xmlKnownType(o.Type) {
+		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", o.Type))
 	}
 	for i := range o.Children {
 		s, err := r.walk(&o.Children[i], false)
@@ -203,8 +207,24 @@ func xmlType(o *xmlObject) (t Type, keep, descend bool) {
 		return 0, false, true
 	case "L4Cache", "L5Cache", "L2dCache", "L2iCache", "L3dCache", "L3iCache", "MemCache":
 		return 0, false, true
+	case "Misc", "Bridge", "PCIDev", "OSDev":
+		return 0, false, false // I/O and Misc objects never hold CPUs
 	}
-	return 0, false, false // Misc, Bridge, PCIDev, OSDev, ...
+	// A type this reader does not know (a newer hwloc's): skip the object
+	// itself but keep the CPU objects below it.
+	return 0, false, true
+}
+
+// xmlKnownType reports whether xmlType knows the XML type name.
+func xmlKnownType(name string) bool {
+	switch name {
+	case "Machine", "System", "Package", "Socket", "Die", "Group", "NUMANode", "Node",
+		"L3Cache", "L2Cache", "L1Cache", "L1dCache", "L1iCache", "Core", "PU", "Cache",
+		"L4Cache", "L5Cache", "L2dCache", "L2iCache", "L3dCache", "L3iCache", "MemCache",
+		"Misc", "Bridge", "PCIDev", "OSDev":
+		return true
+	}
+	return false
 }
 
 func infoValue(infos []xmlInfo, name string) string {
