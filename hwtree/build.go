@@ -87,6 +87,9 @@ func (b *builder) insert(root *node, p proto) bool {
 	for {
 		var next *node
 		for _, c := range n.children {
+			if c.typ == PU {
+				continue // PUs are leaves: nothing goes below one
+			}
 			if p.complete.SubsetOf(c.complete) {
 				next = c
 				break

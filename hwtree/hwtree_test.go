@@ -521,3 +521,26 @@ func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
 		t.Errorf("notes %q do not mention the skipped Frob object", x.Notes)
 	}
 }
+
+func TestXMLMemoryChildren(t *testing.T) {
+	// Issue 11: hwloc v2 XML puts NUMA nodes (and MemCaches) as memory
+	// children beside PUs, under a Core or a PU, and CPU-less nodes with an
+	// empty cpuset; these were refused with "PU P#0 has children".
+	for x, want := range map[string]string{
+		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="Package" os_index="0" cpuset="0x00000003">` +
+			`<object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0" cpuset="0x00000001"><object type="NUMANode" os_index="0" cpuset="0x00000001" local_memory="1000"/></object></object>` +
+			`<object type="Core" os_index="1" cpuset="0x00000002"><object type="NUMANode" os_index="1" cpuset="0x00000002"/><object type="PU" os_index="1" cpuset="0x00000002"/></object>` +
+			`</object><object type="NUMANode" os_index="2" cpuset="0x0"/></object></topology>`: "Machine(Package(NUMANode(Core(PU))*2))",
+		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="MemCache" cpuset="0x00000003"><object type="NUMANode" os_index="0" cpuset="0x00000003"/></object>` +
+			`<object type="Package" os_index="0" cpuset="0x00000003"><object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object></topology>`: "Machine(Package(Core(PU*2)))",
+	} {
+		topo, err := FromXML([]byte(x), "mem.xml")
+		if err != nil {
+			t.Errorf("FromXML: %v\n%s", err, x)
+			continue
+		}
+		if got := topo.Root.Canonical(); got != want {
+			t.Errorf("tree %s, want %s", got, want)
+		}
+	}
+}

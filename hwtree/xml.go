@@ -150,6 +150,12 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 			return below, fmt.Errorf("NUMANode P#%d: %w", os, err)
 		}
 		below = below.Or(set)
+		if below.IsEmpty() {
+			// A CPU-less node (GPU memory, CXL): noted, not placed, as
+			// sysfs discovery does; it must not sink below a PU.
+			r.notes = append(r.notes, fmt.Sprintf("NUMANode P#%d has no CPU; not placed in the CPU tree", os))
+			return below, nil
+		}
 	}
 	if typ.IsCache() {
 		os = -1
