@@ -544,3 +544,43 @@ func TestXMLMemoryChildren(t *testing.T) {
 		}
 	}
 }
+
+func TestSysfsNULPadded(t *testing.T) {
+	// Issue 11: some ARM kernels pad sysfs values with NUL bytes; the
+	// Package and Core levels vanished. Pad every file of a fixture and
+	// expect the same tree.
+	src := "testdata/sysfs/offline-nonuma"
+	want, err := FromSysfs(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	err = filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		out := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(rel, "sys") {
+			data = append(data, 0, 0, 0, 0)
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromSysfs(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(shape(got), shape(want)) || got.Root.Canonical() != want.Root.Canonical() {
+		t.Errorf("NUL-padded sysfs gives %v, want %v", shape(got), shape(want))
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
 )
@@ -84,13 +86,24 @@ func (r *sysfsReader) note(format string, args ...any) {
 
 // read returns a file's trimmed content, or "" when it is missing, empty or
 // unreadable: sysfs snapshots are often incomplete, and unknown is not fatal.
+// Trailing NUL bytes (some ARM kernels pad values with them), spaces and
+// newlines are dropped; only the first maxSysfsValue bytes are read.
 func read(path string) string {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSysfsValue))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimFunc(string(b), func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
 }
+
+// maxSysfsValue bounds what read takes from one sysfs or procfs file (a
+// 65,536-CPU mask is 18 KiB; /proc/cpuinfo is read by ghw, not here).
+const maxSysfsValue = 1 << 20
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
