@@ -584,3 +584,64 @@ func TestSysfsNULPadded(t *testing.T) {
 		t.Errorf("NUL-padded sysfs gives %v, want %v", shape(got), shape(want))
 	}
 }
+
+// writeSysfs writes a minimal sysfs snapshot: for CPU i, files[name][i] is
+// the content of cpuI/topology/NAME, or, for names starting "cache/", of
+// cpuI/cache/... .
+func writeSysfs(t *testing.T, n int, files map[string][]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, vals := range files {
+		for i := 0; i < n; i++ {
+			rel := filepath.Join("topology", name)
+			if strings.HasPrefix(name, "cache/") {
+				rel = name
+			}
+			path := filepath.Join(root, "sys/devices/system/cpu", fmt.Sprintf("cpu%d", i), rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(vals[i]+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+func TestSysfsComputeUnitsAndClusters(t *testing.T) {
+	pkg := []string{"f", "f", "f", "f"}
+	for name, c := range map[string]struct {
+		files map[string][]string
+		want  string
+	}{
+		// AMD compute units: siblings with different core_ids are two
+		// cores sharing an L2 (hwloc makes one Core per thread).
+		"compute units": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"3", "3", "c", "c"}, "core_id": {"0", "1", "2", "3"},
+			"cache/index2/level": {"2", "2", "2", "2"}, "cache/index2/type": {"Unified", "Unified", "Unified", "Unified"},
+			"cache/index2/shared_cpu_map": {"3", "3", "c", "c"},
+		}, "Machine(Package(L2Cache(Core(PU)*2)*2))"},
+		// Hyper-threads share a core_id: one Core with two PUs.
+		"hyper-threads": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"3", "3", "c", "c"}, "core_id": {"0", "0", "1", "1"},
+		}, "Machine(Package(Core(PU*2)*2))"},
+		// Clusters (ARM, recent x86) are a Group level between Package and Core.
+		"clusters": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"1", "2", "4", "8"}, "core_id": {"0", "1", "2", "3"},
+			"cluster_cpus": {"3", "3", "c", "c"}, "cluster_id": {"0", "0", "1", "1"},
+		}, "Machine(Package(Group(Core(PU)*2)*2))"},
+	} {
+		topo, err := FromSysfs(writeSysfs(t, 4, c.files))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := topo.Root.Canonical(); got != c.want {
+			t.Errorf("%s: tree %s, want %s", name, got, c.want)
+		}
+	}
+}

@@ -184,6 +184,11 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 	complete := cpuset.Of(usable...)
 	var protos []proto
 	kinds := r.cpuKinds(complete)
+	// AMD compute units (Bulldozer family) report two cores as
+	// thread_siblings with different core_ids. As hwloc does, the first
+	// multi-PU core decides, for the whole machine, whether siblings are
+	// hardware threads (same core_id) or one core each (different ids).
+	threadWithCoreID := -1
 	for _, c := range usable {
 		// As hwloc does, CPU c creates an object only when it is the first
 		// CPU of the mask it reports: every object is made once, and a CPU
@@ -202,8 +207,20 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 			core, ok = readMask(filepath.Join(topo, "thread_siblings"))
 		}
 		if ok {
-			core = core.Or(self)
-			add(Core, readInt(filepath.Join(topo, "core_id")), core, Attrs{CPUKind: kinds[c]})
+			core = core.Or(self).And(complete)
+			coreID := readInt(filepath.Join(topo, "core_id"))
+			if threadWithCoreID == -1 && core.Len() > 1 {
+				sibling := core.AndNot(self).First()
+				other := readInt(r.cpuPath(sibling, "topology", "core_id"))
+				threadWithCoreID = 0
+				if coreID >= 0 && other >= 0 && other != coreID {
+					threadWithCoreID = 1
+				}
+			}
+			if threadWithCoreID == 1 {
+				core = self
+			}
+			add(Core, coreID, core, Attrs{CPUKind: kinds[c]})
 		} else {
 			core = self
 		}
