@@ -318,6 +318,9 @@ func TestXMLLiveVM(t *testing.T) {
 	if got := shape(x); !reflect.DeepEqual(got, want) {
 		t.Errorf("shape = %v, want %v", got, want)
 	}
+	if x.FormatVersion != "2.0" {
+		t.Errorf("FormatVersion = %q, want 2.0 (the file's <topology version>)", x.FormatVersion)
+	}
 	if got := x.Objects(Package)[0].Attrs.Model; !strings.Contains(got, "AMD EPYC") {
 		t.Errorf("model = %q", got)
 	}
@@ -517,6 +520,9 @@ func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
 	if got := x.Root.Canonical(); got != "Machine(Package(Core(PU*2)))" {
 		t.Errorf("tree = %s", got)
 	}
+	if x.FormatVersion != "3.0" {
+		t.Errorf("FormatVersion = %q, want 3.0", x.FormatVersion)
+	}
 	if !strings.Contains(strings.Join(x.Notes, "; "), `"Frob" skipped`) {
 		t.Errorf("notes %q do not mention the skipped Frob object", x.Notes)
 	}
@@ -643,5 +649,22 @@ func TestSysfsComputeUnitsAndClusters(t *testing.T) {
 		if got := topo.Root.Canonical(); got != c.want {
 			t.Errorf("%s: tree %s, want %s", name, got, c.want)
 		}
+	}
+}
+
+func TestXMLVersion1(t *testing.T) {
+	// hwloc 1.x XML: no version attribute, Socket and Cache(depth, cache_type).
+	x, err := FromXML([]byte(`<topology><object type="Machine" os_index="0" cpuset="0x00000003">
+<object type="Socket" os_index="0" cpuset="0x00000003"><object type="Cache" cpuset="0x00000003" cache_size="1048576" depth="2" cache_linesize="64" cache_type="0">
+<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/>
+</object></object></object></object></topology>`), "v1.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Root.Canonical(); !strings.HasPrefix(got, "Machine(Package(L2Cache") || !strings.HasSuffix(got, "(Core(PU*2))))") {
+		t.Errorf("tree = %s, want Machine(Package(L2Cache(Core(PU*2))))", got)
+	}
+	if x.FormatVersion != "1.x" {
+		t.Errorf("FormatVersion = %q, want 1.x", x.FormatVersion)
 	}
 }

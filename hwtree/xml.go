@@ -85,7 +85,11 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	t := &Topology{Root: root, Source: "xml:" + source, Notes: append(r.notes, b.notes...)}
+	version := strings.TrimSpace(doc.Version)
+	if version == "" {
+		version = "1.x"
+	}
+	t := &Topology{Root: root, Source: "xml:" + source, Notes: append(r.notes, b.notes...), FormatVersion: version}
 	t.finalize()
 	return t, t.validate()
 }
