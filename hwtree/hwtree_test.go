@@ -161,7 +161,9 @@ func TestSyntheticParse(t *testing.T) {
 	}
 	// Aliases and case, sizes with units, hwloc's bracketed memory children.
 	a := mustSynthetic(t, "Socket:2 [NUMANode(memory=1024)] L3Cache:1(size=32MiB) NODE:1 l1d:2 Core:1 PU:2")
-	if a.Objects(L3Cache)[0].Attrs.CacheSize != 32<<20 || len(a.Objects(NUMANode)) != 2 {
+	// NODE:1 below an L3 has the L3's CPUs: it is that cache's memory, as
+	// hwloc attaches it, and no level of the CPU tree (sysfs and XML agree).
+	if a.Objects(L3Cache)[0].Attrs.CacheSize != 32<<20 || len(a.Objects(NUMANode)) != 0 || len(a.Objects(L1dCache)) != 4 {
 		t.Errorf("alias parse: %v", shape(a))
 	}
 	if n := len(mustSynthetic(t, "core:3").PUs()); n != 3 {

@@ -112,6 +112,26 @@ func FromSynthetic(s string) (*Topology, error) {
 	}
 	t := &Topology{Root: root, Source: "synthetic:" + s}
 	t.finalize()
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	// Place the objects by cpuset inclusion as the XML and sysfs readers
+	// do, so that a NUMA level lands where hwloc attaches it (a NUMA node
+	// with its package's CPUs is that package's memory, not a level).
+	var protos []proto
+	t.Walk(func(o *Object) bool {
+		if o.Type != Machine {
+			protos = append(protos, proto{typ: o.Type, osIndex: o.OSIndex, complete: o.CPUSet, attrs: o.Attrs})
+		}
+		return true
+	})
+	b := &builder{}
+	built, err := b.build(protos, t.Root.CPUSet, nil)
+	if err != nil {
+		return nil, fmt.Errorf("synthetic %q: %w", s, err)
+	}
+	t = &Topology{Root: built, Source: "synthetic:" + s, Notes: b.notes}
+	t.finalize()
 	return t, t.validate()
 }
 

@@ -64,7 +64,7 @@ func FromSysfs(root string) (*Topology, error) {
 	if allowed.IsEmpty() {
 		allowed = complete
 	}
-	b := &builder{}
+	b := &builder{mergeLevels: true}
 	obj, err := b.build(protos, allowed, mems)
 	if err != nil {
 		return nil, fmt.Errorf("sysfs root %q: %w", root, err)

@@ -27,6 +27,9 @@ type xmlObject struct {
 	Depth     string      `xml:"depth,attr"`
 	Infos     []xmlInfo   `xml:"info"`
 	Children  []xmlObject `xml:"object"`
+	// underEqualNUMA marks a Group whose parent is a NUMANode with the same
+	// cpuset: hwloc 1.x XML's form of a memory-holding Group.
+	underEqualNUMA bool `xml:"-"`
 }
 
 type xmlCPUKind struct {
@@ -120,11 +123,20 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", o.Type))
 	}
 	for i := range o.Children {
-		s, err := r.walk(&o.Children[i], false)
+		c := &o.Children[i]
+		if (o.Type == "NUMANode" || o.Type == "Node") && o.CPUSet != "" && strings.TrimSpace(c.CPUSet) == strings.TrimSpace(o.CPUSet) {
+			c.underEqualNUMA = true
+		}
+		s, err := r.walk(c, false)
 		if err != nil {
 			return below, err
 		}
 		below = below.Or(s)
+	}
+	if typ == Group && o.Subtype == "" && (o.underEqualNUMA || holdsEqualNUMANode(o)) {
+		// hwloc's memory-holding Group (a NUMA node whose CPUs no other
+		// object covers exactly): the NUMANode stands for it, as in sysfs.
+		keep = false
 	}
 	if isRoot || !keep {
 		return below, nil
@@ -266,4 +278,14 @@ func parseHwlocMask(s string) (cpuset.Set, error) {
 		words[i] = w
 	}
 	return cpuset.ParseMask(strings.Join(words, ","))
+}
+
+// holdsEqualNUMANode reports whether o has a NUMANode child with o's cpuset.
+func holdsEqualNUMANode(o *xmlObject) bool {
+	for _, c := range o.Children {
+		if (c.Type == "NUMANode" || c.Type == "Node") && strings.TrimSpace(c.CPUSet) == strings.TrimSpace(o.CPUSet) && c.CPUSet != "" {
+			return true
+		}
+	}
+	return false
 }
