@@ -339,8 +339,9 @@ func TestXMLErrors(t *testing.T) {
 		`<topology><object type="Machine"></object></topology>`: "no PU",
 		`<topology><object type="Machine"><object type="PU" os_index="x"/></object></topology>`: "os_index",
 		// Issue 10: an os_index of 10^12 must be refused before allocating.
-		`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`:                                              "0..65535",
-		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..65535",
+		`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`:                                              "not a number in 0..2147483647",
+		`<topology><object type="Machine"><object type="PU" os_index="65536"/></object></topology>`:                                                      "not a CPU index in 0..65535",
+		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..2147483647",
 	} {
 		_, err := FromXML([]byte(text), "bad.xml")
 		if err == nil || !strings.Contains(err.Error(), want) {

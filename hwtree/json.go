@@ -1,6 +1,8 @@
 package hwtree
 
 import (
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -60,8 +62,12 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 		}
 		o := &Object{Type: typ, OSIndex: -1, Attrs: j.Attrs}
 		if j.OSIndex != nil {
-			if *j.OSIndex < 0 || *j.OSIndex > maxOSIndex {
-				return nil, fmt.Errorf("%s: os_index %d is out of range (want a number in 0..%d or null)", path, *j.OSIndex, maxOSIndex)
+			limit := maxOSIndex
+			if typ == PU {
+				limit = cpuset.MaxCPU
+			}
+			if *j.OSIndex < 0 || *j.OSIndex > limit {
+				return nil, fmt.Errorf("%s: os_index %d of %s is out of range (want a number in 0..%d or null)", path, *j.OSIndex, typ, limit)
 			}
 			o.OSIndex = *j.OSIndex
 		}

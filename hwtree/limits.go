@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/barriertune/barriertune/hwtree/cpuset"
 )
 
 // MaxFileSize bounds the topology files (hwloc XML, JSON) the readers
@@ -13,9 +11,10 @@ import (
 // thousands of PUs), so that a wrong or hostile file cannot exhaust memory.
 const MaxFileSize = 64 << 20
 
-// maxOSIndex bounds every object's OS index in topology files, the same
-// bound as PU indexes (cpuset.MaxCPU).
-const maxOSIndex = cpuset.MaxCPU
+// maxOSIndex bounds the OS index of objects other than PUs in topology
+// files (PUs are bounded by cpuset.MaxCPU). Such indexes are labels, never
+// allocated by: ia64 package ids such as 196611 are real.
+const maxOSIndex = 1<<31 - 1
 
 // readCapped reads a whole file of at most MaxFileSize bytes.
 func readCapped(path string) ([]byte, error) {

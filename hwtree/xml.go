@@ -152,7 +152,7 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	switch typ {
 	case PU:
 		if os < 0 || os > cpuset.MaxCPU {
-			return below, fmt.Errorf("PU object without a valid os_index")
+			return below, fmt.Errorf("PU object: os_index %q is not a CPU index in 0..%d", o.OSIndex, cpuset.MaxCPU)
 		}
 		if r.pus.Has(os) {
 			return below, fmt.Errorf("PU P#%d appears twice", os)

@@ -18,11 +18,16 @@ func (t *Topology) WriteXML(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">\n")
 	nodes := t.Objects(NUMANode)
-	numaSet := func(cpus cpuset.Set) cpuset.Set {
+	numaSet := func(o *Object) cpuset.Set {
 		var ns cpuset.Set
 		for _, n := range nodes {
-			if n.CPUSet.Intersects(cpus) {
+			if n.CPUSet.Intersects(o.CPUSet) || o.Type == Machine {
 				ns = ns.Or(cpuset.Of(max(n.OSIndex, 0)))
+			}
+		}
+		for p := o; p != nil; p = p.Parent {
+			if p.Type == NUMANode {
+				ns = ns.Or(cpuset.Of(max(p.OSIndex, 0)))
 			}
 		}
 		if len(nodes) == 0 {
@@ -47,7 +52,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 			fmt.Fprintf(&b, " os_index=\"%d\"", o.OSIndex)
 		}
 		mask := hwlocMask(o.CPUSet)
-		ns := hwlocMask(numaSet(o.CPUSet))
+		ns := hwlocMask(numaSet(o))
 		fmt.Fprintf(&b, " cpuset=\"%s\" complete_cpuset=\"%s\"", mask, mask)
 		if o.Type == Machine {
 			fmt.Fprintf(&b, " allowed_cpuset=\"%s\"", mask)
