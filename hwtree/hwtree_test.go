@@ -671,3 +671,26 @@ func TestXMLVersion1(t *testing.T) {
 		t.Errorf("FormatVersion = %q, want 1.x", x.FormatVersion)
 	}
 }
+
+func TestRestrictAndRemoveCaches(t *testing.T) {
+	topo := mustSynthetic(t, "pack:2 l3:1(size=1M) core:2 pu:2")
+	if err := topo.Restrict(cpuset.Of(1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if got := topo.Root.CPUSet.String(); got != "1-3" {
+		t.Errorf("restricted CPUs = %s, want 1-3", got)
+	}
+	if got := len(topo.Objects(Package)); got != 1 {
+		t.Errorf("%d packages left, want 1 (the second holds no allowed PU)", got)
+	}
+	if got := len(topo.Objects(Core)); got != 2 {
+		t.Errorf("%d cores left, want 2", got)
+	}
+	if err := topo.Restrict(cpuset.Of(9)); err == nil || !strings.Contains(err.Error(), "none is in this topology") {
+		t.Errorf("Restrict to an absent CPU: %v", err)
+	}
+	topo.RemoveCaches()
+	if got := topo.Root.Canonical(); got != "Machine(Package(Core(PU),Core(PU*2)))" && got != "Machine(Package(Core(PU*2),Core(PU)))" {
+		t.Errorf("without caches: %s", got)
+	}
+}
