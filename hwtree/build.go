@@ -28,6 +28,10 @@ type node struct {
 // builder turns protos into a tree by cpuset inclusion.
 type builder struct {
 	notes []string
+	// mergeLevels merges Die and Group objects identical to their parent or
+	// only child (sysfs discovery). Trees hwloc already built (XML) and
+	// synthetic strings keep them, as lstopo shows them.
+	mergeLevels bool
 }
 
 // build places every proto below the smallest object that includes its
@@ -75,7 +79,7 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 	if !hasPU(root) {
 		return nil, fmt.Errorf("none of the CPUs %s is allowed (allowed set %s)", all, allowedCPUs)
 	}
-	mergeIdentical(root, allowedCPUs)
+	mergeIdentical(root, allowedCPUs, b.mergeLevels)
 	return toObject(root), nil
 }
 
@@ -87,6 +91,9 @@ func (b *builder) insert(root *node, p proto) bool {
 	for {
 		var next *node
 		for _, c := range n.children {
+			if c.typ == PU {
+				continue // PUs are leaves: nothing goes below one
+			}
 			if p.complete.SubsetOf(c.complete) {
 				next = c
 				break
@@ -154,15 +161,15 @@ func allowedSet(n *node, cpus cpuset.Set) cpuset.Set { return n.complete.And(cpu
 // mergeIdentical removes Die and Group objects whose allowed cpuset equals
 // their parent's or whose only child has the same cpuset, and NUMA nodes
 // identical to the Machine, as hwloc merges redundant levels.
-func mergeIdentical(n *node, cpus cpuset.Set) {
+func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 	for i := 0; i < len(n.children); i++ {
 		c := n.children[i]
-		mergeIdentical(c, cpus)
+		mergeIdentical(c, cpus, levels)
 		cs := allowedSet(c, cpus)
 		redundant := false
 		switch c.typ {
 		case Die, Group:
-			redundant = cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
+			redundant = levels && cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
 				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
 		case NUMANode:
 			// A NUMA node covering exactly its parent's PUs adds no CPU

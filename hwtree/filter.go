@@ -1,5 +1,11 @@
 package hwtree
 
+import (
+	"fmt"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
 // KeepStructure removes the levels that bring no structure, as lstopo's
 // "--filter all:structure" does: working from the leaves up, every object of
 // a type (other than Machine, NUMANode and PU) is removed when each object of
@@ -45,4 +51,39 @@ func removeType(o *Object, typ Type) {
 		}
 	}
 	o.Children = kids
+}
+
+// RemoveCaches removes every cache object, its children taking its place,
+// as lstopo's --no-caches does.
+func (t *Topology) RemoveCaches() {
+	for _, typ := range []Type{L3Cache, L2Cache, L1dCache, L1iCache} {
+		removeType(t.Root, typ)
+	}
+	t.finalize()
+}
+
+// Restrict keeps only the PUs in cpus, and the objects left holding one, as
+// lstopo's --restrict does. It fails, changing nothing, when no PU of the
+// tree is in cpus.
+func (t *Topology) Restrict(cpus cpuset.Set) error {
+	if !t.Root.CPUSet.Intersects(cpus) {
+		return fmt.Errorf("restrict to CPUs %q: none is in this topology (its CPUs are %s)", cpus.String(), t.Root.CPUSet)
+	}
+	var keep func(o *Object) bool
+	keep = func(o *Object) bool {
+		if o.Type == PU {
+			return cpus.Has(o.OSIndex)
+		}
+		var kids []*Object
+		for _, c := range o.Children {
+			if keep(c) {
+				kids = append(kids, c)
+			}
+		}
+		o.Children = kids
+		return len(kids) > 0
+	}
+	keep(t.Root)
+	t.finalize()
+	return nil
 }

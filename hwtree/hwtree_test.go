@@ -161,7 +161,9 @@ func TestSyntheticParse(t *testing.T) {
 	}
 	// Aliases and case, sizes with units, hwloc's bracketed memory children.
 	a := mustSynthetic(t, "Socket:2 [NUMANode(memory=1024)] L3Cache:1(size=32MiB) NODE:1 l1d:2 Core:1 PU:2")
-	if a.Objects(L3Cache)[0].Attrs.CacheSize != 32<<20 || len(a.Objects(NUMANode)) != 2 {
+	// NODE:1 below an L3 has the L3's CPUs: it is that cache's memory, as
+	// hwloc attaches it, and no level of the CPU tree (sysfs and XML agree).
+	if a.Objects(L3Cache)[0].Attrs.CacheSize != 32<<20 || len(a.Objects(NUMANode)) != 0 || len(a.Objects(L1dCache)) != 4 {
 		t.Errorf("alias parse: %v", shape(a))
 	}
 	if n := len(mustSynthetic(t, "core:3").PUs()); n != 3 {
@@ -173,8 +175,8 @@ func TestSyntheticErrors(t *testing.T) {
 	for s, want := range map[string]string{
 		"":                 "empty",
 		"pack2 core:2":     "no count",
-		"pack:x pu:2":      "not a positive integer",
-		"pack:0 pu:2":      "not a positive integer",
+		"pack:x pu:2":      "not an integer in 1..65536",
+		"pack:0 pu:2":      "not an integer in 1..65536",
 		"cpu:2 pu:2":       `unknown type "cpu"`,
 		"core:2 pack:2":    "cannot be below",
 		"l2:2 l3:2":        "cannot be below",
@@ -182,7 +184,16 @@ func TestSyntheticErrors(t *testing.T) {
 		"machine:1 pu:2":   "implicit",
 		"pack:2(size pu:2": "unbalanced",
 		"l3:2(size=big)":   "not a byte count",
-		"pu:70000":         "more than",
+		"pu:70000":         "not an integer in 1..65536",
+		"pack:257 pu:256":  "more than",
+		// Issue 10: these panicked or tried to allocate it all.
+		"[x]":                                     "no CPU level",
+		"[NUMANode(memory=1)]":                    "no CPU level",
+		"core:4611686018427387904":                "not an integer in 1..65536",
+		"pack:65536 core:65536 pu:65536":          "more than",
+		"core:99999999999999999999999":            "not an integer in 1..65536",
+		"l3:1(size=99999999999999999999G) core:2": "not a byte count",
+		"l3:1(size=17179869184G) core:2":          "not a byte count",
 	} {
 		_, err := FromSynthetic(s)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -270,6 +281,9 @@ func TestJSONFormAndErrors(t *testing.T) {
 		`{"type":"Machine","colour":"red"}`:                                                     "unknown field",
 		`{"type":"Package","children":[{"type":"PU"}]}`:                                         "root object must be a Machine",
 		`{"type":"Machine","children":[{"type":"PU","children":[{"type":"PU"}]}]}`:              "must be leaves",
+		// Issue 10: an os_index of 10^12 used to allocate 10^12 bits.
+		`{"type":"Machine","children":[{"type":"PU","os_index":1000000000000}]}`: "out of range",
+		`{"type":"Machine","children":[{"type":"PU","os_index":65536}]}`:         "0..65535",
 	} {
 		_, err := FromJSON([]byte(text), "bad.json")
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "bad.json") {
@@ -306,6 +320,9 @@ func TestXMLLiveVM(t *testing.T) {
 	if got := shape(x); !reflect.DeepEqual(got, want) {
 		t.Errorf("shape = %v, want %v", got, want)
 	}
+	if x.FormatVersion != "2.0" {
+		t.Errorf("FormatVersion = %q, want 2.0 (the file's <topology version>)", x.FormatVersion)
+	}
 	if got := x.Objects(Package)[0].Attrs.Model; !strings.Contains(got, "AMD EPYC") {
 		t.Errorf("model = %q", got)
 	}
@@ -321,6 +338,10 @@ func TestXMLErrors(t *testing.T) {
 		`<topology><object type="Package"/></topology>`:         "one root",
 		`<topology><object type="Machine"></object></topology>`: "no PU",
 		`<topology><object type="Machine"><object type="PU" os_index="x"/></object></topology>`: "os_index",
+		// Issue 10: an os_index of 10^12 must be refused before allocating.
+		`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`:                                              "not a number in 0..2147483647",
+		`<topology><object type="Machine"><object type="PU" os_index="65536"/></object></topology>`:                                                      "not a CPU index in 0..65535",
+		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..2147483647",
 	} {
 		_, err := FromXML([]byte(text), "bad.xml")
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -463,5 +484,213 @@ func TestListing(t *testing.T) {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("listing lacks %q:\n%s", line, b.String())
 		}
+	}
+}
+
+func TestFileSizeCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 64 MiB file")
+	}
+	path := filepath.Join(t.TempDir(), "big.xml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: costs no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	for name, read := range map[string]func(string) (*Topology, error){"XML": FromXMLFile, "JSON": FromJSONFile} {
+		if _, err := read(path); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("%s reader on a file over the cap: %v, want an error saying \"larger than\"", name, err)
+		}
+	}
+}
+
+func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
+	// Issue 10/11: an object of a type the reader does not know (a newer
+	// hwloc's) used to drop the PUs below it silently.
+	x, err := FromXML([]byte(`<topology version="3.0"><object type="Machine" os_index="0">
+<object type="Package" os_index="0"><object type="Frob" os_index="0"><object type="Core" os_index="0">
+<object type="PU" os_index="0"/><object type="PU" os_index="1"/></object></object></object>
+<object type="Misc"><object type="PU" os_index="7"/></object></object></topology>`), "frob.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.CPUs(); !reflect.DeepEqual(got, []int{0, 1}) {
+		t.Errorf("CPUs = %v, want [0 1]", got)
+	}
+	if got := x.Root.Canonical(); got != "Machine(Package(Core(PU*2)))" {
+		t.Errorf("tree = %s", got)
+	}
+	if x.FormatVersion != "3.0" {
+		t.Errorf("FormatVersion = %q, want 3.0", x.FormatVersion)
+	}
+	if !strings.Contains(strings.Join(x.Notes, "; "), `"Frob" skipped`) {
+		t.Errorf("notes %q do not mention the skipped Frob object", x.Notes)
+	}
+}
+
+func TestXMLMemoryChildren(t *testing.T) {
+	// Issue 11: hwloc v2 XML puts NUMA nodes (and MemCaches) as memory
+	// children beside PUs, under a Core or a PU, and CPU-less nodes with an
+	// empty cpuset; these were refused with "PU P#0 has children".
+	for x, want := range map[string]string{
+		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="Package" os_index="0" cpuset="0x00000003">` +
+			`<object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0" cpuset="0x00000001"><object type="NUMANode" os_index="0" cpuset="0x00000001" local_memory="1000"/></object></object>` +
+			`<object type="Core" os_index="1" cpuset="0x00000002"><object type="NUMANode" os_index="1" cpuset="0x00000002"/><object type="PU" os_index="1" cpuset="0x00000002"/></object>` +
+			`</object><object type="NUMANode" os_index="2" cpuset="0x0"/></object></topology>`: "Machine(Package(NUMANode(Core(PU))*2))",
+		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="MemCache" cpuset="0x00000003"><object type="NUMANode" os_index="0" cpuset="0x00000003"/></object>` +
+			`<object type="Package" os_index="0" cpuset="0x00000003"><object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object></topology>`: "Machine(Package(Core(PU*2)))",
+	} {
+		topo, err := FromXML([]byte(x), "mem.xml")
+		if err != nil {
+			t.Errorf("FromXML: %v\n%s", err, x)
+			continue
+		}
+		if got := topo.Root.Canonical(); got != want {
+			t.Errorf("tree %s, want %s", got, want)
+		}
+	}
+}
+
+func TestSysfsNULPadded(t *testing.T) {
+	// Issue 11: some ARM kernels pad sysfs values with NUL bytes; the
+	// Package and Core levels vanished. Pad every file of a fixture and
+	// expect the same tree.
+	src := "testdata/sysfs/offline-nonuma"
+	want, err := FromSysfs(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	err = filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		out := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(rel, "sys") {
+			data = append(data, 0, 0, 0, 0)
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromSysfs(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(shape(got), shape(want)) || got.Root.Canonical() != want.Root.Canonical() {
+		t.Errorf("NUL-padded sysfs gives %v, want %v", shape(got), shape(want))
+	}
+}
+
+// writeSysfs writes a minimal sysfs snapshot: for CPU i, files[name][i] is
+// the content of cpuI/topology/NAME, or, for names starting "cache/", of
+// cpuI/cache/... .
+func writeSysfs(t *testing.T, n int, files map[string][]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, vals := range files {
+		for i := 0; i < n; i++ {
+			rel := filepath.Join("topology", name)
+			if strings.HasPrefix(name, "cache/") {
+				rel = name
+			}
+			path := filepath.Join(root, "sys/devices/system/cpu", fmt.Sprintf("cpu%d", i), rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(vals[i]+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+func TestSysfsComputeUnitsAndClusters(t *testing.T) {
+	pkg := []string{"f", "f", "f", "f"}
+	for name, c := range map[string]struct {
+		files map[string][]string
+		want  string
+	}{
+		// AMD compute units: siblings with different core_ids are two
+		// cores sharing an L2 (hwloc makes one Core per thread).
+		"compute units": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"3", "3", "c", "c"}, "core_id": {"0", "1", "2", "3"},
+			"cache/index2/level": {"2", "2", "2", "2"}, "cache/index2/type": {"Unified", "Unified", "Unified", "Unified"},
+			"cache/index2/shared_cpu_map": {"3", "3", "c", "c"},
+		}, "Machine(Package(L2Cache(Core(PU)*2)*2))"},
+		// Hyper-threads share a core_id: one Core with two PUs.
+		"hyper-threads": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"3", "3", "c", "c"}, "core_id": {"0", "0", "1", "1"},
+		}, "Machine(Package(Core(PU*2)*2))"},
+		// Clusters (ARM, recent x86) are a Group level between Package and Core.
+		"clusters": {map[string][]string{
+			"core_siblings": pkg, "physical_package_id": {"0", "0", "0", "0"},
+			"thread_siblings": {"1", "2", "4", "8"}, "core_id": {"0", "1", "2", "3"},
+			"cluster_cpus": {"3", "3", "c", "c"}, "cluster_id": {"0", "0", "1", "1"},
+		}, "Machine(Package(Group(Core(PU)*2)*2))"},
+	} {
+		topo, err := FromSysfs(writeSysfs(t, 4, c.files))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := topo.Root.Canonical(); got != c.want {
+			t.Errorf("%s: tree %s, want %s", name, got, c.want)
+		}
+	}
+}
+
+func TestXMLVersion1(t *testing.T) {
+	// hwloc 1.x XML: no version attribute, Socket and Cache(depth, cache_type).
+	x, err := FromXML([]byte(`<topology><object type="Machine" os_index="0" cpuset="0x00000003">
+<object type="Socket" os_index="0" cpuset="0x00000003"><object type="Cache" cpuset="0x00000003" cache_size="1048576" depth="2" cache_linesize="64" cache_type="0">
+<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/>
+</object></object></object></object></topology>`), "v1.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Root.Canonical(); !strings.HasPrefix(got, "Machine(Package(L2Cache") || !strings.HasSuffix(got, "(Core(PU*2))))") {
+		t.Errorf("tree = %s, want Machine(Package(L2Cache(Core(PU*2))))", got)
+	}
+	if x.FormatVersion != "1.x" {
+		t.Errorf("FormatVersion = %q, want 1.x", x.FormatVersion)
+	}
+}
+
+func TestRestrictAndRemoveCaches(t *testing.T) {
+	topo := mustSynthetic(t, "pack:2 l3:1(size=1M) core:2 pu:2")
+	if err := topo.Restrict(cpuset.Of(1, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if got := topo.Root.CPUSet.String(); got != "1-3" {
+		t.Errorf("restricted CPUs = %s, want 1-3", got)
+	}
+	if got := len(topo.Objects(Package)); got != 1 {
+		t.Errorf("%d packages left, want 1 (the second holds no allowed PU)", got)
+	}
+	if got := len(topo.Objects(Core)); got != 2 {
+		t.Errorf("%d cores left, want 2", got)
+	}
+	if err := topo.Restrict(cpuset.Of(9)); err == nil || !strings.Contains(err.Error(), "none is in this topology") {
+		t.Errorf("Restrict to an absent CPU: %v", err)
+	}
+	topo.RemoveCaches()
+	if got := topo.Root.Canonical(); got != "Machine(Package(Core(PU),Core(PU*2)))" && got != "Machine(Package(Core(PU*2),Core(PU)))" {
+		t.Errorf("without caches: %s", got)
 	}
 }

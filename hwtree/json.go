@@ -1,12 +1,13 @@
 package hwtree
 
 import (
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // jsonObject is the JSON form of an object: exactly what `barriertune topo
@@ -61,8 +62,12 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 		}
 		o := &Object{Type: typ, OSIndex: -1, Attrs: j.Attrs}
 		if j.OSIndex != nil {
-			if *j.OSIndex < 0 {
-				return nil, fmt.Errorf("%s: os_index %d is negative (want a number >= 0 or null)", path, *j.OSIndex)
+			limit := maxOSIndex
+			if typ == PU {
+				limit = cpuset.MaxCPU
+			}
+			if *j.OSIndex < 0 || *j.OSIndex > limit {
+				return nil, fmt.Errorf("%s: os_index %d of %s is out of range (want a number in 0..%d or null)", path, *j.OSIndex, typ, limit)
 			}
 			o.OSIndex = *j.OSIndex
 		}
@@ -104,7 +109,7 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 
 // FromJSONFile reads FromJSON's form from a file.
 func FromJSONFile(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("topology file: %w", err)
 	}

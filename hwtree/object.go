@@ -130,6 +130,10 @@ type Topology struct {
 	// Notes lists what discovery noticed and worked around (overlapping
 	// NUMA maps ignored, objects dropped for conflicting cpusets, ...).
 	Notes []string
+	// FormatVersion is, for a tree read from hwloc XML, the file's format
+	// version: its <topology version="..."> ("2.0", "3.0"), or "1.x" for
+	// files without one (hwloc 1.x wrote none). Empty for other sources.
+	FormatVersion string
 }
 
 // Walk calls fn for every object in depth-first (logical) order; returning
@@ -208,7 +212,9 @@ func (t *Topology) finalize() {
 		o.LogicalIndex = counters[o.Type]
 		counters[o.Type]++
 		if o.Type == PU {
-			o.CPUSet = cpuset.Of(o.OSIndex)
+			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
+				o.CPUSet = cpuset.Of(o.OSIndex)
+			}
 			return o.CPUSet
 		}
 		var s cpuset.Set

@@ -64,15 +64,15 @@ func FromSynthetic(s string) (*Topology, error) {
 			return nil, fmt.Errorf("synthetic %q: unknown type %q (accepted: %s)", s, name, syntheticAccepted)
 		}
 		count, err := strconv.Atoi(countText)
-		if err != nil || count < 1 {
-			return nil, fmt.Errorf("synthetic %q: count %q of %s is not a positive integer", s, countText, name)
+		if err != nil || count < 1 || count > MaxSyntheticPUs {
+			return nil, fmt.Errorf("synthetic %q: count %q of %s is not an integer in 1..%d", s, countText, name, MaxSyntheticPUs)
 		}
 		for _, l := range levels {
 			if syntheticOrderBroken(l.typ, typ) {
 				return nil, fmt.Errorf("synthetic %q: %s cannot be below %s (caches go from L3 down to L1, then Core, then PU; only Group may repeat)", s, typ, l.typ)
 			}
 		}
-		total *= count
+		total *= count // both factors are at most MaxSyntheticPUs: no overflow
 		if total > MaxSyntheticPUs {
 			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", s, MaxSyntheticPUs)
 		}
@@ -83,6 +83,9 @@ func FromSynthetic(s string) (*Topology, error) {
 			}
 		}
 		levels = append(levels, level{typ, count, attrs})
+	}
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("synthetic %q: no CPU level, only memory children (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
 	}
 	if levels[len(levels)-1].typ != PU {
 		levels = append(levels, level{typ: PU, count: 1})
@@ -108,6 +111,26 @@ func FromSynthetic(s string) (*Topology, error) {
 		root.Children = append(root.Children, build(0))
 	}
 	t := &Topology{Root: root, Source: "synthetic:" + s}
+	t.finalize()
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	// Place the objects by cpuset inclusion as the XML and sysfs readers
+	// do, so that a NUMA level lands where hwloc attaches it (a NUMA node
+	// with its package's CPUs is that package's memory, not a level).
+	var protos []proto
+	t.Walk(func(o *Object) bool {
+		if o.Type != Machine {
+			protos = append(protos, proto{typ: o.Type, osIndex: o.OSIndex, complete: o.CPUSet, attrs: o.Attrs})
+		}
+		return true
+	})
+	b := &builder{}
+	built, err := b.build(protos, t.Root.CPUSet, nil)
+	if err != nil {
+		return nil, fmt.Errorf("synthetic %q: %w", s, err)
+	}
+	t = &Topology{Root: built, Source: "synthetic:" + s, Notes: b.notes}
 	t.finalize()
 	return t, t.validate()
 }
@@ -189,6 +212,9 @@ func syntheticAttrs(text string, typ Type) (Attrs, error) {
 	return a, nil
 }
 
+// maxByteSize bounds cache and memory sizes (1 PiB), against overflow.
+const maxByteSize = 1 << 50
+
 // parseByteSize reads "32768", "32K", "32KB", "32KiB", "8M", "1G".
 func parseByteSize(v string) (uint64, error) {
 	s := strings.TrimSpace(v)
@@ -204,8 +230,8 @@ func parseByteSize(v string) (uint64, error) {
 		}
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q is not a byte count (want N, NK, NM or NG)", v)
+	if err != nil || n > maxByteSize/mult {
+		return 0, fmt.Errorf("size %q is not a byte count up to 1 PiB (want N, NK, NM or NG)", v)
 	}
 	return n * mult, nil
 }

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
 )
@@ -62,7 +64,7 @@ func FromSysfs(root string) (*Topology, error) {
 	if allowed.IsEmpty() {
 		allowed = complete
 	}
-	b := &builder{}
+	b := &builder{mergeLevels: true}
 	obj, err := b.build(protos, allowed, mems)
 	if err != nil {
 		return nil, fmt.Errorf("sysfs root %q: %w", root, err)
@@ -84,13 +86,24 @@ func (r *sysfsReader) note(format string, args ...any) {
 
 // read returns a file's trimmed content, or "" when it is missing, empty or
 // unreadable: sysfs snapshots are often incomplete, and unknown is not fatal.
+// Trailing NUL bytes (some ARM kernels pad values with them), spaces and
+// newlines are dropped; only the first maxSysfsValue bytes are read.
 func read(path string) string {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSysfsValue))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimFunc(string(b), func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
 }
+
+// maxSysfsValue bounds what read takes from one sysfs or procfs file (a
+// 65,536-CPU mask is 18 KiB; /proc/cpuinfo is read by ghw, not here).
+const maxSysfsValue = 1 << 20
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
@@ -171,6 +184,11 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 	complete := cpuset.Of(usable...)
 	var protos []proto
 	kinds := r.cpuKinds(complete)
+	// AMD compute units (Bulldozer family) report two cores as
+	// thread_siblings with different core_ids. As hwloc does, the first
+	// multi-PU core decides, for the whole machine, whether siblings are
+	// hardware threads (same core_id) or one core each (different ids).
+	threadWithCoreID := -1
 	for _, c := range usable {
 		// As hwloc does, CPU c creates an object only when it is the first
 		// CPU of the mask it reports: every object is made once, and a CPU
@@ -189,8 +207,20 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 			core, ok = readMask(filepath.Join(topo, "thread_siblings"))
 		}
 		if ok {
-			core = core.Or(self)
-			add(Core, readInt(filepath.Join(topo, "core_id")), core, Attrs{CPUKind: kinds[c]})
+			core = core.Or(self).And(complete)
+			coreID := readInt(filepath.Join(topo, "core_id"))
+			if threadWithCoreID == -1 && core.Len() > 1 {
+				sibling := core.AndNot(self).First()
+				other := readInt(r.cpuPath(sibling, "topology", "core_id"))
+				threadWithCoreID = 0
+				if coreID >= 0 && other >= 0 && other != coreID {
+					threadWithCoreID = 1
+				}
+			}
+			if threadWithCoreID == 1 {
+				core = self
+			}
+			add(Core, coreID, core, Attrs{CPUKind: kinds[c]})
 		} else {
 			core = self
 		}

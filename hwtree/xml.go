@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,9 @@ type xmlObject struct {
 	Depth     string      `xml:"depth,attr"`
 	Infos     []xmlInfo   `xml:"info"`
 	Children  []xmlObject `xml:"object"`
+	// underEqualNUMA marks a Group whose parent is a NUMANode with the same
+	// cpuset: hwloc 1.x XML's form of a memory-holding Group.
+	underEqualNUMA bool `xml:"-"`
 }
 
 type xmlCPUKind struct {
@@ -86,14 +88,18 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	t := &Topology{Root: root, Source: "xml:" + source, Notes: b.notes}
+	version := strings.TrimSpace(doc.Version)
+	if version == "" {
+		version = "1.x"
+	}
+	t := &Topology{Root: root, Source: "xml:" + source, Notes: append(r.notes, b.notes...), FormatVersion: version}
 	t.finalize()
 	return t, t.validate()
 }
 
 // FromXMLFile reads FromXML's form from a file.
 func FromXMLFile(path string) (*Topology, error) {
-	data, err := os.ReadFile(path)
+	data, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("hwloc XML file: %w", err)
 	}
@@ -103,6 +109,7 @@ func FromXMLFile(path string) (*Topology, error) {
 type xmlReader struct {
 	protos []proto
 	pus    cpuset.Set
+	notes  []string
 }
 
 // walk converts o and its subtree, returning the PUs below it.
@@ -112,12 +119,24 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	if !descend {
 		return below, nil
 	}
+	if !keep && !isRoot && !xmlKnownType(o.Type) {
+		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", o.Type))
+	}
 	for i := range o.Children {
-		s, err := r.walk(&o.Children[i], false)
+		c := &o.Children[i]
+		if (o.Type == "NUMANode" || o.Type == "Node") && o.CPUSet != "" && strings.TrimSpace(c.CPUSet) == strings.TrimSpace(o.CPUSet) {
+			c.underEqualNUMA = true
+		}
+		s, err := r.walk(c, false)
 		if err != nil {
 			return below, err
 		}
 		below = below.Or(s)
+	}
+	if typ == Group && o.Subtype == "" && (o.underEqualNUMA || holdsEqualNUMANode(o)) {
+		// hwloc's memory-holding Group (a NUMA node whose CPUs no other
+		// object covers exactly): the NUMANode stands for it, as in sysfs.
+		keep = false
 	}
 	if isRoot || !keep {
 		return below, nil
@@ -125,15 +144,15 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	os := -1
 	if o.OSIndex != "" {
 		v, err := strconv.Atoi(o.OSIndex)
-		if err != nil || v < 0 {
-			return below, fmt.Errorf("%s object: os_index %q is not a number >= 0", o.Type, o.OSIndex)
+		if err != nil || v < 0 || v > maxOSIndex {
+			return below, fmt.Errorf("%s object: os_index %q is not a number in 0..%d", o.Type, o.OSIndex, maxOSIndex)
 		}
 		os = v
 	}
 	switch typ {
 	case PU:
 		if os < 0 || os > cpuset.MaxCPU {
-			return below, fmt.Errorf("PU object without a valid os_index")
+			return below, fmt.Errorf("PU object: os_index %q is not a CPU index in 0..%d", o.OSIndex, cpuset.MaxCPU)
 		}
 		if r.pus.Has(os) {
 			return below, fmt.Errorf("PU P#%d appears twice", os)
@@ -147,6 +166,12 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 			return below, fmt.Errorf("NUMANode P#%d: %w", os, err)
 		}
 		below = below.Or(set)
+		if below.IsEmpty() {
+			// A CPU-less node (GPU memory, CXL): noted, not placed, as
+			// sysfs discovery does; it must not sink below a PU.
+			r.notes = append(r.notes, fmt.Sprintf("NUMANode P#%d has no CPU; not placed in the CPU tree", os))
+			return below, nil
+		}
 	}
 	if typ.IsCache() {
 		os = -1
@@ -204,8 +229,24 @@ func xmlType(o *xmlObject) (t Type, keep, descend bool) {
 		return 0, false, true
 	case "L4Cache", "L5Cache", "L2dCache", "L2iCache", "L3dCache", "L3iCache", "MemCache":
 		return 0, false, true
+	case "Misc", "Bridge", "PCIDev", "OSDev":
+		return 0, false, false // I/O and Misc objects never hold CPUs
 	}
-	return 0, false, false // Misc, Bridge, PCIDev, OSDev, ...
+	// A type this reader does not know (a newer hwloc's): skip the object
+	// itself but keep the CPU objects below it.
+	return 0, false, true
+}
+
+// xmlKnownType reports whether xmlType knows the XML type name.
+func xmlKnownType(name string) bool {
+	switch name {
+	case "Machine", "System", "Package", "Socket", "Die", "Group", "NUMANode", "Node",
+		"L3Cache", "L2Cache", "L1Cache", "L1dCache", "L1iCache", "Core", "PU", "Cache",
+		"L4Cache", "L5Cache", "L2dCache", "L2iCache", "L3dCache", "L3iCache", "MemCache",
+		"Misc", "Bridge", "PCIDev", "OSDev":
+		return true
+	}
+	return false
 }
 
 func infoValue(infos []xmlInfo, name string) string {
@@ -237,4 +278,14 @@ func parseHwlocMask(s string) (cpuset.Set, error) {
 		words[i] = w
 	}
 	return cpuset.ParseMask(strings.Join(words, ","))
+}
+
+// holdsEqualNUMANode reports whether o has a NUMANode child with o's cpuset.
+func holdsEqualNUMANode(o *xmlObject) bool {
+	for _, c := range o.Children {
+		if (c.Type == "NUMANode" || c.Type == "Node") && strings.TrimSpace(c.CPUSet) == strings.TrimSpace(o.CPUSet) && c.CPUSet != "" {
+			return true
+		}
+	}
+	return false
 }

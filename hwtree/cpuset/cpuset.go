@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Set is an immutable set of non-negative CPU indexes. The zero value is the
@@ -33,16 +34,31 @@ func Of(cpus ...int) Set {
 	return Set{trim(w)}
 }
 
-// Range returns the set {lo, ..., hi}; it is empty when hi < lo.
+// Range returns the set {lo, ..., hi}; it is empty when hi < lo. It panics
+// on a negative lo, which is a programmer error.
 func Range(lo, hi int) Set {
 	if hi < lo {
 		return Set{}
 	}
-	cpus := make([]int, 0, hi-lo+1)
-	for c := lo; c <= hi; c++ {
-		cpus = append(cpus, c)
+	if lo < 0 {
+		panic(fmt.Sprintf("cpuset.Range: negative CPU index %d", lo))
 	}
-	return Of(cpus...)
+	w := make([]uint64, hi/64+1)
+	setRange(w, lo, hi)
+	return Set{trim(w)}
+}
+
+// setRange sets bits lo..hi of w, which is long enough, a word at a time.
+func setRange(w []uint64, lo, hi int) {
+	for c := lo; c <= hi; {
+		if c%64 == 0 && c+63 <= hi {
+			w[c/64] = ^uint64(0)
+			c += 64
+			continue
+		}
+		w[c/64] |= 1 << uint(c%64)
+		c++
+	}
 }
 
 func trim(w []uint64) []uint64 {
@@ -216,17 +232,29 @@ func (s Set) String() string {
 	return b.String()
 }
 
-// MaxCPU bounds the indexes the parsers accept, against absurd input.
-const MaxCPU = 1 << 20
+// MaxCPU is the largest CPU index the parsers accept (65,535, i.e. at most
+// 65,536 PUs: far above the largest machine Linux (NR_CPUS 8192) or hwloc
+// describes), so that hostile input cannot make them allocate without bound.
+const MaxCPU = 1<<16 - 1
 
-// ParseList parses the list form ("0-3,8,10-11", spaces and a trailing
-// newline allowed). The empty string is the empty set.
+// listAccepted says what the list form accepts, for error messages.
+const listAccepted = "comma-separated CPU indexes and ranges such as \"0-3,8,10-11\", each index in 0..65535"
+
+// Parse parses a CPU list given by a person or a file, e.g. the value of
+// --cpus or --restrict: the list form "0-3,8,10-11". It is the project's one
+// CPU-list parser; its errors are one line naming the value, the reason and
+// what is accepted.
+func Parse(text string) (Set, error) { return ParseList(text) }
+
+// ParseList parses the list form ("0-3,8,10-11", spaces, trailing newlines
+// and NUL bytes allowed). The empty string is the empty set. Ranges are set a
+// word at a time, so even "0-65535" repeated costs little.
 func ParseList(text string) (Set, error) {
-	text = strings.TrimSpace(text)
+	text = trimJunk(text)
 	if text == "" {
 		return Set{}, nil
 	}
-	var cpus []int
+	var w []uint64
 	for _, part := range strings.Split(text, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -235,28 +263,36 @@ func ParseList(text string) (Set, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := parseIndex(lo)
 		if err != nil {
-			return Set{}, fmt.Errorf("cpu list %q: %w", text, err)
+			return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", text, err, listAccepted)
 		}
 		b := a
 		if isRange {
 			if b, err = parseIndex(hi); err != nil {
-				return Set{}, fmt.Errorf("cpu list %q: %w", text, err)
+				return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", text, err, listAccepted)
 			}
 			if b < a {
-				return Set{}, fmt.Errorf("cpu list %q: range %q ends before it starts", text, part)
+				return Set{}, fmt.Errorf("cpu list %q: range %q ends before it starts; accepted: %s", text, part, listAccepted)
 			}
 		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
+		for len(w) <= b/64 {
+			w = append(w, 0)
 		}
+		setRange(w, a, b)
 	}
-	return Of(cpus...), nil
+	return Set{trim(w)}, nil
+}
+
+// trimJunk drops the spaces, newlines and NUL bytes that sysfs files and
+// hand-written input carry around the value.
+func trimJunk(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
 }
 
 func parseIndex(s string) (int, error) {
-	v, err := strconv.Atoi(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	v, err := strconv.Atoi(s)
 	if err != nil || v < 0 || v > MaxCPU {
-		return 0, fmt.Errorf("%q is not a CPU index (0..%d)", s, MaxCPU)
+		return 0, fmt.Errorf("%q is not a CPU index in 0..%d", s, MaxCPU)
 	}
 	return v, nil
 }
@@ -265,7 +301,7 @@ func parseIndex(s string) (int, error) {
 // words, most significant first ("00000000,00001c07"; "0x" prefix allowed).
 // The empty string is the empty set.
 func ParseMask(text string) (Set, error) {
-	text = strings.TrimSpace(text)
+	text = trimJunk(text)
 	text = strings.TrimPrefix(strings.TrimPrefix(text, "0x"), "0X")
 	if text == "" {
 		return Set{}, nil

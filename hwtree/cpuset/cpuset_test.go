@@ -112,3 +112,84 @@ func TestOperationsAgainstMaps(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHostile(t *testing.T) {
+	// Issue 10: "--cpus 0-1000000000" tried to allocate it all; a long
+	// repeated range must cost words, not ints.
+	for _, bad := range []string{"0-1000000000", "1000000000", "0-65536", "4611686018427387904", "0-99999999999999999999999", "1-2-3", "x-3"} {
+		_, err := Parse(bad)
+		if err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, "accepted") || !strings.Contains(msg, bad) {
+			t.Errorf("Parse(%q) error %q: want one line quoting the value and saying what is accepted", bad, msg)
+		}
+	}
+	s, err := Parse(strings.Repeat("0-65535,", 10000))
+	if err != nil || s.Len() != 65536 {
+		t.Fatalf("Parse of a repeated full range = %d CPUs, %v; want 65536", s.Len(), err)
+	}
+	if !s.Equal(Range(0, MaxCPU)) {
+		t.Errorf("Parse full range differs from Range(0, MaxCPU)")
+	}
+}
+
+func TestParseTolerant(t *testing.T) {
+	// sysfs files may end with newlines, spaces or NUL bytes.
+	for _, in := range []string{"0-3,8\n", "0-3,8\x00", "0-3,8 \n\x00\x00", "\t0-3,8"} {
+		s, err := ParseList(in)
+		if err != nil || s.String() != "0-3,8" {
+			t.Errorf("ParseList(%q) = %q, %v; want 0-3,8", in, s, err)
+		}
+	}
+	m, err := ParseMask("0000010f\n\x00")
+	if err != nil || m.String() != "0-3,8" {
+		t.Errorf("ParseMask with a trailing NUL = %q, %v; want 0-3,8", m, err)
+	}
+}
+
+func TestRangeMatchesOf(t *testing.T) {
+	for lo := 0; lo < 140; lo += 7 {
+		for hi := lo - 1; hi < 200; hi += 5 {
+			var cpus []int
+			for c := lo; c <= hi; c++ {
+				cpus = append(cpus, c)
+			}
+			if got, want := Range(lo, hi), Of(cpus...); !got.Equal(want) {
+				t.Fatalf("Range(%d, %d) = %s, want %s", lo, hi, got, want)
+			}
+		}
+	}
+}
+
+func FuzzParseList(f *testing.F) {
+	for _, seed := range []string{"0-3,8,10-11", "0\n", "0-1,64", "", "0-65535", "3-1", "0-3\x00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseList(in)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+			return
+		}
+		back, err := ParseList(s.String())
+		if err != nil || !back.Equal(s) {
+			t.Fatalf("round trip of %q: %s -> %s, %v", in, s, back, err)
+		}
+	})
+}
+
+func FuzzParseMask(f *testing.F) {
+	for _, seed := range []string{"00000000,00001c07", "f", "0x3", "ffffffff,ffffffff,ffffffff", "1\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if s, err := ParseMask(in); err == nil && s.First() > MaxCPU {
+			t.Fatalf("ParseMask(%q) has CPU %d beyond %d", in, s.First(), MaxCPU)
+		}
+	})
+}
