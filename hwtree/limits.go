@@ -16,8 +16,20 @@ const MaxFileSize = 64 << 20
 // allocated by: ia64 package ids such as 196611 are real.
 const maxOSIndex = 1<<31 - 1
 
-// readCapped reads a whole file of at most MaxFileSize bytes.
+// readCapped reads a whole regular file of at most MaxFileSize bytes.
+// Devices (/dev/zero) and FIFOs are refused before opening: opening a FIFO
+// blocks until a writer comes, and a device may never end.
 func readCapped(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s); give a topology file", path, fi.Mode().Type())
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s: %d bytes, larger than %d bytes (%d MiB), the most a topology file may have", path, fi.Size(), MaxFileSize, MaxFileSize>>20)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

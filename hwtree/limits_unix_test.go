@@ -1,0 +1,41 @@
+//go:build unix
+
+package hwtree
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestFileReadersRefuseNonRegular: topology files that are devices or
+// FIFOs get an error naming the path, never a hang or an unbounded read.
+func TestFileReadersRefuseNonRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	paths := []string{fifo}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		paths = append(paths, "/dev/zero")
+	}
+	readers := map[string]func(string) (*Topology, error){"xml": FromXMLFile, "json": FromJSONFile}
+	for _, p := range paths {
+		for name, read := range readers {
+			done := make(chan error, 1)
+			go func() { _, err := read(p); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("%s reader on %s: error %v, want one naming the path and 'not a regular file'", name, p, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s reader on %s still reading after 5s", name, p)
+			}
+		}
+	}
+}
