@@ -45,7 +45,18 @@ type goroutineBarrier struct {
 	// state is episode<<1 | broken: the number of episodes released and
 	// whether the barrier is broken.
 	state atomic.Uint64
+	_     osal.Pad
+	// yieldScore rates the recent yields: up when a waiter's yields
+	// outlasted the episode (it never parked), down by yieldPenalty when
+	// it had to park anyway (the yields were wasted). Below zero, waiters
+	// park at once and each raises it by one, so yielding is retried.
+	yieldScore atomic.Int64
 }
+
+const (
+	yieldScoreMax = 64
+	yieldPenalty  = 4
+)
 
 // goroutineYields is how often a waiter yields its P before it parks when
 // the goroutines outnumber GOMAXPROCS and the policy is AutoPolicy: measured
@@ -167,11 +178,26 @@ func (a *goroutineArrival) Unlock() {
 		}
 		osal.Relax()
 	}
-	for i := 0; i != g.yields; i++ {
-		if g.state.Load() != s {
+	if g.yields == 0 || g.state.Load() != s {
+		return
+	}
+	if g.yields > 0 {
+		if g.yieldScore.Load() < 0 {
+			g.yieldScore.Add(1)
 			return
 		}
+	}
+	for i := 0; i != g.yields; i++ {
 		runtime.Gosched()
+		if g.state.Load() != s {
+			if g.yields > 0 && g.yieldScore.Load() < yieldScoreMax {
+				g.yieldScore.Add(1)
+			}
+			return
+		}
+	}
+	if g.yields > 0 {
+		g.yieldScore.Add(-yieldPenalty)
 	}
 }
 
