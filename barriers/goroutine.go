@@ -23,9 +23,9 @@ import (
 //     wakeup, and no mutex to hand between goroutines after the wakeup,
 //     which the textbook sync.Cond barrier pays for twice per participant.
 //   - No allocation per episode, unlike a closed channel per episode.
-//   - Before it parks, a waiter that has arrived spins for a bounded budget
-//     (when the goroutines fit GOMAXPROCS) and yields its P a bounded
-//     number of times (measured: once, when they do not fit): the
+//   - Before it parks, a waiter that has arrived spins for its budget
+//     (none under AutoPolicy) and yields its P a bounded number of times
+//     (measured: once, while that keeps paying off): the
 //     goroutines still to arrive then run first, and if they all arrive
 //     before the yield returns, the waiter never parks and nobody has to
 //     wake it, so an episode costs one yield per goroutine instead of a
@@ -58,9 +58,12 @@ const (
 	yieldPenalty  = 4
 )
 
-// goroutineYields is how often a waiter yields its P before it parks when
-// the goroutines outnumber GOMAXPROCS and the policy is AutoPolicy: measured
-// with BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines").
+// goroutineYields is how often a waiter yields its P before it parks under
+// AutoPolicy, as long as yielding pays (see yieldScore): measured with
+// BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines"). AutoPolicy
+// does not spin (unless WithSpinBudget asks): a woken goroutine runs on
+// its waker's P, so once any waiter has parked, a spinning waiter holds
+// the P that the goroutine it waits for is queued on.
 const goroutineYields = 1
 
 // errGoroutineBroken is what Wait panics with and WaitContext returns on a
@@ -77,15 +80,13 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 		o(&c)
 	}
 	g := &goroutineBarrier{n: n, spin: b.w.budget}
-	switch b.w.policy {
-	case Spin:
+	switch {
+	case c.policy == AutoPolicy:
+		g.spin, g.yields = max(c.budget, 0), goroutineYields
+	case c.policy == Spin:
 		g.spin, g.yields = -1, 0
-	case Yield:
+	case c.policy == Yield:
 		g.yields = -1
-	case Park:
-		if c.policy == AutoPolicy {
-			g.yields = goroutineYields
-		}
 	}
 	g.cond.L = (*goroutineArrival)(g)
 	return g, nil
