@@ -223,9 +223,10 @@ func (g *goroutineBarrier) Break() {
 	g.cond.Broadcast()
 }
 
-// Reset implements Barrier: it repairs a broken barrier. Call it only when
-// no participant waits; the next episode starts with nobody arrived.
+// Reset implements Barrier: it repairs a broken barrier, returning it to
+// its state when new. Call it only when no participant waits.
 func (g *goroutineBarrier) Reset() {
 	g.arrived.Store(0)
-	g.state.And(^uint64(1))
+	g.state.Store(0)
+	g.yieldScore.Store(0)
 }
