@@ -85,7 +85,7 @@ func Algorithms() []Algorithm {
 		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, NewButterfly},
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, NewPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, NewMCS},
-		{"goroutine", "goroutines beyond GOMAXPROCS: atomic arrival, bounded spin, per-goroutine parking, wake-up tree", "L + P·o + a scheduler wakeup per sleeper, ⌈log_f P⌉ deep", true, newGoroutine},
+		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival inside sync.Cond.Wait, one adaptive yield before parking", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, NewCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, NewChannel},
 	}
