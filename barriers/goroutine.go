@@ -51,6 +51,8 @@ type goroutineBarrier struct {
 	// it had to park anyway (the yields were wasted). Below zero, waiters
 	// park at once and each raises it by one, so yielding is retried.
 	yieldScore atomic.Int64
+	// entered counts each participant's episodes, for Episodes.
+	entered []slot
 }
 
 const (
@@ -88,6 +90,7 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 	case c.policy == Yield:
 		g.yields = -1
 	}
+	g.entered = make([]slot, n)
 	g.cond.L = (*goroutineArrival)(g)
 	return g, nil
 }
@@ -120,6 +123,7 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 		return errGoroutineBroken
 	}
 	target := s>>1 + 1
+	atomic.StoreUint64(&g.entered[id].e, g.entered[id].e+1)
 	if ctx != nil && ctx.Done() != nil {
 		if err := ctx.Err(); err != nil {
 			g.breakEpisode(target)
@@ -229,4 +233,17 @@ func (g *goroutineBarrier) Reset() {
 	g.arrived.Store(0)
 	g.state.Store(0)
 	g.yieldScore.Store(0)
+	for i := range g.entered {
+		atomic.StoreUint64(&g.entered[i].e, 0)
+	}
+}
+
+// Episodes returns how many episodes participant id has entered since
+// construction or the last Reset (0 for an id out of range). Any goroutine
+// may call it.
+func (g *goroutineBarrier) Episodes(id int) uint64 {
+	if uint(id) >= uint(g.n) {
+		return 0
+	}
+	return atomic.LoadUint64(&g.entered[id].e)
 }

@@ -80,6 +80,9 @@ func TestGoroutineBreakReleasesWaiters(t *testing.T) {
 				b.Wait(3)
 			}()
 			b.Reset()
+			if e := b.Episodes(0); e != 0 {
+				t.Errorf("Episodes(0) = %d after Reset", e)
+			}
 			if p == Spin && Oversubscribed(4) {
 				return // pure spin past GOMAXPROCS progresses at preemption speed
 			}
@@ -132,6 +135,11 @@ func TestGoroutineCancelAfterEpisode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("episode %d: participant %d: %v", e, id, err)
 			}
+		}
+	}
+	for id := range n {
+		if got := b.Episodes(id); got != 50 {
+			t.Errorf("Episodes(%d) = %d after 50 episodes", id, got)
 		}
 	}
 	for _, c := range cancels {
