@@ -37,8 +37,11 @@ type goroutineBarrier struct {
 	n      int
 	spin   int // relax-hint iterations before yielding (-1: spin until released)
 	yields int // runtime.Gosched calls before parking (-1: never park)
-	cond   sync.Cond
 	_      osal.Pad
+	// cond's ticket counters are written by every Wait: a line of their
+	// own, away from the read-only fields above.
+	cond sync.Cond
+	_    osal.Pad
 	// arrived counts the current episode's arrivals.
 	arrived atomic.Int64
 	_       osal.Pad
