@@ -132,8 +132,19 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 			g.breakEpisode(target)
 			return err
 		}
-		stop := context.AfterFunc(ctx, func() { g.breakEpisode(target) })
-		defer stop()
+		broke := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			g.breakEpisode(target)
+			close(broke)
+		})
+		// Return only once the breaker is stopped or done: a breaker
+		// still running after the return could break the barrier after
+		// a Reset.
+		defer func() {
+			if !stop() {
+				<-broke
+			}
+		}()
 	}
 	// Arrives (in goroutineArrival.Unlock), waits the bounded spin and
 	// yields, and parks unless the episode's Broadcast came first.
