@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -42,13 +43,14 @@ type Tuning struct {
 	Warning string
 }
 
-// FallbackAlgorithm is used when no results apply: dissemination, the
-// fewest sequential steps, when the participants fit the CPUs; central
-// (one wakeup broadcast) when they outnumber them. Both measured best or
-// near-best in those regimes on the machines we tried (docs/algorithms.md).
-func FallbackAlgorithm(n int) string {
+// fallbackAlgorithm is used when no results apply: dissemination, the
+// fewest sequential steps, when the participants fit the CPUs; goroutine
+// (an arrival counter inside sync.Cond, one yield before parking) when
+// they outnumber GOMAXPROCS. Both measured best or near-best in those
+// regimes on the machines we tried (docs/algorithms.md).
+func fallbackAlgorithm(n int) string {
 	if oversubscribed(n) {
-		return "central"
+		return "goroutine"
 	}
 	return "dissemination"
 }
@@ -153,6 +155,11 @@ func tuning(l *loaded, n int) Tuning {
 	if entry == nil {
 		return fallback(n, path+" holds no winner")
 	}
+	if entry.Threads != n && oversubscribed(n) {
+		// The check measures threads that fit the CPUs; more goroutines
+		// than GOMAXPROCS are a different regime, not the nearest count's.
+		return fallback(n, fmt.Sprintf("%s has no entry for %d participants, more than GOMAXPROCS (%d)", path, n, runtime.GOMAXPROCS(0)))
+	}
 	if _, err := Lookup(entry.Best.Algorithm); err != nil {
 		return fallback(n, fmt.Sprintf("%s names %v", path, err))
 	}
@@ -167,7 +174,7 @@ func tuning(l *loaded, n int) Tuning {
 }
 
 func fallback(n int, why string) Tuning {
-	return Tuning{Threads: n, Algorithm: FallbackAlgorithm(n), Fallback: why}
+	return Tuning{Threads: n, Algorithm: fallbackAlgorithm(n), Fallback: why}
 }
 
 // Auto returns a barrier for n participants using the tuned algorithm

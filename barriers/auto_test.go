@@ -3,6 +3,7 @@ package barriers
 import (
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,8 +53,13 @@ func TestAutoPicksTheWinner(t *testing.T) {
 		t.Errorf("Auto(2) is %T, want the tuned mcs", b)
 	}
 	// Another count takes the nearest measured count's algorithm, not its CPUs.
-	if tu := Tuned(3); tu.Algorithm != "mcs" || tu.CPUs != nil {
-		t.Errorf("Tuned(3) = %+v", tu)
+	if tu := Tuned(1); tu.Algorithm != "mcs" || tu.CPUs != nil {
+		t.Errorf("Tuned(1) = %+v", tu)
+	}
+	// More participants than GOMAXPROCS are another regime: goroutine.
+	over := runtime.GOMAXPROCS(0) + 1
+	if tu := Tuned(over); tu.Algorithm != "goroutine" || !strings.Contains(tu.Fallback, "GOMAXPROCS") {
+		t.Errorf("Tuned(%d) = %+v, want goroutine for more participants than GOMAXPROCS", over, tu)
 	}
 	team, err := tu.Team()
 	if err != nil || !team.Pinned() || !slices.Equal(team.CPUs(), tu.CPUs) {
@@ -65,15 +71,15 @@ func TestAutoPicksTheWinner(t *testing.T) {
 func TestAutoFallback(t *testing.T) {
 	t.Setenv(ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
 	tu := Tuned(2)
-	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "no results file") {
+	if tu.Algorithm != fallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "no results file") {
 		t.Errorf("Tuned without a file = %+v", tu)
 	}
 	b, err := Auto(2)
 	if err != nil || b.N() != 2 {
 		t.Fatalf("Auto(2) without results: %v", err)
 	}
-	if FallbackAlgorithm(1000) != "central" {
-		t.Error("oversubscribed fallback must be central")
+	if fallbackAlgorithm(1000) != "goroutine" {
+		t.Error("oversubscribed fallback must be goroutine")
 	}
 	team, err := Tuned(3).Team()
 	if err != nil || team.Pinned() || team.Size() != 3 {
@@ -87,7 +93,7 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 		f.Machine.AllowedCPUs = "0-4095"
 	})
 	tu := TunedFrom(path, 2)
-	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Imaginary") || !strings.Contains(tu.Fallback, "0-4095") {
+	if tu.Algorithm != fallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Imaginary") || !strings.Contains(tu.Fallback, "0-4095") {
 		t.Errorf("foreign results: %+v", tu)
 	}
 	t.Setenv(ForceEnv, "1")

@@ -108,6 +108,7 @@ func Algorithms() []Algorithm {
 		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, newButterfly},
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
+		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival inside sync.Cond.Wait, one adaptive yield before parking", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
 	}
@@ -188,7 +189,17 @@ type episoder interface {
 //go:noinline
 func (b *base) failed(id int) {
 	b.checkID(id)
+	panicBroken(id)
+}
+
+// panicBroken panics with the error of a Wait on a broken barrier.
+func panicBroken(id int) {
 	panic(fmt.Errorf("barriers: Wait(%d): %w", id, ErrBroken))
+}
+
+// brokenError returns the error of a WaitContext on a broken barrier.
+func brokenError(id int) error {
+	return fmt.Errorf("barriers: WaitContext(%d): %w", id, ErrBroken)
 }
 
 // brokenError returns the error of a WaitContext whose episode failed
@@ -197,7 +208,7 @@ func (b *base) failed(id int) {
 //go:noinline
 func (b *base) brokenError(id int) error {
 	b.checkID(id)
-	return fmt.Errorf("barriers: WaitContext(%d): %w", id, ErrBroken)
+	return brokenError(id)
 }
 
 // waitContext implements WaitContext for an algorithm: a ctx that can end
