@@ -148,13 +148,15 @@ func Measure(ctx context.Context, cpus []int, opts Options) (*Matrix, error) {
 		seen[c] = true
 	}
 	m := newMatrix(cpus)
+	mo := opts.Measure
+	mo.Context = ctx
 	total, done := len(cpus)*(len(cpus)-1)/2, 0
 	for i := range cpus {
 		for j := 0; j < i; j++ {
 			if err := ctx.Err(); err != nil {
 				return m, fmt.Errorf("latency: stopped after %d of %d pairs: %w", done, total, err)
 			}
-			pp, err := measure.PingPongLatency(cpus[i], cpus[j], opts.Measure)
+			pp, err := measure.PingPongLatency(cpus[i], cpus[j], mo)
 			if err != nil {
 				return m, fmt.Errorf("latency: CPUs %d and %d: %w", cpus[i], cpus[j], err)
 			}
