@@ -27,7 +27,8 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newTopoCmd(), newSetsCmd(), newBenchCmd(), newCheckCmd(), newShowCmd())
+	root.AddCommand(newVersionCmd(), newTopoCmd(), newSetsCmd(), newBenchCmd(), newCheckCmd(), newShowCmd(),
+		newLatencyCmd(), newModelCmd())
 	return root
 }
 
