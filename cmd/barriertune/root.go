@@ -71,6 +71,8 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(newShowCmd(g))
+	root.AddCommand(newLatencyCmd())
+	root.AddCommand(newModelCmd())
 	root.AddCommand(newDocsCmd())
 
 	finishCommands(root)
