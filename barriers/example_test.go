@@ -46,7 +46,7 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// 8
-	// unknown barrier algorithm "fastest" (accepted: all-static-tree, binomial, butterfly, central, channel, combining, cond, dissemination, mcs, pairwise, static-tree, tournament)
+	// unknown barrier algorithm "fastest" (accepted: all-static-tree, binomial, butterfly, central, channel, combining, cond, dissemination, hybrid, mcs, pairwise, static-tree, tournament)
 }
 
 // The catalog lists every algorithm with its source and cost.
