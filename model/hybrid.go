@@ -37,11 +37,11 @@ func (c Composition) Flat() string {
 	return ""
 }
 
-// fanInCandidates are the fan-ins tried for the algorithms that take one.
-var fanInCandidates = []int{2, 3, 4, 8}
+// FanInCandidates returns the fan-ins tried for the algorithms that take one.
+func FanInCandidates() []int { return []int{2, 3, 4, 8} }
 
-// takesFanIn reports whether alg's shape depends on WithFanIn.
-func takesFanIn(alg string) bool {
+// TakesFanIn reports whether alg's shape depends on barriers.WithFanIn.
+func TakesFanIn(alg string) bool {
 	switch alg {
 	case "combining", "static-tree", "all-static-tree":
 		return true
@@ -62,8 +62,8 @@ func candidates() []candidate {
 		if !a.Spins || a.Name == "hybrid" {
 			continue
 		}
-		if takesFanIn(a.Name) {
-			for _, k := range fanInCandidates {
+		if TakesFanIn(a.Name) {
+			for _, k := range FanInCandidates() {
 				out = append(out, candidate{a.Name, k})
 			}
 			continue
@@ -126,6 +126,14 @@ func Hybrid(k Kind, levels []LevelKeys, cpus []int, c Costs) (Composition, float
 	if err != nil {
 		return Composition{}, 0, err
 	}
+	return HybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS)
+}
+
+// HybridAgainst is Hybrid with the best flat algorithm already predicted
+// (BestFlat's results), for callers that predict every flat algorithm
+// anyway.
+func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
+	n := len(cpus)
 	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seq(n)}}}}
 
 	members := seq(n)
