@@ -136,6 +136,7 @@ type ScaleEntry struct {
 
 	preds                []prediction // every candidate, best first
 	placementsConsidered int          // representatives predicted on
+	configs              []string     // the placements' configsets descriptions
 }
 
 // prediction is one candidate's best predicted time over the placements.
@@ -199,6 +200,7 @@ func PlanScale(cfg ScaleConfig) (*ScalePlan, error) {
 			}
 			e.Placements = append(e.Placements, label)
 			e.CPUs = append(e.CPUs, s.CPUs)
+			e.configs = append(e.configs, s.Config)
 		}
 	}
 	// Predictions are independent per thread count: spread them over the
@@ -242,7 +244,7 @@ func PlanScale(cfg ScaleConfig) (*ScalePlan, error) {
 		}
 		e.Source = "inferred"
 		e.InferredFrom = neighbours(chosen, e.Threads, npus)
-		e.Placements, e.CPUs = e.Placements[:1], e.CPUs[:1]
+		e.Placements, e.CPUs, e.configs = e.Placements[:1], e.CPUs[:1], e.configs[:1]
 		e.Why = []string{InferenceRule}
 		e.Algorithms = []string{}
 		p.Inferred++

@@ -9,13 +9,14 @@ import (
 
 	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 // planOptions are check's planning flags: --plan (and --exhaustive,
 // --keep, --model) print what the check would measure, from the cost
 // model, without measuring.
 type planOptions struct {
-	plan, exhaustive bool
+	plan, exhaustive, simulate bool
 	keep             int
 	modelKind        string
 }
@@ -24,11 +25,12 @@ func (o *planOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.plan, "plan", false, "print what the check would measure (placements, algorithms kept after pruning and why, estimated time) for every thread count 2..PUs, without measuring")
 	fs.BoolVar(&o.exhaustive, "exhaustive", false, "with --plan: measure every algorithm at every thread count (no pruning, no budget)")
 	fs.IntVar(&o.keep, "keep", check.DefaultKeep, "with --plan: predicted-best algorithms measured per thread count, besides the central and dissemination baselines")
+	fs.BoolVar(&o.simulate, "simulate", false, "run the whole check on the cost model instead of measuring (sets, pruning, selection, inference) and write a results file marked simulated to -o FILE")
 	fs.StringVar(&o.modelKind, "model", string(model.CriticalPathModel), "with --plan: cost model that prunes (critical-path or default)")
 }
 
 // active reports whether a planning flag asks check not to measure.
-func (o *planOptions) active() bool { return o.plan }
+func (o *planOptions) active() bool { return o.plan || o.simulate }
 
 // run plans on the topology of src, reading check's --budget (when given),
 // --sets-limit, --sample-time and --json from cmd.
@@ -63,16 +65,67 @@ func (o *planOptions) run(cmd *cobra.Command, src *sourceFlags) error {
 	if v, err := fs.GetDuration("sample-time"); err == nil && v > 0 {
 		cfg.SampleTarget = v
 	}
+	if o.plan && o.simulate {
+		return fmt.Errorf("--plan and --simulate given together; choose one")
+	}
 	start := time.Now()
+	w := cmd.OutOrStdout()
+	if o.simulate {
+		return o.runSimulate(cmd, cfg, src, start)
+	}
 	p, err := check.PlanScale(cfg)
 	if err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		return writeJSON(w, p)
 	}
 	fmt.Fprint(w, p.Text())
 	fmt.Fprintf(w, "planned in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// runSimulate writes the simulated results file. It needs -o: a simulated
+// file must never replace this machine's measured results.
+func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src *sourceFlags, start time.Time) error {
+	fs := cmd.Flags()
+	path, _ := fs.GetString("output")
+	if path == "" {
+		return fmt.Errorf("--simulate needs -o FILE: a simulated results file never replaces this machine's results")
+	}
+	f, p, err := check.Simulate(check.SimulateConfig{ScaleConfig: cfg, Machine: sourceName(src), Version: version()})
+	if err != nil {
+		return err
+	}
+	if err := results.Write(path, f); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if asJSON, _ := fs.GetBool("json"); asJSON {
+		return writeJSON(w, f)
+	}
+	for _, t := range f.Threads {
+		if t.Best == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Algorithm, t.Best.MedianNs, t.Best.Label)
+	}
+	fmt.Fprintf(w, "simulated %d thread counts (%d measured in the plan, %d inferred) in %s; results written to %s\n",
+		len(f.Threads), p.Measured, p.Inferred, time.Since(start).Round(time.Millisecond), path)
+	return nil
+}
+
+// sourceName names the topology source for a simulated file.
+func sourceName(s *sourceFlags) string {
+	switch {
+	case s.sysfsRoot != "":
+		return "sysfs snapshot " + s.sysfsRoot
+	case s.synthetic != "":
+		return "synthetic " + s.synthetic
+	case s.xml != "":
+		return "hwloc XML " + s.xml
+	case s.topology != "":
+		return "topology " + s.topology
+	}
+	return "this machine's tree"
 }

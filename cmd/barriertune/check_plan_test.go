@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/barriertune/barriertune/results"
 )
 
 // planCmd is a check-like command carrying only the flags planning reads,
@@ -21,6 +24,7 @@ func planCmd(args ...string) (string, error) {
 	cmd.Flags().Int("sets-limit", 8, "")
 	cmd.Flags().Duration("sample-time", 0, "")
 	cmd.Flags().Bool("json", false, "")
+	cmd.Flags().StringP("output", "o", "", "")
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -83,5 +87,29 @@ func TestCheckPlanErrors(t *testing.T) {
 		if _, err := planCmd(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want it to mention %s", c.args, err, c.want)
 		}
+	}
+}
+
+func TestCheckSimulate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.json")
+	out, err := planCmd("--simulate", "--synthetic", "pack:2 l3:2 core:4 pu:2", "-o", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "simulated 31 thread counts") {
+		t.Fatalf("output:\n%s", out)
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Threads) != 31 || !strings.HasPrefix(f.Machine.CPU.Name, "simulated: synthetic") {
+		t.Fatalf("%d entries, CPU %q", len(f.Threads), f.Machine.CPU.Name)
+	}
+	if _, err := planCmd("--simulate", "--synthetic", "pu:4"); err == nil || !strings.Contains(err.Error(), "-o FILE") {
+		t.Fatalf("--simulate without -o: %v", err)
+	}
+	if _, err := planCmd("--simulate", "--plan", "--synthetic", "pu:4", "-o", path); err == nil || !strings.Contains(err.Error(), "together") {
+		t.Fatalf("--simulate --plan: %v", err)
 	}
 }

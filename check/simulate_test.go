@@ -1,0 +1,61 @@
+package check
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/results"
+)
+
+// TestSimulateWritesValidFile: a simulated check writes a file that
+// results.Read accepts, with an entry with a winner for every thread count
+// 2..P, measured or inferred.
+func TestSimulateWritesValidFile(t *testing.T) {
+	for _, budget := range []time.Duration{0, 2 * time.Second} {
+		topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, p, err := Simulate(SimulateConfig{ScaleConfig: ScaleConfig{Topology: topo, Budget: budget}, Machine: "synthetic", Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "sim.json")
+		if err := results.Write(path, f); err != nil {
+			t.Fatal(err)
+		}
+		back, err := results.Read(path)
+		if err != nil {
+			t.Fatalf("results.Read refuses the simulated file: %v", err)
+		}
+		if len(back.Threads) != 31 {
+			t.Fatalf("%d thread entries, want 31", len(back.Threads))
+		}
+		for i, e := range back.Threads {
+			if e.Threads != i+2 || e.Best == nil || !(e.Best.MedianNs > 0) {
+				t.Fatalf("entry %d: %+v", i, e)
+			}
+			pe := p.Plan[i]
+			if pe.Source == "measured" && len(e.Measurements) == 0 {
+				t.Fatalf("%d threads measured in the plan but no simulated measurements", e.Threads)
+			}
+			if pe.Source == "inferred" {
+				ok := false
+				for _, from := range pe.InferredFrom {
+					ok = ok || back.Lookup(from).Best.Algorithm == e.Best.Algorithm
+				}
+				if !ok {
+					t.Fatalf("%d threads inferred %s, which no neighbour %v won", e.Threads, e.Best.Algorithm, pe.InferredFrom)
+				}
+			}
+		}
+		if budget > 0 && (p.Inferred == 0 || len(back.Cuts) == 0) {
+			t.Fatalf("budget %s: %d inferred, cuts %v", budget, p.Inferred, back.Cuts)
+		}
+		if len(back.Floor) == 0 {
+			t.Fatal("no floors")
+		}
+	}
+}
