@@ -17,8 +17,8 @@ import (
 // model, without measuring.
 type planOptions struct {
 	plan, exhaustive, simulate bool
-	keep             int
-	modelKind        string
+	keep                       int
+	modelKind                  string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet) {
