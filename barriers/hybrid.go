@@ -2,6 +2,7 @@ package barriers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -338,19 +339,28 @@ func (h *hybrid) WaitContext(ctx context.Context, id int) error {
 	return err
 }
 
-func (h *hybrid) wait(id int) error {
+func (h *hybrid) wait(id int) (err error) {
 	e := h.next(id)
 	if h.broken.Load() {
 		return h.brokenErr()
 	}
+	// A broken sub-barrier panics with ErrBroken (wrapped); turn that into
+	// this barrier's error. A deferred recover costs far less than
+	// WaitContext's checks on every sub-barrier wait.
+	defer func() {
+		if r := recover(); r != nil {
+			if re, ok := r.(error); ok && errors.Is(re, ErrBroken) {
+				h.Break()
+				err = h.brokenErr()
+				return
+			}
+			panic(r)
+		}
+	}()
 	path := h.paths[id]
 	for _, s := range path {
-		if s.sub == nil {
-			continue
-		}
-		if err := subWait(s.sub, s.pos); err != nil {
-			h.Break()
-			return h.brokenErr()
+		if s.sub != nil {
+			s.sub.Wait(s.pos)
 		}
 	}
 	last := len(path) - 1
@@ -377,16 +387,6 @@ type breakable interface {
 	WaitContext(ctx context.Context, id int) error
 	Break()
 	Reset()
-}
-
-// subWait waits at a sub-barrier, returning its broken error rather than
-// panicking where the sub-barrier offers WaitContext.
-func subWait(b Barrier, pos int) error {
-	if bb, ok := b.(breakable); ok {
-		return bb.WaitContext(context.Background(), pos)
-	}
-	b.Wait(pos)
-	return nil
 }
 
 // Break breaks the barrier: every current and future waiter returns (or
