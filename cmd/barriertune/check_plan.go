@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/barriertune/barriertune/check"
+	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
@@ -18,7 +20,7 @@ import (
 type planOptions struct {
 	plan, exhaustive, simulate bool
 	keep                       int
-	modelKind                  string
+	modelKind, latencyFile     string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet) {
@@ -26,6 +28,7 @@ func (o *planOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.exhaustive, "exhaustive", false, "with --plan: measure every algorithm at every thread count (no pruning, no budget)")
 	fs.IntVar(&o.keep, "keep", check.DefaultKeep, "with --plan: predicted-best algorithms measured per thread count, besides the central and dissemination baselines")
 	fs.BoolVar(&o.simulate, "simulate", false, "run the whole check on the cost model instead of measuring (sets, pruning, selection, inference) and write a results file marked simulated to -o FILE")
+	fs.StringVar(&o.latencyFile, "latency", "", "with --plan or --simulate: predict with the one-way latency matrix in `FILE` (../shared/latency CSV format); without another topology source the tree is clustered from it")
 	fs.StringVar(&o.modelKind, "model", string(model.CriticalPathModel), "with --plan: cost model that prunes (critical-path or default)")
 }
 
@@ -42,11 +45,11 @@ func (o *planOptions) run(cmd *cobra.Command, src *sourceFlags) error {
 	if kind != model.CriticalPathModel && kind != model.DefaultModel {
 		return fmt.Errorf("--model %q: unknown cost model (accepted: %s, %s)", o.modelKind, model.CriticalPathModel, model.DefaultModel)
 	}
-	topo, err := src.load()
+	topo, costs, err := o.topology(src)
 	if err != nil {
 		return err
 	}
-	cfg := check.ScaleConfig{Topology: topo, Model: kind, Keep: o.keep, Exhaustive: o.exhaustive}
+	cfg := check.ScaleConfig{Topology: topo, Costs: costs, Model: kind, Keep: o.keep, Exhaustive: o.exhaustive}
 	fs := cmd.Flags()
 	if fs.Changed("budget") {
 		if cfg.Budget, err = fs.GetDuration("budget"); err != nil {
@@ -85,6 +88,35 @@ func (o *planOptions) run(cmd *cobra.Command, src *sourceFlags) error {
 	return nil
 }
 
+// topology loads the tree and the costs: with --latency the matrix's
+// latencies, on the tree of the topology source given, or else the tree
+// clustered from the matrix; without it the source's tree (the live one
+// by default) and its typical latencies.
+func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs, error) {
+	if o.latencyFile == "" {
+		topo, err := src.load()
+		return topo, nil, err
+	}
+	m, err := check.ReadLatencyFile(o.latencyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src.live() {
+		topo, err := check.LatencyTree(m, filepath.Base(o.latencyFile))
+		return topo, m, err
+	}
+	topo, err := src.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, cpu := range topo.CPUs() {
+		if cpu >= len(m.NS) {
+			return nil, nil, fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.NS)-1, cpu)
+		}
+	}
+	return topo, m, nil
+}
+
 // runSimulate writes the simulated results file. It needs -o: a simulated
 // file must never replace this machine's measured results.
 func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src *sourceFlags, start time.Time) error {
@@ -93,7 +125,11 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src
 	if path == "" {
 		return fmt.Errorf("--simulate needs -o FILE: a simulated results file never replaces this machine's results")
 	}
-	f, p, err := check.Simulate(check.SimulateConfig{ScaleConfig: cfg, Machine: sourceName(src), Version: version()})
+	name := sourceName(src)
+	if o.latencyFile != "" {
+		name = "latency " + filepath.Base(o.latencyFile)
+	}
+	f, p, err := check.Simulate(check.SimulateConfig{ScaleConfig: cfg, Machine: name, Version: version()})
 	if err != nil {
 		return err
 	}
