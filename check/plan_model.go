@@ -137,6 +137,7 @@ type ScaleEntry struct {
 	preds                []prediction // every candidate, best first
 	placementsConsidered int          // representatives predicted on
 	configs              []string     // the placements' configsets descriptions
+	hybridAny            prediction   // the hybrid's best, degenerate (flat) compositions included
 }
 
 // prediction is one candidate's best predicted time over the placements.
@@ -208,7 +209,7 @@ func PlanScale(cfg ScaleConfig) (*ScalePlan, error) {
 	if err := parallel(len(p.Plan), func(i int) error {
 		e := &p.Plan[i]
 		var err error
-		if e.preds, err = predictAll(cfg, topo, all, e.CPUs); err != nil {
+		if e.preds, e.hybridAny, err = predictAll(cfg, topo, all, e.CPUs); err != nil {
 			return fmt.Errorf("plan, %d threads: %w", e.Threads, err)
 		}
 		keep(e, cfg)
@@ -305,12 +306,13 @@ func allCandidates() []prediction {
 // predictAll predicts every candidate and the hybrid on every placement
 // and returns them best first (NaN for candidates the model cannot
 // predict, such as the blocking baselines, last).
-func predictAll(cfg ScaleConfig, topo *hwtree.Topology, cands []prediction, placements [][]int) ([]prediction, error) {
+func predictAll(cfg ScaleConfig, topo *hwtree.Topology, cands []prediction, placements [][]int) ([]prediction, prediction, error) {
 	out := slices.Clone(cands)
 	for i := range out {
 		out[i].ns = math.NaN()
 	}
 	hy := prediction{name: "hybrid", alg: "hybrid", ns: math.NaN()}
+	hyAny := hy // the hybrid's best including placements where it degenerates to flat
 	flatNS := make([]float64, len(out))
 	for pi, cpus := range placements {
 		for i := range out {
@@ -326,7 +328,7 @@ func predictAll(cfg ScaleConfig, topo *hwtree.Topology, cands []prediction, plac
 		}
 		levels, err := model.TreeLevels(topo, cpus)
 		if err != nil {
-			return nil, err
+			return nil, hy, err
 		}
 		flat := -1 // the best flat candidate on this placement
 		for i := range cands {
@@ -339,10 +341,13 @@ func predictAll(cfg ScaleConfig, topo *hwtree.Topology, cands []prediction, plac
 		}
 		comp, ns, err := model.HybridAgainst(cfg.Model, levels, cpus, cfg.Costs, out[flat].alg, out[flat].fanIn, flatNS[flat])
 		if err != nil {
-			return nil, err
+			return nil, hy, err
 		}
 		if comp.Flat() == "" && (math.IsNaN(hy.ns) || ns < hy.ns) {
 			hy.ns, hy.placement, hy.composition = ns, pi, comp.String()
+		}
+		if math.IsNaN(hyAny.ns) || ns < hyAny.ns {
+			hyAny.ns, hyAny.placement, hyAny.composition = ns, pi, comp.String()
 		}
 	}
 	if !math.IsNaN(hy.ns) {
@@ -355,7 +360,7 @@ func predictAll(cfg ScaleConfig, topo *hwtree.Topology, cands []prediction, plac
 		}
 		return a < b
 	})
-	return out, nil
+	return out, hyAny, nil
 }
 
 // keep fills Algorithms, Why and Pruned from the predictions: the best
