@@ -183,6 +183,18 @@ func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 	return Composition{Levels: chosen}, ns, nil
 }
 
+// HybridFor composes the hybrid for a placement on a tree: the tree's
+// levels as the placement sees them (TreeLevels), composed greedily
+// (Hybrid). The check measures the hybrid with
+// barriers.WithHierarchy(comp.Levels) and records comp.String().
+func HybridFor(k Kind, t *hwtree.Topology, cpus []int, c Costs) (Composition, float64, error) {
+	levels, err := TreeLevels(t, cpus)
+	if err != nil {
+		return Composition{}, 0, err
+	}
+	return Hybrid(k, levels, cpus, c)
+}
+
 // chooseLevel picks the candidate whose slowest group is predicted fastest.
 // It also returns what the model predicts beyond the critical path for that
 // group (0 under the critical-path model).

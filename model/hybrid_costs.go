@@ -24,7 +24,13 @@ type TreeCosts struct {
 }
 
 // NewTreeCosts returns the tree's estimated costs.
-func NewTreeCosts(t *hwtree.Topology) *TreeCosts {
+func NewTreeCosts(t *hwtree.Topology) *TreeCosts { return NewTreeCostsFrom(t, nil) }
+
+// NewTreeCostsFrom is NewTreeCosts with measured latencies: byLevel maps the
+// type of two CPUs' deepest shared object (as the check's floors record it:
+// Core, L2Cache, L3Cache, Package, Machine, ...) to its one-way latency in
+// ns; levels it lacks take the typical figures.
+func NewTreeCostsFrom(t *hwtree.Topology, byLevel map[hwtree.Type]float64) *TreeCosts {
 	pus := t.PUs()
 	maxOS := 0
 	for _, o := range pus {
@@ -41,7 +47,13 @@ func NewTreeCosts(t *hwtree.Topology) *TreeCosts {
 	for i, a := range pus {
 		tc.ns[i][i] = SameCoreNS
 		for j := 0; j < i; j++ {
-			v := levelNS(t.Covering(a.CPUSet.Or(pus[j].CPUSet)))
+			lca := t.Covering(a.CPUSet.Or(pus[j].CPUSet))
+			v := levelNS(lca)
+			if lca != nil {
+				if m, ok := byLevel[lca.Type]; ok && m > 0 {
+					v = m
+				}
+			}
 			tc.ns[i][j], tc.ns[j][i] = v, v
 		}
 	}

@@ -220,3 +220,32 @@ func TestTreeLevels(t *testing.T) {
 		t.Fatal("CPU 99 accepted")
 	}
 }
+
+// TestHybridForTree: on a two-package tree with measured-style costs, the
+// composition for all 32 PUs groups by package at least, and builds a barrier.
+func TestHybridForTree(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewTreeCostsFrom(topo, map[hwtree.Type]float64{hwtree.Machine: 300})
+	if got := c.Latency(0, 31); got != 300 {
+		t.Fatalf("across packages %v ns, want the given 300", got)
+	}
+	if got := c.Latency(0, 1); got != SameCoreNS {
+		t.Fatalf("SMT siblings %v ns, want the typical %v", got, SameCoreNS)
+	}
+	cpus := topo.CPUs()
+	comp, ns, err := HybridFor(CriticalPathModel, topo, cpus, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, flat, _ := BestFlat(CriticalPathModel, cpus, c)
+	if ns > flat {
+		t.Fatalf("%s %.0f ns, flat %.0f", comp, ns, flat)
+	}
+	if _, err := barriers.New("hybrid", len(cpus), barriers.WithHierarchy(comp.Levels)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %.0f ns (flat %.0f)", comp, ns, flat)
+}
