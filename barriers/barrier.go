@@ -86,7 +86,7 @@ func Algorithms() []Algorithm {
 		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, NewButterfly},
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, NewPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, NewMCS},
-		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, NewHybrid},
+		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, NewCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, NewChannel},
 	}

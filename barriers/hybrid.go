@@ -183,9 +183,9 @@ type hybridStep struct {
 	release *flag   // the group's release flag; nil at the top or for a group of one
 }
 
-// NewHybrid returns the hierarchical barrier described by WithHierarchy
+// newHybrid returns the hierarchical barrier described by WithHierarchy
 // (without it: flat dissemination).
-func NewHybrid(n int, opts ...Option) (Barrier, error) {
+func newHybrid(n int, opts ...Option) (Barrier, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)

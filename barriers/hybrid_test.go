@@ -171,11 +171,11 @@ func TestHybridValidation(t *testing.T) {
 		{2, []Level{{FanIn: 1, Groups: [][]int{{0, 1}}}}, "fan-in 1"},
 	}
 	for i, c := range cases {
-		if _, err := NewHybrid(c.n, WithHierarchy(c.levels)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newHybrid(c.n, WithHierarchy(c.levels)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("case %d: error = %v, want it to mention %q", i, err, c.want)
 		}
 	}
-	if _, err := NewHybrid(70000); err == nil || !strings.Contains(err.Error(), "70000") {
+	if _, err := newHybrid(70000); err == nil || !strings.Contains(err.Error(), "70000") {
 		t.Errorf("n=70000: %v", err)
 	}
 }
@@ -183,7 +183,7 @@ func TestHybridValidation(t *testing.T) {
 // TestHybridImplicitTop: a hierarchy that stops with several groups gets a
 // top level joining their representatives, so it is still one barrier.
 func TestHybridImplicitTop(t *testing.T) {
-	b, err := NewHybrid(6, WithHierarchy([]Level{{Groups: [][]int{{0, 1, 2}, {3, 4}, {5}}}}))
+	b, err := newHybrid(6, WithHierarchy([]Level{{Groups: [][]int{{0, 1, 2}, {3, 4}, {5}}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
