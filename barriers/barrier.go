@@ -21,19 +21,45 @@
 package barriers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Barrier synchronises n participants.
 type Barrier interface {
 	// Wait blocks participant id until all n participants have called Wait
-	// for the current episode. It panics if id is outside 0..n-1.
+	// for the current episode. It panics if id is outside 0..n-1, and with
+	// an error wrapping ErrBroken if the barrier is or becomes broken.
 	Wait(id int)
+	// WaitContext is Wait that ends early: it returns nil when the episode
+	// completes; ctx.Err() when ctx ends first, which also breaks the
+	// barrier (the others cannot complete the episode without this
+	// participant); and an error wrapping ErrBroken when the barrier is or
+	// becomes broken otherwise. A ctx whose Done is nil costs what Wait
+	// costs.
+	WaitContext(ctx context.Context, id int) error
+	// Break breaks the barrier: every current waiter returns (WaitContext
+	// with an error wrapping ErrBroken, Wait by panicking with it) within a
+	// millisecond under every policy, and so does every later call until
+	// Reset. Participants whose episode completed as Break ran may still
+	// return normally from that episode. Break may be called any time,
+	// from any goroutine, more than once.
+	Break()
+	// Reset repairs the barrier: all state returns to new, episode counts
+	// included. It may be called only while no participant is inside Wait
+	// or WaitContext (after every participant returned from the break).
+	Reset()
 	// N returns the number of participants.
 	N() int
 }
+
+// ErrBroken is wrapped by the error of every wait on a broken barrier.
+var ErrBroken = errors.New("barrier is broken")
 
 // Option configures a barrier at construction.
 type Option func(*config)
@@ -87,8 +113,8 @@ func Algorithms() []Algorithm {
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, NewPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, NewMCS},
 		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
-		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, NewCond},
-		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, NewChannel},
+		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
+		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
 	}
 }
 
@@ -122,14 +148,129 @@ func New(name string, n int, opts ...Option) (Barrier, error) {
 	return a.New(n, opts...)
 }
 
-// base holds what every algorithm shares: n, the waiting policy and each
-// participant's episode counter in its own padded slot.
+// base holds what every algorithm shares: n, the waiting policy, the
+// broken state, and each participant's episode counter in its own padded
+// slot.
+//
+// How Break and Reset work (what a new algorithm must do):
+//   - allocate every flag with b.newFlags(k), or register a flag embedded in
+//     the struct with b.track(&f), and every counter that Reset must zero
+//     with b.counter(&c), after the struct holding base is allocated;
+//   - implement episode(id) bool: start with `e, ok := b.next(id)` (false:
+//     already broken) and return false as soon as any await returns false;
+//     return true at the end;
+//   - define Wait and WaitContext as the two one-line wrappers the other
+//     algorithms use (b.wait(x, id) and b.waitContext(ctx, x, id)).
+//
+// Break sets broken, then stores brokenValue in every registered flag and
+// wakes its parked waiters: a spinning waiter sees a value that ends its
+// loop (no extra load in the loop) and returns false up the call chain.
+// A participant that entered the episode before Break may still store its
+// episode into a flag afterwards; that only satisfies waiters of that same
+// episode, who then reach their next await, which is broken. Reset zeroes
+// every flag, counter and slot.
 type base struct {
-	n     int
-	w     waiter
-	slots []slot
-	fanIn int
+	n        int
+	w        waiter
+	broken   uint32 // atomic: 1 once broken; read-mostly, next to n
+	slots    []slot
+	fanIn    int
+	flagSets [][]flag
+	counters []*atomic.Uint64
 }
+
+// episoder is what base's shared wrappers need of an algorithm.
+type episoder interface {
+	episode(id int) bool
+	Break()
+}
+
+// wait runs one episode and panics if the barrier broke.
+func (b *base) wait(a episoder, id int) {
+	if !a.episode(id) {
+		panicBroken(id)
+	}
+}
+
+//go:noinline
+func panicBroken(id int) {
+	panic(fmt.Errorf("barriers: Wait(%d): %w", id, ErrBroken))
+}
+
+func brokenError(id int) error {
+	return fmt.Errorf("barriers: WaitContext(%d): %w", id, ErrBroken)
+}
+
+// waitContext implements WaitContext for an algorithm: a ctx that can end
+// arranges (context.AfterFunc) to break the barrier when it does.
+func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
+	if ctx.Done() == nil {
+		if a.episode(id) {
+			return nil
+		}
+		return brokenError(id)
+	}
+	if err := ctx.Err(); err != nil {
+		a.Break()
+		return err
+	}
+	stop := context.AfterFunc(ctx, a.Break)
+	ok := a.episode(id)
+	if !stop() {
+		// The ctx ended and broke the barrier (perhaps just after this
+		// episode completed): this caller is the one whose ctx ended.
+		return ctx.Err()
+	}
+	if !ok {
+		return brokenError(id)
+	}
+	return nil
+}
+
+// Break implements Barrier for the flag-based algorithms.
+func (b *base) Break() {
+	atomic.StoreUint32(&b.broken, 1)
+	for _, fs := range b.flagSets {
+		for i := range fs {
+			fs[i].breakFlag()
+		}
+	}
+}
+
+// Reset implements Barrier for the flag-based algorithms.
+func (b *base) Reset() {
+	for _, fs := range b.flagSets {
+		for i := range fs {
+			fs[i].resetFlag()
+		}
+	}
+	for _, c := range b.counters {
+		c.Store(0)
+	}
+	for i := range b.slots {
+		b.slots[i].e = 0
+	}
+	atomic.StoreUint32(&b.broken, 0)
+}
+
+// newFlags returns k flags ready for use, registered for Break and Reset.
+func (b *base) newFlags(k int) []flag {
+	fs := make([]flag, k)
+	for i := range fs {
+		fs[i].cond.L = &fs[i].mu
+	}
+	b.flagSets = append(b.flagSets, fs)
+	return fs
+}
+
+// track readies a flag embedded in an algorithm and registers it.
+func (b *base) track(f *flag) {
+	f.cond.L = &f.mu
+	b.flagSets = append(b.flagSets, unsafe.Slice(f, 1))
+}
+
+// counter registers a counter for Reset.
+func (b *base) counter(c *atomic.Uint64) { b.counters = append(b.counters, c) }
 
 func newBase(n int, opts []Option) (base, error) {
 	c := config{fanIn: 4, budget: -1}
@@ -152,13 +293,17 @@ func newBase(n int, opts []Option) (base, error) {
 // N returns the number of participants.
 func (b *base) N() int { return b.n }
 
-// next checks id and returns participant id's next episode number (1, 2, ...).
-func (b *base) next(id int) uint64 {
+// next checks id and returns participant id's next episode number (1, 2,
+// ...), or false if the barrier is broken.
+func (b *base) next(id int) (uint64, bool) {
 	if uint(id) >= uint(b.n) {
 		badID(id, b.n)
 	}
+	if atomic.LoadUint32(&b.broken) != 0 {
+		return 0, false
+	}
 	b.slots[id].e++
-	return b.slots[id].e
+	return b.slots[id].e, true
 }
 
 //go:noinline

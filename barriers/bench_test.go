@@ -1,6 +1,7 @@
 package barriers_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -11,9 +12,17 @@ import (
 
 // BenchmarkWait reports ns per episode (ns/op) for every algorithm at 2, 4
 // and 8 threads placed round-robin over the allowed CPUs: pinned locked
-// threads when they fit, plain goroutines when oversubscribed, default
-// policy. Run: go test -bench Wait ./barriers/
-func BenchmarkWait(b *testing.B) {
+// threads with the Spin policy when they fit, plain goroutines with the
+// default policy when oversubscribed. Names are key=value
+// (BenchmarkWait/alg=dissemination/threads=2/policy=spin) so benchstat can
+// group them. Run: go test -bench Wait ./barriers/
+func BenchmarkWait(b *testing.B) { benchWait(b, false) }
+
+// BenchmarkWaitContext is BenchmarkWait through WaitContext with a context
+// that cannot end (Done is nil): it should cost what Wait costs.
+func BenchmarkWaitContext(b *testing.B) { benchWait(b, true) }
+
+func benchWait(b *testing.B, withCtx bool) {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		b.Skip(err)
@@ -21,7 +30,9 @@ func BenchmarkWait(b *testing.B) {
 	for _, n := range []int{2, 4, 8} {
 		cpus := osal.RoundRobin(n, allowed)
 		var team *osal.Team
+		policy := barriers.Spin
 		if measure.Oversubscribed(cpus) {
+			policy = barriers.AutoPolicy
 			team, err = osal.NewUnpinnedTeam(n)
 		} else {
 			team, err = osal.NewTeam(cpus)
@@ -30,13 +41,23 @@ func BenchmarkWait(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, a := range barriers.Algorithms() {
-			b.Run(fmt.Sprintf("%s/threads=%d", a.Name, n), func(b *testing.B) {
-				bar, err := a.New(n)
+			b.Run(fmt.Sprintf("alg=%s/threads=%d/policy=%s", a.Name, n, policy), func(b *testing.B) {
+				bar, err := a.New(n, barriers.WithPolicy(policy))
 				if err != nil {
 					b.Fatal(err)
 				}
+				ctx := context.Background()
+				b.ReportAllocs()
 				b.ResetTimer()
 				err = team.Run(func(rank int) {
+					if withCtx {
+						for i := 0; i < b.N; i++ {
+							if err := bar.WaitContext(ctx, rank); err != nil {
+								panic(err)
+							}
+						}
+						return
+					}
 					for i := 0; i < b.N; i++ {
 						bar.Wait(rank)
 					}

@@ -1,5 +1,7 @@
 package barriers
 
+import "context"
+
 // butterfly is Brooks' butterfly barrier (1986; thesis §2.2.2.1): in stage
 // s identity v synchronises pairwise with v XOR 2^s; after log₂ P stages
 // everyone knows everyone arrived, with no release phase. For P not a power
@@ -25,7 +27,9 @@ func NewButterfly(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	return &butterfly{base: b, rounds: r, q: 1 << r, flags: newFlags((1 << r) * r)}, nil
+	bf := &butterfly{base: b, rounds: r, q: 1 << r}
+	bf.flags = bf.newFlags((1 << r) * r)
+	return bf, nil
 }
 
 // owner returns the participant that plays identity v.
@@ -36,9 +40,12 @@ func (b *butterfly) owner(v int) int {
 	return v - b.q/2
 }
 
-// Wait implements Barrier.
-func (b *butterfly) Wait(id int) {
-	e := b.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (b *butterfly) episode(id int) bool {
+	e, ok := b.next(id)
+	if !ok {
+		return false
+	}
 	ids := [2]int{id, -1}
 	if v := id + b.q/2; v >= b.n && v < b.q {
 		ids[1] = v
@@ -54,9 +61,18 @@ func (b *butterfly) Wait(id int) {
 		for _, v := range ids {
 			if v >= 0 {
 				if w := v ^ (1 << s); b.owner(w) != id {
-					b.flags[v*b.rounds+s].await(e, &b.w)
+					if !b.flags[v*b.rounds+s].await(e, &b.w) {
+						return false
+					}
 				}
 			}
 		}
 	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *butterfly) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *butterfly) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

@@ -1,6 +1,7 @@
 package barriers
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/barriertune/barriertune/osal"
@@ -27,16 +28,29 @@ func NewCentral(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	c := &central{base: b}
-	c.release.cond.L = &c.release.mu
+	c.track(&c.release)
+	c.counter(&c.count)
 	return c, nil
 }
 
-// Wait implements Barrier.
-func (c *central) Wait(id int) {
-	e := c.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (c *central) episode(id int) bool {
+	e, ok := c.next(id)
+	if !ok {
+		return false
+	}
 	if c.count.Add(1) == e*uint64(c.n) {
 		c.release.set(e, &c.w)
-		return
+		return true
 	}
-	c.release.await(e, &c.w)
+	if !c.release.await(e, &c.w) {
+		return false
+	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *central) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *central) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

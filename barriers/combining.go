@@ -1,6 +1,7 @@
 package barriers
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/barriertune/barriertune/osal"
@@ -34,7 +35,7 @@ func NewCombining(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	c := &combining{base: b, leaf: make([]int, n)}
-	c.release.cond.L = &c.release.mu
+	c.track(&c.release)
 	k := b.fanIn
 	// Level by level: members of this level are grouped k at a time.
 	members := n
@@ -60,12 +61,18 @@ func NewCombining(n int, opts ...Option) (Barrier, error) {
 		first += groups
 		members = groups
 	}
+	for i := range c.nodes {
+		c.counter(&c.nodes[i].count)
+	}
 	return c, nil
 }
 
-// Wait implements Barrier.
-func (c *combining) Wait(id int) {
-	e := c.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (c *combining) episode(id int) bool {
+	e, ok := c.next(id)
+	if !ok {
+		return false
+	}
 	for nd := c.leaf[id]; ; {
 		node := &c.nodes[nd]
 		if node.count.Add(1) != e*node.children {
@@ -73,9 +80,18 @@ func (c *combining) Wait(id int) {
 		}
 		if node.parent < 0 {
 			c.release.set(e, &c.w)
-			return
+			return true
 		}
 		nd = node.parent
 	}
-	c.release.await(e, &c.w)
+	if !c.release.await(e, &c.w) {
+		return false
+	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *combining) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *combining) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

@@ -1,5 +1,7 @@
 package barriers
 
+import "context"
+
 // dissemination is the dissemination barrier (Hensgen, Finkel & Manber
 // 1988; thesis §2.2.2.3, listing 2.7). In round r participant i signals
 // participant (i + 2^r) mod P and waits for (i − 2^r) mod P. After
@@ -20,18 +22,34 @@ func NewDissemination(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	return &dissemination{base: b, rounds: r, flags: newFlags(n * r)}, nil
+	d := &dissemination{base: b, rounds: r}
+	d.flags = d.newFlags(n * r)
+	return d, nil
 }
 
-// Wait implements Barrier.
-func (d *dissemination) Wait(id int) {
-	e := d.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (d *dissemination) episode(id int) bool {
+	e, ok := d.next(id)
+	if !ok {
+		return false
+	}
 	for r := 0; r < d.rounds; r++ {
 		peer := id + 1<<r // (id + 2^r) mod n, without a division
 		if peer >= d.n {
 			peer -= d.n
 		}
 		d.flags[peer*d.rounds+r].set(e, &d.w)
-		d.flags[id*d.rounds+r].await(e, &d.w)
+		if !d.flags[id*d.rounds+r].await(e, &d.w) {
+			return false
+		}
 	}
+	return true
+}
+
+// Wait implements Barrier.
+func (x *dissemination) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *dissemination) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id)
 }

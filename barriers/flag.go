@@ -73,58 +73,87 @@ func (f *flag) wake() {
 	}
 }
 
-// await returns once the flag has reached episode e.
-func (f *flag) await(e uint64, w *waiter) { f.wait(e, false, w) }
+// brokenValue is the sentinel Break stores in every flag: it satisfies
+// every ">= episode" wait, and its top bit (brokenBit), which MCS's
+// packed-bit and/or updates never clear, ends every exact wait. A waiter
+// leaves its loop with no extra load; it then tests the value it saw.
+const (
+	brokenValue = ^uint64(0)
+	brokenBit   = uint64(1) << 63
+)
 
-// awaitEq returns once the flag equals v exactly.
-func (f *flag) awaitEq(v uint64, w *waiter) { f.wait(v, true, w) }
+// await returns once the flag has reached episode e (true) or the barrier
+// broke (false). The fast check is small enough to inline.
+func (f *flag) await(e uint64, w *waiter) bool {
+	v := atomic.LoadUint64(f.word())
+	if v < e {
+		v = f.wait(e, false, w)
+	}
+	return v&brokenBit == 0
+}
+
+// awaitEq returns once the flag equals v exactly (true) or the barrier
+// broke (false).
+func (f *flag) awaitEq(v uint64, w *waiter) bool {
+	return f.wait(v, true, w)&brokenBit == 0
+}
 
 func reached(v, target uint64, eq bool) bool {
 	if eq {
-		return v == target
+		return v == target || v&brokenBit != 0
 	}
 	return v >= target
 }
 
-func (f *flag) wait(target uint64, eq bool, w *waiter) {
-	if reached(f.v.Load(), target, eq) {
-		return
+// wait returns the first value it sees that reaches target (or is broken).
+func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
+	if v := f.v.Load(); reached(v, target, eq) {
+		return v
 	}
 	if w.policy == Spin {
-		for !reached(f.v.Load(), target, eq) {
+		for {
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
 			osal.Relax()
 		}
-		return
 	}
 	for i := 0; i < w.budget; i++ {
 		osal.Relax()
-		if reached(f.v.Load(), target, eq) {
-			return
+		if v := f.v.Load(); reached(v, target, eq) {
+			return v
 		}
 	}
 	if w.policy == Yield {
-		for !reached(f.v.Load(), target, eq) {
+		for {
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
 			runtime.Gosched()
 		}
-		return
 	}
 	f.mu.Lock()
 	f.parked.Add(1)
-	for !reached(f.v.Load(), target, eq) {
+	v := f.v.Load()
+	for !reached(v, target, eq) {
 		f.cond.Wait()
+		v = f.v.Load()
 	}
 	f.parked.Add(-1)
 	f.mu.Unlock()
+	return v
 }
 
-// newFlags returns n flags ready for use.
-func newFlags(n int) []flag {
-	fs := make([]flag, n)
-	for i := range fs {
-		fs[i].cond.L = &fs[i].mu
-	}
-	return fs
+// breakFlag stores the sentinel and wakes every parked waiter.
+func (f *flag) breakFlag() {
+	f.v.Store(brokenValue)
+	f.mu.Lock()
+	f.cond.Broadcast()
+	f.mu.Unlock()
 }
+
+// resetFlag returns the flag to its initial value; nobody may wait on it.
+func (f *flag) resetFlag() { f.v.Store(0) }
 
 // slot is a participant's private episode counter, padded.
 type slot struct {

@@ -2,12 +2,10 @@ package barriers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // Level is one level of a hierarchical (hybrid) barrier: the participants
@@ -171,10 +169,9 @@ type hybrid struct {
 	levels []Level
 	// paths[id] lists participant id's steps, lowest level first: at
 	// every step but the last it is its group's representative.
-	paths  [][]hybridStep
-	subs   []Barrier // every sub-barrier, for Break and Reset
-	flags  []flag    // release flags, one per group below the top with 2+ members
-	broken atomic.Bool
+	paths [][]hybridStep
+	subs  []Barrier // every sub-barrier, for Break and Reset
+	flags []flag    // release flags, one per group below the top with 2+ members
 }
 
 type hybridStep struct {
@@ -229,7 +226,7 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 			}
 		}
 	}
-	h.flags = newFlags(nflags)
+	h.flags = h.newFlags(nflags)
 	next := 0
 	for l, lv := range levels {
 		for _, g := range lv.Groups {
@@ -312,111 +309,54 @@ func validateLevels(levels []Level, n int) error {
 	return nil
 }
 
-// Wait implements Barrier. On a broken barrier it panics with an error
-// wrapping ErrBroken.
-func (h *hybrid) Wait(id int) {
-	if err := h.wait(id); err != nil {
-		panic(err)
+// episode runs one episode for id; false when the barrier broke. A
+// sub-barrier that breaks breaks the whole hybrid, so participants waiting
+// at other levels or groups leave too.
+func (h *hybrid) episode(id int) bool {
+	e, ok := h.next(id)
+	if !ok {
+		return false
 	}
-}
-
-// WaitContext is Wait that gives up when ctx ends: the barrier is then
-// broken, the caller gets ctx.Err() and every other waiter an error
-// wrapping ErrBroken.
-func (h *hybrid) WaitContext(ctx context.Context, id int) error {
-	if err := ctx.Err(); err != nil {
-		h.Break()
-		return err
-	}
-	if ctx.Done() == nil {
-		return h.wait(id)
-	}
-	stop := context.AfterFunc(ctx, h.Break)
-	err := h.wait(id)
-	if !stop() && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
-}
-
-func (h *hybrid) wait(id int) (err error) {
-	e := h.next(id)
-	if h.broken.Load() {
-		return h.brokenErr()
-	}
-	// A broken sub-barrier panics with ErrBroken (wrapped); turn that into
-	// this barrier's error. A deferred recover costs far less than
-	// WaitContext's checks on every sub-barrier wait.
-	defer func() {
-		if r := recover(); r != nil {
-			if re, ok := r.(error); ok && errors.Is(re, ErrBroken) {
-				h.Break()
-				err = h.brokenErr()
-				return
-			}
-			panic(r)
-		}
-	}()
 	path := h.paths[id]
 	for _, s := range path {
-		if s.sub != nil {
-			s.sub.Wait(s.pos)
+		if s.sub != nil && s.sub.WaitContext(context.Background(), s.pos) != nil {
+			h.Break()
+			return false
 		}
 	}
 	last := len(path) - 1
-	if r := path[last].release; r != nil {
-		r.await(e, &h.w)
-	}
-	if h.broken.Load() {
-		return h.brokenErr()
+	if r := path[last].release; r != nil && !r.await(e, &h.w) {
+		return false
 	}
 	for i := last - 1; i >= 0; i-- {
 		if r := path[i].release; r != nil {
 			r.set(e, &h.w)
 		}
 	}
-	return nil
+	return true
 }
 
-func (h *hybrid) brokenErr() error {
-	return fmt.Errorf("hybrid barrier of %d participants: %w", h.n, ErrBroken)
+// Wait implements Barrier.
+func (h *hybrid) Wait(id int) { h.wait(h, id) }
+
+// WaitContext implements Barrier.
+func (h *hybrid) WaitContext(ctx context.Context, id int) error {
+	return h.waitContext(ctx, h, id)
 }
 
-// breakable is the broken-barrier API of the flat algorithms.
-type breakable interface {
-	WaitContext(ctx context.Context, id int) error
-	Break()
-	Reset()
-}
-
-// Break breaks the barrier: every current and future waiter returns (or
-// panics) with an error wrapping ErrBroken until Reset.
+// Break implements Barrier: it breaks the release flags and every
+// sub-barrier.
 func (h *hybrid) Break() {
-	if h.broken.Swap(true) {
-		return
-	}
+	h.base.Break()
 	for _, s := range h.subs {
-		if bb, ok := s.(breakable); ok {
-			bb.Break()
-		}
-	}
-	for i := range h.flags {
-		h.flags[i].set(^uint64(0)>>1, &waiter{policy: Park})
+		s.Break()
 	}
 }
 
-// Reset repairs a broken barrier. It must be called when nobody waits.
+// Reset implements Barrier; nobody may be waiting.
 func (h *hybrid) Reset() {
 	for _, s := range h.subs {
-		if bb, ok := s.(breakable); ok {
-			bb.Reset()
-		}
+		s.Reset()
 	}
-	for i := range h.flags {
-		h.flags[i].v.Store(0)
-	}
-	for i := range h.slots {
-		h.slots[i].e = 0
-	}
-	h.broken.Store(false)
+	h.base.Reset()
 }

@@ -199,7 +199,7 @@ func TestHybridImplicitTop(t *testing.T) {
 func TestHybridBroken(t *testing.T) {
 	n := 6
 	b := hybridOf(t, n, "core:dissemination,pkg:central", [][]int{{0, 0, 1, 1, 2, 2}, {0, 0, 0, 0, 1, 1}})
-	bb := b.(breakable)
+	bb := b
 	bb.Break()
 	for id := 0; id < n; id++ {
 		if err := bb.WaitContext(context.Background(), id); !errors.Is(err, ErrBroken) {
@@ -220,17 +220,12 @@ func TestHybridBroken(t *testing.T) {
 }
 
 // TestHybridBreakReleasesWaiters: participants blocked at any level are
-// released with ErrBroken by Break, and a context that ends breaks the
-// barrier for the others. It needs the flat algorithms' Break.
+// released with ErrBroken, and a context that ends breaks the barrier for
+// the others.
 func TestHybridBreakReleasesWaiters(t *testing.T) {
 	n := 6
 	b := hybridOf(t, n, "core:dissemination,pkg:central", [][]int{{0, 0, 1, 1, 2, 2}, {0, 0, 0, 0, 1, 1}}, WithPolicy(Park))
 	h := b.(*hybrid)
-	for _, s := range h.subs {
-		if _, ok := s.(breakable); !ok {
-			t.Skipf("the flat %T has no Break yet (helper lib adds it): a waiter inside it could not be released", s)
-		}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, n)
 	for id := 1; id < n-1; id++ { // participant 0 never arrives
@@ -253,5 +248,42 @@ func TestHybridBreakReleasesWaiters(t *testing.T) {
 	}
 	if ctxErrs != 1 || broken != n-2 {
 		t.Fatalf("%d context errors and %d broken, want 1 and %d", ctxErrs, broken, n-2)
+	}
+}
+
+// TestHybridBreakMidEpisode: participants loop through a three-level
+// hybrid until one of them breaks it mid-run; every participant leaves with
+// ErrBroken (none hangs), under every policy, and after Reset it
+// synchronises correctly again.
+func TestHybridBreakMidEpisode(t *testing.T) {
+	for _, p := range []Policy{Spin, Yield, Park} {
+		n := 7
+		if p == Spin && Oversubscribed(n) {
+			continue
+		}
+		t.Run(p.String(), func(t *testing.T) {
+			b := hybridOf(t, n, "core:dissemination,l3:central,package:combining(2)", treeKeys(n, 2, 2, 2, 1, false), WithPolicy(p), WithSpinBudget(8))
+			errs := make(chan error, n)
+			for id := 0; id < n; id++ {
+				go func() {
+					for e := 0; ; e++ {
+						if id == 3 && e == 25 {
+							b.Break()
+						}
+						if err := b.WaitContext(context.Background(), id); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			for i := 0; i < n; i++ {
+				if err := <-errs; !errors.Is(err, ErrBroken) {
+					t.Fatalf("participant left with %v, want ErrBroken", err)
+				}
+			}
+			b.Reset()
+			checkBarrier(t, b, n, 30, 11)
+		})
 	}
 }

@@ -1,5 +1,7 @@
 package barriers
 
+import "context"
+
 // pairwise is the pairwise exchange with recursive doubling (Gupta et al.
 // 2002; thesis §2.2.2.2, listing 2.6). With y the largest power of two ≤ P,
 // the P − y participants above y first report to partners i − y, the y
@@ -25,27 +27,45 @@ func NewPairwise(n int, opts ...Option) (Barrier, error) {
 	for y*2 <= n {
 		y, r = y*2, r+1
 	}
-	return &pairwise{base: b, y: y, rounds: r, flags: newFlags(y * r), extra: newFlags(n - y), release: newFlags(n - y)}, nil
+	p := &pairwise{base: b, y: y, rounds: r}
+	p.flags, p.extra, p.release = p.newFlags(y*r), p.newFlags(n-y), p.newFlags(n-y)
+	return p, nil
 }
 
-// Wait implements Barrier.
-func (p *pairwise) Wait(id int) {
-	e := p.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (p *pairwise) episode(id int) bool {
+	e, ok := p.next(id)
+	if !ok {
+		return false
+	}
 	if id >= p.y {
 		p.extra[id-p.y].set(e, &p.w)
-		p.release[id-p.y].await(e, &p.w)
-		return
+		if !p.release[id-p.y].await(e, &p.w) {
+			return false
+		}
+		return true
 	}
 	hasUpper := id+p.y < p.n
 	if hasUpper {
-		p.extra[id].await(e, &p.w)
+		if !p.extra[id].await(e, &p.w) {
+			return false
+		}
 	}
 	for r := 0; r < p.rounds; r++ {
 		peer := id ^ (1 << r)
 		p.flags[peer*p.rounds+r].set(e, &p.w)
-		p.flags[id*p.rounds+r].await(e, &p.w)
+		if !p.flags[id*p.rounds+r].await(e, &p.w) {
+			return false
+		}
 	}
 	if hasUpper {
 		p.release[id].set(e, &p.w)
 	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *pairwise) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *pairwise) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

@@ -1,5 +1,7 @@
 package barriers
 
+import "context"
+
 // tournament is the tournament barrier with statically chosen winners
 // (Hensgen, Finkel & Manber 1988; thesis §2.2.1.3, listing 2.3; the
 // shared-memory form of Mellor-Crummey & Scott 1991). In round r the
@@ -24,22 +26,31 @@ func NewTournament(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	return &tournament{base: b, rounds: r, arrive: newFlags(n * r), wake: newFlags(n)}, nil
+	t := &tournament{base: b, rounds: r}
+	t.arrive, t.wake = t.newFlags(n*r), t.newFlags(n)
+	return t, nil
 }
 
-// Wait implements Barrier.
-func (t *tournament) Wait(id int) {
-	e := t.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (t *tournament) episode(id int) bool {
+	e, ok := t.next(id)
+	if !ok {
+		return false
+	}
 	top := t.rounds // rounds this participant won, hence whom it wakes
 	for r := 0; r < t.rounds; r++ {
 		if id&(1<<r) != 0 { // lost round r
 			t.arrive[(id-1<<r)*t.rounds+r].set(e, &t.w)
-			t.wake[id].await(e, &t.w)
+			if !t.wake[id].await(e, &t.w) {
+				return false
+			}
 			top = r
 			break
 		}
 		if opp := id + 1<<r; opp < t.n {
-			t.arrive[id*t.rounds+r].await(e, &t.w)
+			if !t.arrive[id*t.rounds+r].await(e, &t.w) {
+				return false
+			}
 		}
 	}
 	for r := top - 1; r >= 0; r-- {
@@ -47,4 +58,11 @@ func (t *tournament) Wait(id int) {
 			t.wake[opp].set(e, &t.w)
 		}
 	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *tournament) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *tournament) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

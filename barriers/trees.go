@@ -1,5 +1,7 @@
 package barriers
 
+import "context"
+
 // staticTree is the static f-way tree with one global release flag
 // (Mellor-Crummey & Scott 1991 §3.3's tree arrival; thesis §2.2.1.4's f-way
 // tournament with fixed winners): participant i's children are
@@ -21,23 +23,32 @@ func NewStaticTree(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &staticTree{base: b, arrive: newFlags(n)}
-	t.release.cond.L = &t.release.mu
+	t := &staticTree{base: b}
+	t.arrive = t.newFlags(n)
+	t.track(&t.release)
 	return t, nil
 }
 
-// Wait implements Barrier.
-func (t *staticTree) Wait(id int) {
-	e := t.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (t *staticTree) episode(id int) bool {
+	e, ok := t.next(id)
+	if !ok {
+		return false
+	}
 	for c := t.fanIn*id + 1; c <= t.fanIn*id+t.fanIn && c < t.n; c++ {
-		t.arrive[c].await(e, &t.w)
+		if !t.arrive[c].await(e, &t.w) {
+			return false
+		}
 	}
 	if id == 0 {
 		t.release.set(e, &t.w)
-		return
+		return true
 	}
 	t.arrive[id].set(e, &t.w)
-	t.release.await(e, &t.w)
+	if !t.release.await(e, &t.w) {
+		return false
+	}
+	return true
 }
 
 // allStaticTree is the all-static tree: the same f-way arrival tree as
@@ -58,23 +69,33 @@ func NewAllStaticTree(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &allStaticTree{base: b, arrive: newFlags(n), wake: newFlags(n)}, nil
+	t := &allStaticTree{base: b}
+	t.arrive, t.wake = t.newFlags(n), t.newFlags(n)
+	return t, nil
 }
 
-// Wait implements Barrier.
-func (t *allStaticTree) Wait(id int) {
-	e := t.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (t *allStaticTree) episode(id int) bool {
+	e, ok := t.next(id)
+	if !ok {
+		return false
+	}
 	lo, hi := t.fanIn*id+1, min(t.fanIn*id+t.fanIn, t.n-1)
 	for c := lo; c <= hi; c++ {
-		t.arrive[c].await(e, &t.w)
+		if !t.arrive[c].await(e, &t.w) {
+			return false
+		}
 	}
 	if id != 0 {
 		t.arrive[id].set(e, &t.w)
-		t.wake[id].await(e, &t.w)
+		if !t.wake[id].await(e, &t.w) {
+			return false
+		}
 	}
 	for c := lo; c <= hi; c++ {
 		t.wake[c].set(e, &t.w)
 	}
+	return true
 }
 
 // binomial is the binomial spanning tree barrier (Tzeng & Kongmunvattana
@@ -97,7 +118,9 @@ func NewBinomial(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &binomial{base: b, arrive: newFlags(n), wake: newFlags(n)}, nil
+	t := &binomial{base: b}
+	t.arrive, t.wake = t.newFlags(n), t.newFlags(n)
+	return t, nil
 }
 
 // span returns the exclusive bound on 2^k for id's children.
@@ -108,22 +131,30 @@ func (t *binomial) span(id int) int {
 	return id & -id
 }
 
-// Wait implements Barrier.
-func (t *binomial) Wait(id int) {
-	e := t.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (t *binomial) episode(id int) bool {
+	e, ok := t.next(id)
+	if !ok {
+		return false
+	}
 	span := t.span(id)
 	top := 0 // children are id + 2^k for k < top
 	for k := 1; k < span && id+k < t.n; k <<= 1 {
-		t.arrive[id+k].await(e, &t.w)
+		if !t.arrive[id+k].await(e, &t.w) {
+			return false
+		}
 		top = k << 1
 	}
 	if id != 0 {
 		t.arrive[id].set(e, &t.w)
-		t.wake[id].await(e, &t.w)
+		if !t.wake[id].await(e, &t.w) {
+			return false
+		}
 	}
 	for k := top >> 1; k >= 1; k >>= 1 {
 		t.wake[id+k].set(e, &t.w)
 	}
+	return true
 }
 
 // mcs is the MCS tree barrier (Mellor-Crummey & Scott 1991, fig. 10; thesis
@@ -146,23 +177,29 @@ func NewMCS(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mcs{base: b, childBits: newFlags(n), haveChild: make([]uint64, n), wake: newFlags(n)}
+	m := &mcs{base: b, haveChild: make([]uint64, n)}
+	m.childBits, m.wake = m.newFlags(n), m.newFlags(n)
 	for i := 1; i < n; i++ {
 		m.haveChild[(i-1)/4] |= 1 << ((i - 1) % 4)
 	}
 	return m, nil
 }
 
-// Wait implements Barrier.
-func (m *mcs) Wait(id int) {
-	e := m.next(id)
+// episode runs one episode for id; false when the barrier broke.
+func (m *mcs) episode(id int) bool {
+	e, ok := m.next(id)
+	if !ok {
+		return false
+	}
 	odd := e&1 == 1
 	if hc := m.haveChild[id]; hc != 0 {
 		want := uint64(0)
 		if odd {
 			want = hc
 		}
-		m.childBits[id].awaitEq(want, &m.w)
+		if !m.childBits[id].awaitEq(want, &m.w) {
+			return false
+		}
 	}
 	if id != 0 {
 		parent, bit := (id-1)/4, uint64(1)<<((id-1)%4)
@@ -171,7 +208,9 @@ func (m *mcs) Wait(id int) {
 		} else {
 			m.childBits[parent].and(^bit)
 		}
-		m.wake[id].await(e, &m.w)
+		if !m.wake[id].await(e, &m.w) {
+			return false
+		}
 	}
 	if c := 2*id + 1; c < m.n {
 		m.wake[c].set(e, &m.w)
@@ -179,4 +218,31 @@ func (m *mcs) Wait(id int) {
 	if c := 2*id + 2; c < m.n {
 		m.wake[c].set(e, &m.w)
 	}
+	return true
 }
+
+// Wait implements Barrier.
+func (x *staticTree) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *staticTree) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+
+// Wait implements Barrier.
+func (x *allStaticTree) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id)
+}
+
+// Wait implements Barrier.
+func (x *binomial) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *binomial) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+
+// Wait implements Barrier.
+func (x *mcs) Wait(id int) { x.wait(x, id) }
+
+// WaitContext implements Barrier.
+func (x *mcs) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
