@@ -1,23 +1,3 @@
-// Package barriers holds thread-barrier algorithms for n participants and
-// picks among them: the central counter, combining tree, tournament,
-// dissemination, butterfly, pairwise exchange, static and all-static trees,
-// the MCS tree, the binomial spanning tree, and two blocking baselines
-// (sync.Cond and channels) that show what spinning buys.
-//
-// Every algorithm implements Barrier: participant id (0 <= id < n) calls
-// Wait(id) once per episode; Wait returns when all n participants have
-// called it for that episode. Wait is a full barrier: every write any
-// participant made before its Wait is visible to every participant after its
-// Wait. A participant's state lives in its own padded slot, so ids must be
-// distinct and each id used by one goroutine at a time.
-//
-// Spinning algorithms wait according to a Policy. The default, AutoPolicy,
-// always makes progress, even with more participants than CPUs or
-// GOMAXPROCS; pure Spin is for dedicated, pinned threads.
-//
-// Auto returns the algorithm that the install-time check (`barriertune
-// check`) found fastest on this machine for n participants, with a
-// documented fallback when there are no results for this machine.
 package barriers
 
 import (
@@ -28,7 +8,24 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/barriertune/barriertune/internal/spin"
 )
+
+// Adding an algorithm (Break, Reset and WaitContext come almost free):
+//   1. embed base (from newBase) in the algorithm's struct; allocate the
+//      struct first, then its flags with x.newFlags(k), register a flag
+//      embedded in the struct with x.track(&x.f) and every counter that
+//      Reset must zero with x.counter(&x.c);
+//   2. write episode(id int) bool: start with `e := x.next(id)` and return
+//      false if e == 0 (broken, or an id out of range); set flags with
+//      f.set(e, &x.w); wait with `if !f.await(e, &x.w) { return false }`
+//      (awaitEq for exact values); return true at the end;
+//   3. copy the Wait and WaitContext wrappers of dissemination.go;
+//   4. add it to Algorithms (and its tests run it: broken_test.go and
+//      barriers_test.go iterate the catalog).
+// base's Break and Reset then work unchanged; a blocking algorithm (see
+// blocking.go) defines its own Break and Reset under its mutex instead.
 
 // Barrier synchronises n participants.
 type Barrier interface {
@@ -102,16 +99,16 @@ type Algorithm struct {
 // when the tuner finds two algorithms equally fast.
 func Algorithms() []Algorithm {
 	return []Algorithm{
-		{"central", "sense-reversing central counter (Mellor-Crummey & Scott 1991)", "L + P·o + t_bc(P−1)", true, NewCentral},
-		{"static-tree", "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", true, NewStaticTree},
-		{"all-static-tree", "static f-way tree, release down the same tree", "2(L + f·o)⌈log_f P⌉", true, NewAllStaticTree},
-		{"combining", "combining tree of counters (Yew, Tzeng & Lawrie 1987)", "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", true, NewCombining},
-		{"dissemination", "dissemination (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉", true, NewDissemination},
-		{"tournament", "tournament with static winners (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", true, NewTournament},
-		{"binomial", "binomial spanning tree (Tzeng & Kongmunvattana 1997)", "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", true, NewBinomial},
-		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, NewButterfly},
-		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, NewPairwise},
-		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, NewMCS},
+		{"central", "sense-reversing central counter (Mellor-Crummey & Scott 1991)", "L + P·o + t_bc(P−1)", true, newCentral},
+		{"static-tree", "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", true, newStaticTree},
+		{"all-static-tree", "static f-way tree, release down the same tree", "2(L + f·o)⌈log_f P⌉", true, newAllStaticTree},
+		{"combining", "combining tree of counters (Yew, Tzeng & Lawrie 1987)", "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", true, newCombining},
+		{"dissemination", "dissemination (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉", true, newDissemination},
+		{"tournament", "tournament with static winners (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", true, newTournament},
+		{"binomial", "binomial spanning tree (Tzeng & Kongmunvattana 1997)", "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", true, newBinomial},
+		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, newButterfly},
+		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
+		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
 		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
@@ -156,11 +153,13 @@ func New(name string, n int, opts ...Option) (Barrier, error) {
 //   - allocate every flag with b.newFlags(k), or register a flag embedded in
 //     the struct with b.track(&f), and every counter that Reset must zero
 //     with b.counter(&c), after the struct holding base is allocated;
-//   - implement episode(id) bool: start with `e, ok := b.next(id)` (false:
-//     already broken) and return false as soon as any await returns false;
+//   - implement episode(id) bool: start with `e := b.next(id)` (0: already
+//     broken) and return false as soon as any await returns false;
 //     return true at the end;
-//   - define Wait and WaitContext as the two one-line wrappers the other
-//     algorithms use (b.wait(x, id) and b.waitContext(ctx, x, id)).
+//   - define Wait and WaitContext as the short wrappers the other
+//     algorithms use (Wait calls episode directly and b.failed on false;
+//     WaitContext runs episode directly for a ctx whose Done is nil and
+//     b.waitContext otherwise).
 //
 // Break sets broken, then stores brokenValue in every registered flag and
 // wakes its parked waiters: a spinning waiter sees a value that ends its
@@ -185,19 +184,21 @@ type episoder interface {
 	Break()
 }
 
-// wait runs one episode and panics if the barrier broke.
-func (b *base) wait(a episoder, id int) {
-	if !a.episode(id) {
-		panicBroken(id)
-	}
-}
-
+// failed panics after an episode that failed: with badID for an id out
+// of range, else with an error wrapping ErrBroken.
+//
 //go:noinline
-func panicBroken(id int) {
+func (b *base) failed(id int) {
+	b.checkID(id)
 	panic(fmt.Errorf("barriers: Wait(%d): %w", id, ErrBroken))
 }
 
-func brokenError(id int) error {
+// brokenError returns the error of a WaitContext whose episode failed
+// (it panics on an id out of range).
+//
+//go:noinline
+func (b *base) brokenError(id int) error {
+	b.checkID(id)
 	return fmt.Errorf("barriers: WaitContext(%d): %w", id, ErrBroken)
 }
 
@@ -208,21 +209,29 @@ func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
 		if a.episode(id) {
 			return nil
 		}
-		return brokenError(id)
+		return b.brokenError(id)
 	}
+	b.checkID(id)
 	if err := ctx.Err(); err != nil {
 		a.Break()
 		return err
 	}
-	stop := context.AfterFunc(ctx, a.Break)
+	broke := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		a.Break()
+		close(broke)
+	})
 	ok := a.episode(id)
 	if !stop() {
 		// The ctx ended and broke the barrier (perhaps just after this
 		// episode completed): this caller is the one whose ctx ended.
+		// Wait for Break to finish, so that a Reset after this call
+		// cannot be undone by a Break still running.
+		<-broke
 		return ctx.Err()
 	}
 	if !ok {
-		return brokenError(id)
+		return b.brokenError(id)
 	}
 	return nil
 }
@@ -248,7 +257,7 @@ func (b *base) Reset() {
 		c.Store(0)
 	}
 	for i := range b.slots {
-		b.slots[i].e = 0
+		atomic.StoreUint64(&b.slots[i].e, 0)
 	}
 	atomic.StoreUint32(&b.broken, 0)
 }
@@ -294,16 +303,33 @@ func newBase(n int, opts []Option) (base, error) {
 func (b *base) N() int { return b.n }
 
 // next checks id and returns participant id's next episode number (1, 2,
-// ...), or false if the barrier is broken.
-func (b *base) next(id int) (uint64, bool) {
+// ...), or 0 if the barrier is broken. It inlines.
+func (b *base) next(id int) uint64 {
+	if uint(id) >= uint(len(b.slots)) || atomic.LoadUint32(&b.broken) != 0 {
+		return 0 // the wrappers tell a bad id (panic) from a broken barrier
+	}
+	s := &b.slots[id]
+	e := s.e + 1
+	spin.StoreRelease(&s.e, e) // a plain store on amd64; Episodes reads it
+	return e
+}
+
+// checkID panics if id is not a participant of b.
+func (b *base) checkID(id int) {
 	if uint(id) >= uint(b.n) {
 		badID(id, b.n)
 	}
-	if atomic.LoadUint32(&b.broken) != 0 {
-		return 0, false
+}
+
+// Episodes returns how many episodes participant id has entered (since
+// construction or the last Reset). Any goroutine may call it; osal's
+// Team.RunBarrier uses it to detect a participant that returned while
+// another waits for it.
+func (b *base) Episodes(id int) uint64 {
+	if uint(id) >= uint(b.n) {
+		return 0
 	}
-	b.slots[id].e++
-	return b.slots[id].e, true
+	return atomic.LoadUint64(&b.slots[id].e)
 }
 
 //go:noinline

@@ -112,7 +112,7 @@ func TestPolicies(t *testing.T) {
 		}
 		for _, p := range []Policy{Spin, Yield, Park} {
 			for _, n := range []int{2, 3, 5, 8, 17} {
-				if p == Spin && Oversubscribed(n) {
+				if p == Spin && oversubscribed(n) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%s/%s/n=%d", a.Name, p, n), func(t *testing.T) {

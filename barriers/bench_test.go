@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/measure"
@@ -65,6 +66,38 @@ func benchWait(b *testing.B, withCtx bool) {
 				if err != nil {
 					b.Fatal(err)
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkBreak reports the time from Break until every one of n-1
+// blocked waiters has returned (ns/op per break), per algorithm and policy:
+// the "noticed within a millisecond" of the broken-barrier semantics.
+func BenchmarkBreak(b *testing.B) {
+	const n = 2
+	for _, a := range barriers.Algorithms() {
+		for _, p := range []barriers.Policy{barriers.Spin, barriers.Yield, barriers.Park} {
+			if !a.Spins && p != barriers.Park {
+				continue
+			}
+			b.Run(fmt.Sprintf("alg=%s/threads=%d/policy=%s", a.Name, n, p), func(b *testing.B) {
+				bar, err := a.New(n, barriers.WithPolicy(p))
+				if err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan error)
+				var total time.Duration
+				for i := 0; i < b.N; i++ {
+					bar.Reset()
+					go func() { done <- bar.WaitContext(context.Background(), 1) }()
+					time.Sleep(50 * time.Microsecond) // let the waiter block
+					t0 := time.Now()
+					bar.Break()
+					<-done
+					total += time.Since(t0)
+				}
+				b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/break")
 			})
 		}
 	}

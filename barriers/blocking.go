@@ -40,9 +40,8 @@ func sameID(id int) {
 }
 
 func (c *condBarrier) episode(id int) bool {
-	if uint(id) >= uint(c.n) {
-		badID(id, c.n)
-	}
+	c.checkID(id)
+	c.next(id) // counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()
@@ -71,7 +70,11 @@ func (c *condBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *condBarrier) Wait(id int) { c.wait(c, id) }
+func (c *condBarrier) Wait(id int) {
+	if !c.episode(id) {
+		c.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (c *condBarrier) WaitContext(ctx context.Context, id int) error {
@@ -89,6 +92,7 @@ func (c *condBarrier) Break() {
 // Reset implements Barrier.
 func (c *condBarrier) Reset() {
 	c.mu.Lock()
+	c.base.Reset()
 	c.broken = false
 	c.count = 0
 	c.gen++
@@ -125,9 +129,8 @@ func newChannel(n int, opts ...Option) (Barrier, error) {
 }
 
 func (c *channelBarrier) episode(id int) bool {
-	if uint(id) >= uint(c.n) {
-		badID(id, c.n)
-	}
+	c.checkID(id)
+	c.next(id) // counts the episode for Episodes
 	c.mu.Lock()
 	if c.broken {
 		c.mu.Unlock()
@@ -154,7 +157,11 @@ func (c *channelBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *channelBarrier) Wait(id int) { c.wait(c, id) }
+func (c *channelBarrier) Wait(id int) {
+	if !c.episode(id) {
+		c.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (c *channelBarrier) WaitContext(ctx context.Context, id int) error {
@@ -176,6 +183,7 @@ func (c *channelBarrier) Break() {
 // Reset implements Barrier.
 func (c *channelBarrier) Reset() {
 	c.mu.Lock()
+	c.base.Reset()
 	c.broken = false
 	c.count = 0
 	c.gen++

@@ -13,21 +13,16 @@ import (
 // brokenPolicies lists the policies a broken-barrier test runs under.
 var brokenPolicies = []Policy{AutoPolicy, Spin, Yield, Park}
 
-// forEachAlgPolicy runs f for every algorithm and (for spinning ones) every
-// policy, with n participants.
-func forEachAlgPolicy(t *testing.T, n int, f func(t *testing.T, b Barrier)) {
-	forEach(t, n, false, f)
-}
-
-// forEach is forEachAlgPolicy; with stress it leaves out pure spin where
-// the participants outnumber the CPUs (episodes then cost scheduler ticks).
+// forEach runs f for every algorithm and (for spinning ones) every policy,
+// with n participants. With stress it leaves out pure spin where the
+// participants outnumber the CPUs (episodes then cost scheduler ticks).
 func forEach(t *testing.T, n int, stress bool, f func(t *testing.T, b Barrier)) {
 	for _, a := range Algorithms() {
 		for _, p := range brokenPolicies {
 			if !a.Spins && p != AutoPolicy {
 				continue
 			}
-			if stress && p == Spin && Oversubscribed(n) {
+			if stress && p == Spin && oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/policy=%s", a.Name, p), func(t *testing.T) {
@@ -63,24 +58,36 @@ func collect(t *testing.T, errs <-chan error, n int) []error {
 func settle() { time.Sleep(2 * time.Millisecond) }
 
 func TestBreakReleasesWaiters(t *testing.T) {
-	const n = 3
-	forEachAlgPolicy(t, n, func(t *testing.T, b Barrier) {
-		errs := make(chan error, n)
-		for id := 1; id < n; id++ { // participant 0 never arrives
-			go func() { errs <- b.WaitContext(context.Background(), id) }()
+	// n = 3 under every policy, the root missing; n = 9 (deeper trees,
+	// more rounds), a leaf missing, so its parent waits for it (MCS's exact
+	// wait), where pure spin is not oversubscribed.
+	for _, n := range []int{3, 9} {
+		missing := 0
+		if n > 3 {
+			missing = n - 1
 		}
-		settle()
-		b.Break()
-		for _, err := range collect(t, errs, n-1) {
-			if !errors.Is(err, ErrBroken) {
-				t.Errorf("waiter got %v, want an error wrapping ErrBroken", err)
-			}
-		}
-		if err := b.WaitContext(context.Background(), 0); !errors.Is(err, ErrBroken) {
-			t.Errorf("WaitContext after Break = %v, want ErrBroken", err)
-		}
-		b.Break() // idempotent
-	})
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			forEach(t, n, n > 3, func(t *testing.T, b Barrier) {
+				errs := make(chan error, n)
+				for id := 0; id < n; id++ {
+					if id != missing {
+						go func() { errs <- b.WaitContext(context.Background(), id) }()
+					}
+				}
+				settle()
+				b.Break()
+				for _, err := range collect(t, errs, n-1) {
+					if !errors.Is(err, ErrBroken) {
+						t.Errorf("waiter got %v, want an error wrapping ErrBroken", err)
+					}
+				}
+				if err := b.WaitContext(context.Background(), missing); !errors.Is(err, ErrBroken) {
+					t.Errorf("WaitContext after Break = %v, want ErrBroken", err)
+				}
+				b.Break() // idempotent
+			})
+		})
+	}
 }
 
 func TestWaitPanicsWhenBroken(t *testing.T) {

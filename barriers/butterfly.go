@@ -20,8 +20,8 @@ type butterfly struct {
 	flags  []flag // flags[v*rounds+s]: identity v's flag for stage s
 }
 
-// NewButterfly returns a butterfly barrier for n participants.
-func NewButterfly(n int, opts ...Option) (Barrier, error) {
+// newButterfly returns a butterfly barrier for n participants.
+func newButterfly(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -42,8 +42,8 @@ func (b *butterfly) owner(v int) int {
 
 // episode runs one episode for id; false when the barrier broke.
 func (b *butterfly) episode(id int) bool {
-	e, ok := b.next(id)
-	if !ok {
+	e := b.next(id)
+	if e == 0 {
 		return false
 	}
 	ids := [2]int{id, -1}
@@ -72,7 +72,19 @@ func (b *butterfly) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *butterfly) Wait(id int) { x.wait(x, id) }
+func (x *butterfly) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *butterfly) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *butterfly) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

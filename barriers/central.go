@@ -21,8 +21,8 @@ type central struct {
 	release flag
 }
 
-// NewCentral returns a central-counter barrier for n participants.
-func NewCentral(n int, opts ...Option) (Barrier, error) {
+// newCentral returns a central-counter barrier for n participants.
+func newCentral(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -35,8 +35,8 @@ func NewCentral(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (c *central) episode(id int) bool {
-	e, ok := c.next(id)
-	if !ok {
+	e := c.next(id)
+	if e == 0 {
 		return false
 	}
 	if c.count.Add(1) == e*uint64(c.n) {
@@ -50,7 +50,19 @@ func (c *central) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *central) Wait(id int) { x.wait(x, id) }
+func (x *central) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *central) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *central) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

@@ -28,8 +28,8 @@ type combNode struct {
 	_        [osal.CacheLinePad - 24]byte
 }
 
-// NewCombining returns a combining-tree barrier for n participants.
-func NewCombining(n int, opts ...Option) (Barrier, error) {
+// newCombining returns a combining-tree barrier for n participants.
+func newCombining(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -69,8 +69,8 @@ func NewCombining(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (c *combining) episode(id int) bool {
-	e, ok := c.next(id)
-	if !ok {
+	e := c.next(id)
+	if e == 0 {
 		return false
 	}
 	for nd := c.leaf[id]; ; {
@@ -91,7 +91,19 @@ func (c *combining) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *combining) Wait(id int) { x.wait(x, id) }
+func (x *combining) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *combining) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *combining) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

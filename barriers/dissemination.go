@@ -15,8 +15,8 @@ type dissemination struct {
 	flags  []flag // flags[i*rounds+r]: participant i's flag for round r
 }
 
-// NewDissemination returns a dissemination barrier for n participants.
-func NewDissemination(n int, opts ...Option) (Barrier, error) {
+// newDissemination returns a dissemination barrier for n participants.
+func newDissemination(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -29,8 +29,8 @@ func NewDissemination(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (d *dissemination) episode(id int) bool {
-	e, ok := d.next(id)
-	if !ok {
+	e := d.next(id)
+	if e == 0 {
 		return false
 	}
 	for r := 0; r < d.rounds; r++ {
@@ -47,9 +47,19 @@ func (d *dissemination) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *dissemination) Wait(id int) { x.wait(x, id) }
+func (x *dissemination) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (x *dissemination) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
 	return x.waitContext(ctx, x, id)
 }

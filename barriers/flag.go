@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/barriertune/barriertune/internal/spin"
 	"github.com/barriertune/barriertune/osal"
 )
 
@@ -45,10 +46,18 @@ func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 // set publishes episode e and wakes parked waiters. Under Spin and Yield no
 // waiter ever parks, so a release store suffices (no store-load fence).
 func (f *flag) set(e uint64, w *waiter) {
-	if w.policy != Park {
-		osal.StoreRelease(f.word(), e)
+	if w.policy == Park {
+		f.setPark(e)
 		return
 	}
+	spin.StoreRelease(f.word(), e)
+}
+
+// setPark is set under Park: a sequentially consistent store, then a
+// check for sleepers.
+//
+//go:noinline
+func (f *flag) setPark(e uint64) {
 	atomic.StoreUint64(f.word(), e)
 	f.wake()
 }
@@ -83,14 +92,18 @@ const (
 )
 
 // await returns once the flag has reached episode e (true) or the barrier
-// broke (false). The fast check is small enough to inline.
+// broke (false). The fast check inlines (cost 80: keep it that small). It
+// may use f.v: the waiter loads its own flag's line anyway, so the nil
+// check that word avoids costs nothing here.
 func (f *flag) await(e uint64, w *waiter) bool {
-	v := atomic.LoadUint64(f.word())
-	if v < e {
-		v = f.wait(e, false, w)
+	if f.v.Load()-e < brokenBit-e { // e <= v < brokenBit, one compare
+		return true
 	}
-	return v&brokenBit == 0
+	return f.awaitSlow(e, w)
 }
+
+//go:noinline
+func (f *flag) awaitSlow(e uint64, w *waiter) bool { return f.wait(e, false, w)&brokenBit == 0 }
 
 // awaitEq returns once the flag equals v exactly (true) or the barrier
 // broke (false).

@@ -313,8 +313,8 @@ func validateLevels(levels []Level, n int) error {
 // sub-barrier that breaks breaks the whole hybrid, so participants waiting
 // at other levels or groups leave too.
 func (h *hybrid) episode(id int) bool {
-	e, ok := h.next(id)
-	if !ok {
+	e := h.next(id)
+	if e == 0 {
 		return false
 	}
 	path := h.paths[id]
@@ -337,10 +337,20 @@ func (h *hybrid) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (h *hybrid) Wait(id int) { h.wait(h, id) }
+func (h *hybrid) Wait(id int) {
+	if !h.episode(id) {
+		h.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
 func (h *hybrid) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if h.episode(id) {
+			return nil
+		}
+		return h.brokenError(id)
+	}
 	return h.waitContext(ctx, h, id)
 }
 

@@ -17,8 +17,8 @@ type pairwise struct {
 	release   []flag // release[i]: upper participant i+y released
 }
 
-// NewPairwise returns a pairwise-exchange barrier for n participants.
-func NewPairwise(n int, opts ...Option) (Barrier, error) {
+// newPairwise returns a pairwise-exchange barrier for n participants.
+func newPairwise(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -34,8 +34,8 @@ func NewPairwise(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (p *pairwise) episode(id int) bool {
-	e, ok := p.next(id)
-	if !ok {
+	e := p.next(id)
+	if e == 0 {
 		return false
 	}
 	if id >= p.y {
@@ -65,7 +65,19 @@ func (p *pairwise) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *pairwise) Wait(id int) { x.wait(x, id) }
+func (x *pairwise) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *pairwise) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *pairwise) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

@@ -11,7 +11,7 @@ type Policy int
 
 const (
 	// AutoPolicy ("auto") chooses at construction. When the participants fit GOMAXPROCS
-	// and the CPUs it is Yield with a long budget (DedicatedSpinBudget): a
+	// and the CPUs it is Yield with a long budget (2^16 relax hints): a
 	// balanced barrier spins as fast as Spin, and a participant left
 	// waiting long (a busy machine) yields. When they do not fit it is Park
 	// with no spinning, so a waiter gives its CPU to the participant it
@@ -53,22 +53,22 @@ func ParsePolicy(s string) (Policy, error) {
 
 // Spin budgets, in relax-hint iterations (PAUSE is 10-70 cycles).
 const (
-	// DedicatedSpinBudget is AutoPolicy's budget when participants fit the CPUs:
+	// dedicatedSpinBudget is AutoPolicy's budget when participants fit the CPUs:
 	// long enough that a balanced barrier never parks.
-	DedicatedSpinBudget = 1 << 16
-	// SharedSpinBudget is the default budget of Yield and Park: about a
+	dedicatedSpinBudget = 1 << 16
+	// sharedSpinBudget is the default budget of Yield and Park: about a
 	// microsecond, then the CPU goes to others.
-	SharedSpinBudget = 64
-	// OversubscribedSpinBudget is AutoPolicy's budget when participants outnumber
+	sharedSpinBudget = 64
+	// oversubscribedSpinBudget is AutoPolicy's budget when participants outnumber
 	// the CPUs: none, since every iteration spent spinning holds a CPU that
 	// the participant being waited for needs.
-	OversubscribedSpinBudget = 0
+	oversubscribedSpinBudget = 0
 )
 
-// Oversubscribed reports whether n participants exceed GOMAXPROCS or the
+// oversubscribed reports whether n participants exceed GOMAXPROCS or the
 // CPUs this process may use: then a spinning participant holds a CPU that
 // another participant needs.
-func Oversubscribed(n int) bool {
+func oversubscribed(n int) bool {
 	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
 }
 
@@ -76,9 +76,9 @@ func Oversubscribed(n int) bool {
 // budget < 0 means "not set".
 func resolve(p Policy, budget, n int) (Policy, int) {
 	if p == AutoPolicy {
-		p, b := Yield, DedicatedSpinBudget
-		if Oversubscribed(n) {
-			p, b = Park, OversubscribedSpinBudget
+		p, b := Yield, dedicatedSpinBudget
+		if oversubscribed(n) {
+			p, b = Park, oversubscribedSpinBudget
 		}
 		if budget < 0 {
 			budget = b
@@ -86,7 +86,7 @@ func resolve(p Policy, budget, n int) (Policy, int) {
 		return p, budget
 	}
 	if budget < 0 {
-		budget = SharedSpinBudget
+		budget = sharedSpinBudget
 	}
 	return p, budget
 }

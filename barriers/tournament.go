@@ -19,8 +19,8 @@ type tournament struct {
 	wake   []flag // wake[i]: participant i's wakeup flag
 }
 
-// NewTournament returns a tournament barrier for n participants.
-func NewTournament(n int, opts ...Option) (Barrier, error) {
+// newTournament returns a tournament barrier for n participants.
+func newTournament(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -33,8 +33,8 @@ func NewTournament(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *tournament) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	top := t.rounds // rounds this participant won, hence whom it wakes
@@ -62,7 +62,19 @@ func (t *tournament) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *tournament) Wait(id int) { x.wait(x, id) }
+func (x *tournament) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *tournament) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *tournament) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

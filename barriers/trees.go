@@ -1,6 +1,9 @@
 package barriers
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // staticTree is the static f-way tree with one global release flag
 // (Mellor-Crummey & Scott 1991 §3.3's tree arrival; thesis §2.2.1.4's f-way
@@ -16,9 +19,9 @@ type staticTree struct {
 	release flag
 }
 
-// NewStaticTree returns a static f-way tree barrier (f from WithFanIn,
+// newStaticTree returns a static f-way tree barrier (f from WithFanIn,
 // default 4) with a global release flag.
-func NewStaticTree(n int, opts ...Option) (Barrier, error) {
+func newStaticTree(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -31,8 +34,8 @@ func NewStaticTree(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *staticTree) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	for c := t.fanIn*id + 1; c <= t.fanIn*id+t.fanIn && c < t.n; c++ {
@@ -62,9 +65,9 @@ type allStaticTree struct {
 	wake   []flag
 }
 
-// NewAllStaticTree returns an all-static f-way tree barrier (f from
+// newAllStaticTree returns an all-static f-way tree barrier (f from
 // WithFanIn, default 4).
-func NewAllStaticTree(n int, opts ...Option) (Barrier, error) {
+func newAllStaticTree(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -76,8 +79,8 @@ func NewAllStaticTree(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *allStaticTree) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	lo, hi := t.fanIn*id+1, min(t.fanIn*id+t.fanIn, t.n-1)
@@ -112,8 +115,8 @@ type binomial struct {
 	wake   []flag
 }
 
-// NewBinomial returns a binomial-spanning-tree barrier for n participants.
-func NewBinomial(n int, opts ...Option) (Barrier, error) {
+// newBinomial returns a binomial-spanning-tree barrier for n participants.
+func newBinomial(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -126,15 +129,15 @@ func NewBinomial(n int, opts ...Option) (Barrier, error) {
 // span returns the exclusive bound on 2^k for id's children.
 func (t *binomial) span(id int) int {
 	if id == 0 {
-		return 1 << 62
+		return math.MaxInt
 	}
 	return id & -id
 }
 
 // episode runs one episode for id; false when the barrier broke.
 func (t *binomial) episode(id int) bool {
-	e, ok := t.next(id)
-	if !ok {
+	e := t.next(id)
+	if e == 0 {
 		return false
 	}
 	span := t.span(id)
@@ -171,8 +174,8 @@ type mcs struct {
 	wake      []flag
 }
 
-// NewMCS returns an MCS tree barrier for n participants.
-func NewMCS(n int, opts ...Option) (Barrier, error) {
+// newMCS returns an MCS tree barrier for n participants.
+func newMCS(n int, opts ...Option) (Barrier, error) {
 	b, err := newBase(n, opts)
 	if err != nil {
 		return nil, err
@@ -187,8 +190,8 @@ func NewMCS(n int, opts ...Option) (Barrier, error) {
 
 // episode runs one episode for id; false when the barrier broke.
 func (m *mcs) episode(id int) bool {
-	e, ok := m.next(id)
-	if !ok {
+	e := m.next(id)
+	if e == 0 {
 		return false
 	}
 	odd := e&1 == 1
@@ -222,27 +225,73 @@ func (m *mcs) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *staticTree) Wait(id int) { x.wait(x, id) }
+func (x *staticTree) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *staticTree) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
-
-// Wait implements Barrier.
-func (x *allStaticTree) Wait(id int) { x.wait(x, id) }
-
-// WaitContext implements Barrier.
-func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
+func (x *staticTree) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
 	return x.waitContext(ctx, x, id)
 }
 
 // Wait implements Barrier.
-func (x *binomial) Wait(id int) { x.wait(x, id) }
+func (x *allStaticTree) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *binomial) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}
 
 // Wait implements Barrier.
-func (x *mcs) Wait(id int) { x.wait(x, id) }
+func (x *binomial) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
 
 // WaitContext implements Barrier.
-func (x *mcs) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *binomial) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}
+
+// Wait implements Barrier.
+func (x *mcs) Wait(id int) {
+	if !x.episode(id) {
+		x.failed(id)
+	}
+}
+
+// WaitContext implements Barrier.
+func (x *mcs) WaitContext(ctx context.Context, id int) error {
+	if ctx.Done() == nil {
+		if x.episode(id) {
+			return nil
+		}
+		return x.brokenError(id)
+	}
+	return x.waitContext(ctx, x, id)
+}

@@ -3,6 +3,7 @@
 package osal
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -12,8 +13,11 @@ import (
 // Allowed returns every CPU: this system has no affinity interface here.
 func Allowed() (cpuset.Set, error) { return cpuset.Range(0, runtime.NumCPU()-1), nil }
 
-// Pin is unsupported outside Linux.
-func Pin(cpu int) error { return fmt.Errorf("pin to CPU %d: thread pinning needs Linux", cpu) }
+// Pin is unsupported outside Linux: the error wraps errors.ErrUnsupported.
+// Barriers still work there (unpinned, with the default policy).
+func Pin(cpu int) error {
+	return fmt.Errorf("pin to CPU %d: thread pinning needs Linux: %w", cpu, errors.ErrUnsupported)
+}
 
 type savedAffinity struct{}
 

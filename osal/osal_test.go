@@ -69,7 +69,7 @@ func TestTeamErrors(t *testing.T) {
 		t.Error("empty team accepted")
 	}
 	allowed, _ := Allowed()
-	_, err := NewTeam([]int{0, 4000})
+	_, err := NewTeam([]int{allowed.Members()[0], 4000})
 	if err == nil || !strings.Contains(err.Error(), "CPU 4000") || !strings.Contains(err.Error(), allowed.String()) {
 		t.Errorf("error %v must name CPU 4000 and the allowed set %s", err, allowed)
 	}

@@ -1,6 +1,6 @@
 //go:build !amd64 || race
 
-package osal
+package spin
 
 import "sync/atomic"
 

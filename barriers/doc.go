@@ -1,0 +1,52 @@
+// Package barriers holds thread-barrier algorithms for n participants and
+// picks among them: the central counter, combining tree, tournament,
+// dissemination, butterfly, pairwise exchange, static and all-static trees,
+// the MCS tree, the binomial spanning tree, and two blocking baselines
+// (sync.Cond and channels) that show what spinning buys.
+//
+// # Use
+//
+// New(name, n, opts...) constructs any algorithm of the catalog (Names,
+// Lookup, Algorithms); Auto(n) constructs the one the install-time check
+// (`barriertune check`) found fastest on this machine for n participants,
+// with a documented fallback when there are no results for this machine.
+// Participant id (0 <= id < n) calls Wait(id) once per episode; Wait
+// returns when all n participants have called it for that episode. Wait is
+// a full barrier: every write any participant made before its Wait is
+// visible to every participant after its Wait. A participant's state lives
+// in its own padded slot, so ids must be distinct and each id used by one
+// goroutine at a time (the blocking baselines detect a second goroutine
+// with the same id; the spinning algorithms cannot without slowing down).
+//
+// # Broken barriers
+//
+// A participant that fails would leave the others waiting forever, so
+// every barrier can break: Break releases every waiter; WaitContext returns
+// ctx.Err() to the caller whose context ended (and breaks the barrier) and
+// an error wrapping ErrBroken to everyone else; Wait on a broken barrier
+// panics with such an error; Reset repairs it once nobody waits. The
+// checks cost nothing on the fast path. osal.Team.RunBarrier breaks the
+// barrier for you when a participant panics or returns early.
+//
+// # Which algorithm
+//
+// Measure: `barriertune check` times them all on this machine, and Auto
+// uses the result. As a rule of thumb (see docs/algorithms.md):
+//   - 2 to a few threads: dissemination or pairwise (fewest sequential
+//     signals, no release phase).
+//   - many threads on one socket: static-tree, mcs or tournament (local
+//     spinning, few flags per thread).
+//   - many sockets: all-static-tree or mcs (no global hot line).
+//   - more participants than CPUs: central or combining with the default
+//     policy (one broadcast wakes everyone); cond is the blocking baseline.
+//
+// # Which policy
+//
+// Spinning algorithms wait according to a Policy (WithPolicy). The
+// default, AutoPolicy, always makes progress: it spins as fast as Spin
+// while every participant has a CPU, and parks at once when participants
+// outnumber GOMAXPROCS or the CPUs. Spin is for dedicated threads pinned
+// one per CPU (osal.Team); Yield suits busy machines whose participants
+// still fit; Park gives the CPU up after a short spin, paying a store-load
+// fence on every signal.
+package barriers
