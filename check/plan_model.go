@@ -75,19 +75,19 @@ type ScaleConfig struct {
 // ScalePlan is what the check would measure on a machine: one entry per
 // thread count from 2 to the number of PUs.
 type ScalePlan struct {
-	PUs             int          `json:"pus"`
-	Model           model.Kind   `json:"model"`
-	Exhaustive      bool         `json:"exhaustive"`
-	BudgetS         float64      `json:"budget_s"`
-	EstimatedTotalS float64      `json:"estimated_total_s"`
-	Measured        int          `json:"measured_counts"`
-	Inferred        int          `json:"inferred_counts"`
-	Measurements    int          `json:"measurements"`
-	Cost            TuningCost   `json:"tuning_cost"`
+	PUs             int        `json:"pus"`
+	Model           model.Kind `json:"model"`
+	Exhaustive      bool       `json:"exhaustive"`
+	BudgetS         float64    `json:"budget_s"`
+	EstimatedTotalS float64    `json:"estimated_total_s"`
+	Measured        int        `json:"measured_counts"`
+	Inferred        int        `json:"inferred_counts"`
+	Measurements    int        `json:"measurements"`
+	Cost            TuningCost `json:"tuning_cost"`
 	// Latency is the per-level latency the model predicts with.
 	Latency []LevelLatency `json:"latency"`
-	Rule            string       `json:"rule"`
-	Plan            []ScaleEntry `json:"plan"`
+	Rule    string         `json:"rule"`
+	Plan    []ScaleEntry   `json:"plan"`
 }
 
 // TuningCost compares what tuning the machine takes three ways, in
