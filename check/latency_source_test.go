@@ -3,8 +3,12 @@ package check
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/model"
 )
 
 func latencyFiles(t testing.TB) []string {
@@ -67,5 +71,22 @@ func errorsUnwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+// TestLevelLatencies: on a tree with known costs every level's median is
+// that level's latency and every pair is counted once.
+func TestLevelLatencies(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:2 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := levelLatencies(topo, model.NewTreeCosts(topo))
+	want := []LevelLatency{
+		{"Core", 8, model.SameCoreNS}, {"L3Cache", 16, model.SameL3NS},
+		{"Package", 32, model.SamePackageNS}, {"Machine", 64, model.AcrossNS},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("levelLatencies = %+v, want %+v", got, want)
 	}
 }

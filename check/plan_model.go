@@ -75,17 +75,19 @@ type ScaleConfig struct {
 // ScalePlan is what the check would measure on a machine: one entry per
 // thread count from 2 to the number of PUs.
 type ScalePlan struct {
-	PUs             int          `json:"pus"`
-	Model           model.Kind   `json:"model"`
-	Exhaustive      bool         `json:"exhaustive"`
-	BudgetS         float64      `json:"budget_s"`
-	EstimatedTotalS float64      `json:"estimated_total_s"`
-	Measured        int          `json:"measured_counts"`
-	Inferred        int          `json:"inferred_counts"`
-	Measurements    int          `json:"measurements"`
-	Cost            TuningCost   `json:"tuning_cost"`
-	Rule            string       `json:"rule"`
-	Plan            []ScaleEntry `json:"plan"`
+	PUs             int        `json:"pus"`
+	Model           model.Kind `json:"model"`
+	Exhaustive      bool       `json:"exhaustive"`
+	BudgetS         float64    `json:"budget_s"`
+	EstimatedTotalS float64    `json:"estimated_total_s"`
+	Measured        int        `json:"measured_counts"`
+	Inferred        int        `json:"inferred_counts"`
+	Measurements    int        `json:"measurements"`
+	Cost            TuningCost `json:"tuning_cost"`
+	// Latency is the per-level latency the model predicts with.
+	Latency []LevelLatency `json:"latency"`
+	Rule    string         `json:"rule"`
+	Plan    []ScaleEntry   `json:"plan"`
 }
 
 // TuningCost compares what tuning the machine takes three ways, in
@@ -184,7 +186,8 @@ func PlanScale(cfg ScaleConfig) (*ScalePlan, error) {
 	}
 	space := configsets.NewSpace(topo)
 	all := allCandidates()
-	p := &ScalePlan{PUs: npus, Model: cfg.Model, Exhaustive: cfg.Exhaustive, BudgetS: cfg.Budget.Seconds(), Rule: InferenceRule}
+	p := &ScalePlan{PUs: npus, Model: cfg.Model, Exhaustive: cfg.Exhaustive, BudgetS: cfg.Budget.Seconds(), Rule: InferenceRule,
+		Latency: levelLatencies(topo, cfg.Costs)}
 	p.Plan = make([]ScaleEntry, npus-1)
 	for t := 2; t <= npus; t++ {
 		sets, err := space.Representatives(t, cfg.SetsLimit)
@@ -516,6 +519,11 @@ func (p *ScalePlan) Text() string {
 	}
 	fmt.Fprintf(&b, "%d PUs, %s plan, model %s: %d thread counts measured, %d inferred, %d measurements, about %s\n",
 		p.PUs, mode, p.Model, p.Measured, p.Inferred, p.Measurements, time.Duration(p.EstimatedTotalS*float64(time.Second)).Round(time.Second))
+	b.WriteString("latency by level:")
+	for _, l := range p.Latency {
+		fmt.Fprintf(&b, " %s %.1f ns (%d pairs);", l.Level, l.MedianNs, l.Pairs)
+	}
+	b.WriteString("\n")
 	for _, e := range p.Plan {
 		if e.Source == "inferred" {
 			fmt.Fprintf(&b, "%4d  inferred from %v  (predicted winner %s, %.0f ns)\n", e.Threads, e.InferredFrom, e.PredictedWinner, e.PredictedNs)

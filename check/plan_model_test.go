@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/results"
 )
 
 // checkCoverage asserts what every plan must hold: one entry per thread
@@ -148,5 +150,39 @@ func TestPlanScaleInfers(t *testing.T) {
 	one, _ := hwtree.FromSynthetic("pu:1")
 	if _, err := PlanScale(ScaleConfig{Topology: one}); err == nil || !strings.Contains(err.Error(), "1 PUs") {
 		t.Fatalf("1 PU: %v", err)
+	}
+}
+
+// TestHybridCandidate: the live check's hybrid for a placement is a valid
+// barrier, grouped by the tree, and uses the measured floors.
+func TestHybridCandidate(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := topo.CPUs()
+	floors := []results.Floor{{Level: "Core", MedianNs: 8}, {Level: "L3Cache", MedianNs: 30}, {Level: "Machine", MedianNs: 400}}
+	opts, comp, err := HybridCandidate(topo, cpus, floors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(comp, "package:") && !strings.Contains(comp, "l3:") {
+		t.Fatalf("composition %q groups neither by L3 nor by package across a 400 ns link", comp)
+	}
+	b, err := barriers.New("hybrid", len(cpus), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	for id := 0; id < len(cpus); id++ {
+		go func() {
+			for e := 0; e < 20; e++ {
+				b.Wait(id)
+			}
+			done <- true
+		}()
+	}
+	for range cpus {
+		<-done
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,13 +18,24 @@ import (
 	"github.com/barriertune/barriertune/osal"
 )
 
-func newBenchCmd() *cobra.Command {
-	var (
-		algorithm, cpuList, policyName string
-		threads, samples               int
-		sampleTime                     time.Duration
-		pingpong, asJSON               bool
-	)
+// benchOptions are the flags of `barriertune bench`.
+type benchOptions struct {
+	global        *globalOptions
+	algorithms    []string // names, or "all"
+	cpus          string
+	oversubscribe bool
+	policy        string
+	policySet     bool // --policy was given
+	threads       int
+	threadsSet    bool // --threads was given
+	samples       int
+	sampleTime    time.Duration
+	pingpong      bool
+	json          bool
+}
+
+func newBenchCmd(g *globalOptions) *cobra.Command {
+	opts := &benchOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Time barrier algorithms, or the core-to-core ping-pong floor",
@@ -31,6 +45,8 @@ nanoseconds per episode (median, min, max over repeated samples).
 Without --cpus, threads go round-robin over the allowed CPUs. When threads
 outnumber the CPUs (or GOMAXPROCS) they run as plain goroutines, which the
 Go scheduler switches in user space; pure spinning is then a poor choice.
+--cpus gives each thread's CPU in rank order; a CPU listed twice is refused
+unless --oversubscribe allows it.
 
 With --pingpong, bench instead measures the one-way core-to-core latency
 between two CPUs (half the round trip of one cache line): the floor that no
@@ -39,101 +55,206 @@ measures the floor between its first two CPUs, interleaved with the
 algorithms in the same run, and shows each algorithm's ratio to it.
 
 The default policy is the one the install-time check uses: pure spin when
-every thread has a CPU of its own, else auto (park at once).`,
+every thread has a CPU of its own, else auto (park at once).
+
+Ctrl-C (SIGINT) or SIGTERM stops the measurement; what was measured so far
+is printed and the exit code is 130 or 143.`,
 		Example: `  barriertune bench                          # all algorithms, all allowed CPUs
   barriertune bench --algorithm mcs --threads 8 --policy park
-  barriertune bench --threads 2 --cpus 0,1 --json
+  barriertune bench --algorithm mcs,dissemination --threads 2 --cpus 0,1 --json
+  barriertune bench --threads 4 --cpus 0,1,0,1 --oversubscribe
   barriertune bench --pingpong --cpus 0,1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			allowed, err := osal.Allowed()
-			if err != nil {
-				return err
-			}
-			cpus, err := parsePlacement(cpuList)
-			if err != nil {
-				return err
-			}
-			opts := measure.Options{Samples: samples, SampleTarget: sampleTime, Context: cmd.Context()}
-			w := cmd.OutOrStdout()
-			if pingpong {
-				if len(cpus) != 2 {
-					return fmt.Errorf("--pingpong needs --cpus A,B (two CPUs), got %q", cpuList)
-				}
-				pp, err := measure.PingPongLatency(cpus[0], cpus[1], opts)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(w, map[string]any{"pingpong": pp})
-				}
-				fmt.Fprintf(w, "one-way latency CPU %d <-> CPU %d: median %.1f ns (min %.1f, max %.1f, %d samples)\n",
-					pp.CPUs[0], pp.CPUs[1], pp.MedianNs, pp.MinNs, pp.MaxNs, pp.Reps)
-				return nil
-			}
-			switch {
-			case len(cpus) == 0 && threads == 0:
-				threads = allowed.Len()
-			case len(cpus) == 0 && threads < 1:
-				return fmt.Errorf("--threads %d: want at least 1", threads)
-			case len(cpus) > 0 && threads == 0:
-				threads = len(cpus)
-			case len(cpus) > 0 && threads != len(cpus):
-				return fmt.Errorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", threads, len(cpus))
-			}
-			if len(cpus) == 0 {
-				cpus = osal.RoundRobin(threads, allowed)
-			}
-			policy, err := barriers.ParsePolicy(policyName)
-			if err != nil {
-				return fmt.Errorf("--policy: %w", err)
-			}
-			if !cmd.Flags().Changed("policy") {
-				policy = measure.DefaultPolicy(cpus)
-			}
-			names := barriers.Names()
-			if algorithm != "all" {
-				if _, err := barriers.Lookup(algorithm); err != nil {
-					return fmt.Errorf("--algorithm: %w (or all)", err)
-				}
-				names = []string{algorithm}
-			}
-			if policy == barriers.Spin && measure.Oversubscribed(cpus) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: pure spinning with %d threads on %d CPUs can cost milliseconds per episode\n", len(cpus), len(distinct(cpus)))
-			}
-			var cands []measure.Candidate
-			for _, n := range names {
-				cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
-			}
-			opts.Floor = true
-			run, err := measure.Barriers(cpus, cands, opts)
-			if err != nil {
-				return err
-			}
-			results, floor := run.Results, run.Floor
-			if asJSON {
-				out := map[string]any{"results": results}
-				if floor != nil {
-					out["pingpong"] = floor
-				}
-				return writeJSON(w, out)
-			}
-			return printBench(w, results, floor)
+			opts.policySet = cmd.Flags().Changed("policy")
+			opts.threadsSet = cmd.Flags().Changed("threads")
+			return runBench(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&algorithm, "algorithm", "all", "algorithm to time: "+strings.Join(barriers.Names(), ", ")+", or all")
-	f.IntVarP(&threads, "threads", "t", 0, "number of threads (default: one per allowed CPU)")
-	f.StringVar(&cpuList, "cpus", "", "CPU of each thread in rank order, e.g. 0,1 or 0-3 (repeats allowed)")
-	f.StringVar(&policyName, "policy", "auto", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
-	f.IntVar(&samples, "samples", 0, "samples per algorithm (default 21)")
-	f.DurationVar(&sampleTime, "sample-time", 0, "target duration of one sample (default 200µs)")
-	f.BoolVar(&pingpong, "pingpong", false, "measure the one-way core-to-core latency between --cpus A,B")
-	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	f.StringSliceVar(&opts.algorithms, "algorithm", []string{"all"}, "algorithms to time, comma-separated: "+strings.Join(barriers.Names(), ", ")+", or all")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "number of threads, 1.."+strconv.Itoa(maxThreads)+" (default: one per allowed CPU, or one per --cpus entry)")
+	f.StringVar(&opts.cpus, "cpus", "", "CPU of each thread in rank order, e.g. 0,1 or 0-3")
+	f.BoolVar(&opts.oversubscribe, "oversubscribe", false, "allow --cpus to list a CPU more than once")
+	f.StringVar(&opts.policy, "policy", "auto", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
+	f.IntVar(&opts.samples, "samples", 21, "samples per algorithm")
+	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
+	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the one-way core-to-core latency between --cpus A,B")
+	f.BoolVar(&opts.json, "json", false, "print as JSON")
+	registerCompletions(cmd, map[string][]string{
+		"algorithm": append(barriers.Names(), "all"),
+		"policy":    policyNames(),
+	})
 	return cmd
 }
 
-func printBench(w interface{ Write([]byte) (int, error) }, results []measure.Result, floor *measure.PingPong) error {
+// policyNames are the values --policy accepts.
+func policyNames() []string { return []string{"auto", "spin", "yield", "park"} }
+
+// validate checks the flag values before anything is measured.
+func (o *benchOptions) validate() error {
+	switch {
+	case o.samples < 1:
+		return usageErrorf("--samples %d: want at least 1 sample", o.samples)
+	case o.samples > maxSamples:
+		return usageErrorf("--samples %d: want at most %d samples", o.samples, maxSamples)
+	case o.sampleTime <= 0:
+		return usageErrorf("--sample-time %s: want a positive duration such as 200us", o.sampleTime)
+	case o.sampleTime > maxSampleTime:
+		return usageErrorf("--sample-time %s: want at most %s", o.sampleTime, maxSampleTime)
+	case o.threadsSet && (o.threads < 1 || o.threads > maxThreads):
+		return usageErrorf("--threads %d: want 1..%d threads", o.threads, maxThreads)
+	}
+	return nil
+}
+
+// Caps on measurement flags, so that a typo cannot start a run of hours.
+const (
+	maxSamples    = 100_000
+	maxSampleTime = 10 * time.Second
+)
+
+// algorithmNames resolves --algorithm: every name known, none twice.
+func algorithmNames(flag string, given []string) ([]string, error) {
+	if len(given) == 1 && strings.TrimSpace(given[0]) == "all" {
+		return barriers.Names(), nil
+	}
+	var names []string
+	for _, a := range given {
+		a = strings.TrimSpace(a)
+		if _, err := barriers.Lookup(a); err != nil {
+			return nil, usageErrorf("%s: %v (or all)", flag, err)
+		}
+		if slices.Contains(names, a) {
+			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, strings.Join(given, ","), a)
+		}
+		names = append(names, a)
+	}
+	if len(names) == 0 {
+		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(barriers.Names(), ","))
+	}
+	return names, nil
+}
+
+// runBench times the algorithms, or the ping-pong floor.
+func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	cpus, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong)
+	if err != nil {
+		return err
+	}
+	ctx, stop := notifySignals(ctx)
+	defer stop()
+	mopts := measure.Options{Samples: opts.samples, SampleTarget: opts.sampleTime, Context: ctx}
+	if opts.pingpong {
+		return runPingPong(ctx, cpus, opts, mopts, w, stderr)
+	}
+	policy, err := barriers.ParsePolicy(opts.policy)
+	if err != nil {
+		return usageErrorf("--policy: %v", err)
+	}
+	names, err := algorithmNames("--algorithm", opts.algorithms)
+	if err != nil {
+		return err
+	}
+	if cpus, err = benchPlacement(opts, cpus); err != nil {
+		return err
+	}
+	if !opts.policySet {
+		policy = measure.DefaultPolicy(cpus)
+	}
+	if policy == barriers.Spin && measure.Oversubscribed(cpus) && !opts.global.quiet {
+		fmt.Fprintf(stderr, "warning: pure spinning with %d threads on %d CPUs can cost milliseconds per episode\n", len(cpus), len(distinct(cpus)))
+	}
+	var cands []measure.Candidate
+	for _, n := range names {
+		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
+	}
+	mopts.Floor = true
+	opts.global.verbosef(stderr, "bench: %d threads on CPUs %s, policy %s, algorithms %s, %d samples of %s each",
+		len(cpus), joinInts(cpus), policy, strings.Join(names, ","), opts.samples, opts.sampleTime)
+	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("%d algorithms, %d threads, %d samples each", len(names), len(cpus), opts.samples))
+	run, err := measure.Barriers(cpus, cands, mopts)
+	prog.stop()
+	if err != nil {
+		if se := interruption(ctx); se != nil {
+			return se
+		}
+		return err
+	}
+	results, floor := run.Results, run.Floor
+	if len(results) == 0 {
+		return errors.New("bench measured nothing")
+	}
+	if opts.json {
+		out := map[string]any{"results": results}
+		if floor != nil {
+			out["pingpong"] = floor
+		}
+		err = writeJSON(w, out)
+	} else {
+		err = printBench(w, results, floor)
+	}
+	if err != nil {
+		return err
+	}
+	// A signal that came after the last sample cut nothing.
+	if se := interruption(ctx); se != nil && slices.ContainsFunc(results, func(r measure.Result) bool { return r.Reps < opts.samples }) {
+		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: the figures above are from the samples taken before it", se)}
+	}
+	return nil
+}
+
+// benchPlacement is the CPU of each thread: --cpus as given (each allowed
+// for this process), else --threads round-robin over the allowed CPUs.
+func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return nil, err
+	}
+	if len(cpus) > 0 && opts.threadsSet && opts.threads != len(cpus) {
+		return nil, usageErrorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", opts.threads, len(cpus))
+	}
+	for _, c := range cpus {
+		if !allowed.Has(c) {
+			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", opts.cpus, c, allowed)
+		}
+	}
+	if len(cpus) == 0 {
+		threads := allowed.Len()
+		if opts.threadsSet {
+			threads = opts.threads
+		}
+		cpus = osal.RoundRobin(threads, allowed)
+	}
+	return cpus, nil
+}
+
+// runPingPong measures the one-way latency between two CPUs.
+func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
+	if len(cpus) != 2 {
+		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", opts.cpus)
+	}
+	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %d samples", cpus[0], cpus[1], opts.samples))
+	pp, err := measure.PingPongLatency(cpus[0], cpus[1], mopts)
+	prog.stop()
+	if se := interruption(ctx); se != nil {
+		return se
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(w, map[string]any{"pingpong": pp})
+	}
+	_, err = fmt.Fprintf(w, "one-way latency CPU %d <-> CPU %d: median %.1f ns (min %.1f, max %.1f, %d samples)\n",
+		pp.CPUs[0], pp.CPUs[1], pp.MedianNs, pp.MinNs, pp.MaxNs, pp.Reps)
+	return err
+}
+
+func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) error {
 	sorted := slices.Clone(results)
 	slices.SortStableFunc(sorted, func(a, b measure.Result) int {
 		switch {
@@ -169,32 +290,6 @@ func printBench(w interface{ Write([]byte) (int, error) }, results []measure.Res
 	return tw.Flush()
 }
 
-// parsePlacement reads "0,1,0,1" or "0-3,8": CPUs in rank order, repeats
-// allowed.
-func parsePlacement(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("--cpus %q: %q is not a CPU number (want a list such as 0,1 or 0-3)", s, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("--cpus %q: %q is not a range of CPUs (want such as 0-3)", s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
 func distinct(cpus []int) []int {
 	var out []int
 	for _, c := range cpus {
@@ -203,12 +298,4 @@ func distinct(cpus []int) []int {
 		}
 	}
 	return out
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/check"
@@ -21,14 +21,25 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-func newCheckCmd() *cobra.Command {
-	var (
-		src                              sourceFlags
-		output, resume, threadList, algs string
-		setsLimit                        int
-		budget, sampleTime               time.Duration
-		asJSON                           bool
-	)
+// checkOptions are the flags of `barriertune check`. Flags added by other
+// files (e.g. a planning mode) add their fields here and bind them in
+// newCheckCmd.
+type checkOptions struct {
+	global     *globalOptions
+	src        sourceFlags
+	output     string
+	resume     string
+	threads    string
+	algorithms []string
+	setsLimit  int
+	budget     time.Duration
+	sampleTime time.Duration
+	json       bool
+	plan       planOptions // --plan, --simulate and friends (check_plan.go)
+}
+
+func newCheckCmd(g *globalOptions) *cobra.Command {
+	opts := &checkOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the install-time check: find the fastest barrier for every thread count",
@@ -44,10 +55,11 @@ the simpler algorithm wins, so two runs name the same winner.
 The check fits its --budget (default 1m): it cuts repetitions first, then
 placements per thread count, then thread counts, and says what it cut.
 Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what was measured is written,
-marked partial, and --resume FILE continues it.
+marked partial, and --resume FILE continues it (exit code 130 or 143).
 
 Results go to -o FILE, or by default to the per-user config directory
-($XDG_CONFIG_HOME/barriertune/results.json), where barriers.AutoPolicy and
+($XDG_CONFIG_HOME/barriertune/results.json) unless $BARRIERTUNE_RESULTS
+names another file, where barriers.Auto and
 ` + "`barriertune show`" + ` find them.`,
 		Example: `  barriertune check
   barriertune check --budget 5m -o /etc/barriertune/results.json
@@ -55,135 +67,219 @@ Results go to -o FILE, or by default to the per-user config directory
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			topo, err := src.load()
-			if err != nil {
-				return err
+			if opts.plan.active() {
+				return opts.plan.run(cmd, &opts.src)
 			}
-			path := output
-			if resume != "" && path == "" {
-				path = resume
-			}
-			if path == "" {
-				if path, err = results.DefaultPath(); err != nil {
-					return err
-				}
-			}
-			cfg := check.Config{Topology: topo, SetsLimit: setsLimit, Budget: budget, SampleTarget: sampleTime, Version: version()}
-			if threadList != "" {
-				if cfg.Threads, err = parseCounts(threadList); err != nil {
-					return err
-				}
-			}
-			if algs != "" {
-				for _, a := range strings.Split(algs, ",") {
-					a = strings.TrimSpace(a)
-					if _, err := barriers.Lookup(a); err != nil {
-						return fmt.Errorf("--algorithms: %w", err)
-					}
-					cfg.Algorithms = append(cfg.Algorithms, a)
-				}
-			}
-			if setsLimit < 0 {
-				return fmt.Errorf("--sets-limit %d: want at least 1", setsLimit)
-			}
-			if resume != "" {
-				prev, err := results.Read(resume)
-				if err != nil {
-					return fmt.Errorf("--resume: %w", err)
-				}
-				cfg.Resume = prev
-			}
-			stderr := cmd.ErrOrStderr()
-			cfg.Progress = progressPrinter(stderr)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			f, runErr := check.Run(ctx, cfg)
-			endProgress(stderr)
-			if f == nil {
-				return runErr
-			}
-			if err := results.Write(path, f); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(w, f); err != nil {
-					return err
-				}
-			} else {
-				if err := printWinners(w, f); err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "\nresults written to %s\n", path)
-			}
-			if errors.Is(runErr, context.Canceled) {
-				return fmt.Errorf("interrupted: partial results written to %s; continue with --resume %s", path, path)
-			}
-			return runErr
+			return runCheck(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	src.register(cmd.Flags())
+	opts.src.register(cmd.Flags())
+	opts.plan.register(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&output, "output", "o", "", "results `FILE` (default: $XDG_CONFIG_HOME/barriertune/results.json)")
-	f.StringVar(&resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
-	f.StringVar(&threadList, "threads", "", "thread counts, e.g. 2,4,8 or 2-8 (default: 2..PUs, all up to 8, then powers of two and the maximum)")
-	f.StringVar(&algs, "algorithms", "", "comma-separated algorithms (default: all)")
-	f.IntVar(&setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count")
-	f.DurationVar(&budget, "budget", check.DefaultBudget, "time budget for the whole check")
-	f.DurationVar(&sampleTime, "sample-time", 0, "target duration of one sample (default 200µs)")
-	f.BoolVar(&asJSON, "json", false, "print the results file instead of the table")
+	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
+	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
+	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(maxThreads)+" (default: 2..PUs, all up to 8, then powers of two and the maximum)")
+	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(barriers.Names(), ", "))
+	f.IntVar(&opts.setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count (at least 1)")
+	f.DurationVar(&opts.budget, "budget", check.DefaultBudget, "time budget for the whole check (positive, e.g. 30s or 5m)")
+	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
+	f.BoolVar(&opts.json, "json", false, "print the results file instead of the table")
+	registerCompletions(cmd, map[string][]string{"algorithms": barriers.Names()})
 	return cmd
 }
 
-// parseCounts reads "2,4,8" or "2-8".
-func parseCounts(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 1 || b < a {
-			return nil, fmt.Errorf("--threads %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts >= 1)", s, part)
-		}
-		for t := a; t <= b; t++ {
-			out = append(out, t)
+// Caps on check's flags, so that a typo cannot start a run of days.
+const (
+	maxBudget    = 7 * 24 * time.Hour
+	maxSetsLimit = 1 << 20
+)
+
+// config validates the flags and builds the check's configuration, all
+// before the topology is read or anything is measured.
+func (o *checkOptions) config() (check.Config, error) {
+	cfg := check.Config{SetsLimit: o.setsLimit, Budget: o.budget, SampleTarget: o.sampleTime, Version: version()}
+	switch {
+	case o.budget <= 0:
+		return cfg, usageErrorf("--budget %s: want a positive duration such as 30s or 5m", o.budget)
+	case o.budget > maxBudget:
+		return cfg, usageErrorf("--budget %s: want at most %s", o.budget, maxBudget)
+	case o.sampleTime <= 0:
+		return cfg, usageErrorf("--sample-time %s: want a positive duration such as 200us", o.sampleTime)
+	case o.sampleTime > maxSampleTime:
+		return cfg, usageErrorf("--sample-time %s: want at most %s", o.sampleTime, maxSampleTime)
+	case o.setsLimit < 1 || o.setsLimit > maxSetsLimit:
+		return cfg, usageErrorf("--sets-limit %d: want 1..%d placements per thread count", o.setsLimit, maxSetsLimit)
+	}
+	if o.threads != "" {
+		var err error
+		if cfg.Threads, err = parseCounts("--threads", o.threads); err != nil {
+			return cfg, err
 		}
 	}
-	return out, nil
+	if o.algorithms != nil {
+		var err error
+		if cfg.Algorithms, err = algorithmNames("--algorithms", o.algorithms); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }
 
-// progressPrinter reports progress as a redrawn bar on a terminal and as
-// plain lines otherwise.
-func progressPrinter(w io.Writer) func(check.Progress) {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
+// outputPath is where the results go: -o, else --resume's file, else the
+// per-user default.
+func (o *checkOptions) outputPath() (string, error) {
+	switch {
+	case o.output != "":
+		return o.output, nil
+	case o.resume != "":
+		return o.resume, nil
 	}
-	return func(p check.Progress) {
-		label := p.Label
-		if label == "" {
-			label = "set"
-		}
-		msg := fmt.Sprintf("round %d/%d: %d threads, placement %d/%d %s, %d algorithms; elapsed %s, about %s left",
-			p.Round, p.Rounds, p.Threads, p.Set, p.Sets, label, p.Algorithms, p.Elapsed.Round(time.Second), p.Remaining.Round(time.Second))
-		if !tty {
-			fmt.Fprintf(w, "check: %s\n", msg)
-			return
-		}
-		const width = 24
-		filled := 0
-		if p.Total > 0 {
-			filled = width * p.Done / p.Total
-		}
-		fmt.Fprintf(w, "\r\033[K[%s%s] %d/%d %s", strings.Repeat("#", filled), strings.Repeat("-", width-filled), p.Done, p.Total, msg)
-	}
+	return defaultResultsPath()
 }
 
-func endProgress(w io.Writer) {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(w, "\r\033[K")
+// defaultResultsPath is the results file that barriers.Auto reads:
+// $BARRIERTUNE_RESULTS when set, else the per-user default.
+func defaultResultsPath() (string, error) {
+	if p := os.Getenv(barriers.ResultsEnv); p != "" {
+		return p, nil
 	}
+	return results.DefaultPath()
+}
+
+// runCheck runs the install-time check and writes the results.
+func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) error {
+	cfg, err := opts.config()
+	if err != nil {
+		return err
+	}
+	path, err := opts.outputPath()
+	if err != nil {
+		return err
+	}
+	if err := checkOutputPath(path); err != nil {
+		return err
+	}
+	if cfg.Topology, err = opts.src.load(); err != nil {
+		return err
+	}
+	if opts.resume != "" {
+		prev, err := results.Read(opts.resume)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		cfg.Resume = prev
+	}
+	opts.global.verbosef(stderr, "check: %s, results to %s", describeCheck(cfg), path)
+	ctx, stop := notifySignals(ctx)
+	defer stop()
+	line := newProgressLine(stderr, opts.global, "check")
+	cfg.Progress = func(p check.Progress) { line.update(checkProgressMessage(p), progressFraction(p)) }
+	f, runErr := check.Run(ctx, cfg)
+	line.clear()
+	if f == nil {
+		if se := interruption(ctx); se != nil {
+			return se
+		}
+		return runErr
+	}
+	return writeCheckResults(ctx, opts, path, f, runErr, w)
+}
+
+// writeCheckResults writes what the check measured, prints it and says
+// whether the check was interrupted before it finished.
+func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *results.File, runErr error, w io.Writer) error {
+	if err := results.Write(path, f); err != nil {
+		return err
+	}
+	var err error
+	if opts.json {
+		err = writeJSON(w, f)
+	} else if err = printWinners(w, f); err == nil {
+		_, err = fmt.Fprintf(w, "\nresults written to %s\n", path)
+	}
+	if err != nil {
+		return err
+	}
+	// A signal that came after the last measurement cut nothing: the
+	// results are complete and the check succeeded.
+	if se := interruption(ctx); se != nil && f.Partial {
+		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: partial results written to %s; continue with --resume %s", se, path, path)}
+	}
+	if errors.Is(runErr, context.Canceled) {
+		return fmt.Errorf("interrupted: partial results written to %s; continue with --resume %s", path, path)
+	}
+	return runErr
+}
+
+// describeCheck is the check's configuration in one line, for --verbose.
+func describeCheck(cfg check.Config) string {
+	threads := "default"
+	if cfg.Threads != nil {
+		threads = joinInts(cfg.Threads)
+	}
+	algs := "all"
+	if cfg.Algorithms != nil {
+		algs = strings.Join(cfg.Algorithms, ",")
+	}
+	return fmt.Sprintf("%d PUs (%s), threads %s, algorithms %s, budget %s", len(cfg.Topology.PUs()), cfg.Topology.Allowed(), threads, algs, cfg.Budget)
+}
+
+// checkProgressMessage is one progress report of the check in words.
+func checkProgressMessage(p check.Progress) string {
+	label := p.Label
+	if label == "" {
+		label = "set"
+	}
+	// The most useful first: a narrow terminal cuts the end.
+	return fmt.Sprintf("%d/%d placements, about %s left; %d threads, placement %d/%d %s, %d algorithms, round %d/%d, elapsed %s",
+		p.Done, p.Total, p.Remaining.Round(time.Second), p.Threads, p.Set, p.Sets, label, p.Algorithms, p.Round, p.Rounds, p.Elapsed.Round(time.Second))
+}
+
+// progressFraction is the share of planned placements measured.
+func progressFraction(p check.Progress) float64 {
+	if p.Total <= 0 {
+		return 0
+	}
+	return float64(p.Done) / float64(p.Total)
+}
+
+// checkOutputPath refuses, before anything is measured, a results path
+// that is not a regular file (the atomic rename would replace a device
+// such as /dev/zero) or whose directory cannot take the file, so that a
+// long check is not lost at the end.
+func checkOutputPath(path string) error {
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("results file %s is not a regular file (%s); want a path for the results JSON", path, fi.Mode().Type())
+		}
+	} else if !missing(err) {
+		return fmt.Errorf("results file: %w", err)
+	}
+	// The nearest existing directory must take a new file.
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("results file %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if !missing(err) || filepath.Dir(dir) == dir {
+			return fmt.Errorf("results file %s: %w", path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	probe, err := os.CreateTemp(dir, ".barriertune-probe-*")
+	if err != nil {
+		return fmt.Errorf("results file %s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// missing reports whether err says a path does not exist, also when a
+// file stands where a directory of the path should be.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }

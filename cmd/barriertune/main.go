@@ -5,13 +5,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "barriertune:", err)
-		os.Exit(1)
+	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs the command line args and returns the exit code; a failing
+// command prints exactly one line, "barriertune: ERROR", on stderr.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+		fmt.Fprintln(stderr, "barriertune:", msg)
 	}
+	return exitCode(err)
 }

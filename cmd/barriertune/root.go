@@ -2,15 +2,32 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
+// globalOptions are the persistent flags every command shares.
+type globalOptions struct {
+	quiet   bool // no progress, no warnings: only results and errors
+	verbose bool // more detail on stderr; progress as lines, never redrawn
+}
+
+// verbosef prints one line of detail on w when --verbose is given.
+func (g *globalOptions) verbosef(w io.Writer, format string, args ...any) {
+	if g != nil && g.verbose {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
 func newRootCmd() *cobra.Command {
+	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "barriertune",
 		Short: "Find the fastest thread barrier and placement for this machine",
@@ -23,43 +40,190 @@ Go barriers library.
 
 Every command that reads a topology takes one source flag: the live machine
 by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
---topology FILE.json.`,
+--topology FILE.json.
+
+` + exitCodesHelp,
+		Version:       versionLine(),
+		Args:          usageArgs(cobra.NoArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if g.quiet && g.verbose {
+				return usageErrorf("--quiet and --verbose given together; choose one")
+			}
+			return checkSourceFlags(cmd)
+		},
 	}
-	root.AddCommand(newVersionCmd(), newTopoCmd(), newSetsCmd(), newBenchCmd(), newCheckCmd(), newShowCmd())
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the module version, VCS revision, Go version and platform")
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr; progress as lines, never redrawn")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(flagValueError(err)) })
+
+	// One line per command; helpers add theirs here.
+	root.AddCommand(newVersionCmd())
+	root.AddCommand(newTopoCmd())
+	root.AddCommand(newSetsCmd(g))
+	root.AddCommand(newBenchCmd(g))
+	root.AddCommand(newCheckCmd(g))
+	root.AddCommand(newShowCmd(g))
+	root.AddCommand(newDocsCmd())
+
+	finishCommands(root)
 	return root
 }
 
-// version is the module version when built from a tagged module, else devel.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+// finishCommands gives every command the shared conventions: argument
+// errors are usage errors (exit code 2) and the help ends with the exit
+// codes.
+func finishCommands(c *cobra.Command) {
+	if c.Args != nil {
+		c.Args = usageArgs(c.Args)
 	}
-	return "devel"
+	if c.HasParent() && c.Long != "" {
+		c.Long += "\n\n" + exitCodesHelp
+	}
+	for _, sub := range c.Commands() {
+		finishCommands(sub)
+	}
+}
+
+// usageArgs makes the errors of an argument validator usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return usageError(v(cmd, args))
+	}
+}
+
+// buildVersion is the module version and VCS revision from the build info.
+type buildVersion struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+}
+
+func readBuildVersion() buildVersion {
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(bi)
+}
+
+// versionFrom reads the version from build info (nil: none).
+func versionFrom(bi *debug.BuildInfo) buildVersion {
+	v := buildVersion{Version: "devel", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if bi == nil {
+		return v
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+// version is the module version when built from a tagged module, else devel.
+func version() string { return readBuildVersion().Version }
+
+// versionLine is the one-line version: module version, revision, Go, platform.
+func versionLine() string { return formatVersion(readBuildVersion()) }
+
+func formatVersion(v buildVersion) string {
+	s := "barriertune " + v.Version
+	if v.Revision != "" {
+		rev := v.Revision
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if v.Modified {
+			rev += "-dirty"
+		}
+		s += " (" + rev + ")"
+	}
+	return fmt.Sprintf("%s %s %s/%s", s, v.Go, v.OS, v.Arch)
+}
+
+type versionOptions struct {
+	json bool
 }
 
 func newVersionCmd() *cobra.Command {
-	var asJSON bool
+	opts := &versionOptions{}
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print barriertune's version, Go version and platform",
+		Short: "Print barriertune's version, VCS revision, Go version and platform",
+		Long:  "Print barriertune's module version, the VCS revision it was built from, the Go version and the platform (the same as barriertune --version).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), v)
-			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "barriertune %s (%s %s/%s)\n", v["version"], v["go"], v["os"], v["arch"])
-			return err
+			return runVersion(opts, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print as JSON")
 	return cmd
+}
+
+func runVersion(opts *versionOptions, out io.Writer) error {
+	if opts.json {
+		return writeJSON(out, readBuildVersion())
+	}
+	_, err := fmt.Fprintln(out, versionLine())
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// sourceFlagNames are the flags that choose where a topology comes from.
+func sourceFlagNames() []string { return []string{"sysfs-root", "synthetic", "xml", "topology"} }
+
+// checkSourceFlags refuses two topology sources at once as a usage error.
+func checkSourceFlags(cmd *cobra.Command) error {
+	var given []string
+	for _, name := range sourceFlagNames() {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			given = append(given, "--"+name)
+		}
+	}
+	if len(given) > 1 {
+		return usageErrorf("%s given together; choose one topology source", strings.Join(given, " and "))
+	}
+	return nil
+}
+
+// flagValueError rewrites pflag's message for a malformed flag value
+// ("invalid argument ... strconv.ParseInt: ...") as one line naming the
+// flag, the value and what is accepted.
+func flagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	want := map[string]string{
+		"int":      "a whole number",
+		"duration": "a duration such as 200us, 30s or 5m",
+		"bool":     "true or false",
+		"string":   "a string",
+	}[ive.GetFlag().Value.Type()]
+	if want == "" {
+		want = "a value of type " + ive.GetFlag().Value.Type()
+	}
+	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, ive.GetValue(), want)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math/big"
 	"strings"
 	"text/tabwriter"
@@ -12,13 +14,20 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 )
 
-func newSetsCmd() *cobra.Command {
-	var (
-		src               sourceFlags
-		methodName        string
-		threads, limit    int
-		countOnly, asJSON bool
-	)
+// setsOptions are the flags of `barriertune sets`.
+type setsOptions struct {
+	global     *globalOptions
+	src        sourceFlags
+	method     string
+	threads    int  // only this thread count, when threadsSet
+	threadsSet bool // --threads was given
+	limit      int
+	count      bool
+	json       bool
+}
+
+func newSetsCmd(g *globalOptions) *cobra.Command {
+	opts := &setsOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "sets",
 		Short: "List or count the placements of t threads (configuration sets)",
@@ -42,75 +51,84 @@ them, with 2^n and the paper method's totals for comparison.`,
   barriertune sets --sysfs-root ./snapshot --threads 8 --limit 4 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			method, err := configsets.ParseMethod(methodName)
-			if err != nil {
-				return fmt.Errorf("--method: %w", err)
-			}
-			if limit < 1 {
-				return fmt.Errorf("--limit %d: want at least 1", limit)
-			}
-			topo, err := src.load()
-			if err != nil {
-				return err
-			}
-			n := len(topo.PUs())
-			w := cmd.OutOrStdout()
-			if countOnly {
-				return printCounts(w, topo, method, asJSON)
-			}
-			lo, hi := 0, n
-			if cmd.Flags().Changed("threads") {
-				if threads < 0 || threads > n {
-					return fmt.Errorf("--threads %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
-				}
-				lo, hi = threads, threads
-			}
-			space := configsets.NewSpace(topo)
-			var sets []configsets.Set
-			for t := lo; t <= hi; t++ {
-				got, err := listSets(space, t, method, limit)
-				if err != nil {
-					return err
-				}
-				sets = append(sets, got...)
-			}
-			if asJSON {
-				if sets == nil {
-					sets = []configsets.Set{}
-				}
-				return writeJSON(w, struct {
-					Method configsets.Method `json:"method"`
-					Sets   []configsets.Set  `json:"sets"`
-				}{method, sets})
-			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
-			for _, s := range sets {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, joinInts(s.CPUs), s.Label, s.Config)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			counts := space.Counts()
-			if method == configsets.Paper {
-				counts = space.PaperCounts()
-			}
-			total := new(big.Int)
-			for t := lo; t <= hi; t++ {
-				total.Add(total, counts[t])
-			}
-			fmt.Fprintf(w, "%d sets listed of %s (%s method, limit %d per thread count)\n", len(sets), total, method, limit)
-			return nil
+			opts.threadsSet = cmd.Flags().Changed("threads")
+			return runSets(cmd.Context(), opts, cmd.OutOrStdout())
 		},
 	}
-	src.register(cmd.Flags())
+	opts.src.register(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&methodName, "method", "exact", "deduplication: exact (tree automorphisms) or paper (Algorithm 1's keys)")
-	f.IntVarP(&threads, "threads", "t", 0, "only this thread count (default: every count 0..PUs)")
-	f.IntVar(&limit, "limit", configsets.DefaultLimit, "most sets per thread count; above it, representatives (exact) or the first ones (paper)")
-	f.BoolVar(&countOnly, "count", false, "print the number of sets for every thread count")
-	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	f.StringVar(&opts.method, "method", "exact", "deduplication: exact (tree automorphisms) or paper (Algorithm 1's keys)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "only this thread count (default: every count 0..PUs)")
+	f.IntVar(&opts.limit, "limit", configsets.DefaultLimit, "most sets per thread count; above it, representatives (exact) or the first ones (paper)")
+	f.BoolVar(&opts.count, "count", false, "print the number of sets for every thread count")
+	f.BoolVar(&opts.json, "json", false, "print as JSON")
+	registerCompletions(cmd, map[string][]string{"method": {"exact", "paper"}})
 	return cmd
+}
+
+// runSets lists or counts the configuration sets.
+func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
+	method, err := configsets.ParseMethod(opts.method)
+	if err != nil {
+		return usageErrorf("--method: %v", err)
+	}
+	if opts.limit < 1 || opts.limit > maxSetsLimit {
+		return usageErrorf("--limit %d: want 1..%d sets per thread count", opts.limit, maxSetsLimit)
+	}
+	if opts.threadsSet && opts.threads < 0 {
+		return usageErrorf("--threads %d is out of range: want 0 or more threads", opts.threads)
+	}
+	topo, err := opts.src.load()
+	if err != nil {
+		return err
+	}
+	n := len(topo.PUs())
+	if opts.count {
+		return printCounts(w, topo, method, opts.json)
+	}
+	lo, hi := 0, n
+	if opts.threadsSet {
+		if opts.threads > n {
+			return usageErrorf("--threads %d is out of range: this topology has %d allowed PUs (want 0..%d)", opts.threads, n, n)
+		}
+		lo, hi = opts.threads, opts.threads
+	}
+	space := configsets.NewSpace(topo)
+	var sets []configsets.Set
+	for t := lo; t <= hi; t++ {
+		got, err := listSets(space, t, method, opts.limit)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, got...)
+	}
+	if opts.json {
+		if sets == nil {
+			sets = []configsets.Set{}
+		}
+		return writeJSON(w, struct {
+			Method configsets.Method `json:"method"`
+			Sets   []configsets.Set  `json:"sets"`
+		}{method, sets})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
+	for _, s := range sets {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, joinInts(s.CPUs), s.Label, s.Config)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	counts := space.Counts()
+	if method == configsets.Paper {
+		counts = space.PaperCounts()
+	}
+	total := new(big.Int)
+	for t := lo; t <= hi; t++ {
+		total.Add(total, counts[t])
+	}
+	fmt.Fprintf(w, "%d sets listed of %s (%s method, limit %d per thread count)\n", len(sets), total, method, opts.limit)
+	return nil
 }
 
 // listSets returns the sets for t threads within limit.
@@ -135,7 +153,7 @@ func listSets(space *configsets.Space, t int, method configsets.Method, limit in
 	return out, nil
 }
 
-func printCounts(w interface{ Write([]byte) (int, error) }, topo *hwtree.Topology, method configsets.Method, asJSON bool) error {
+func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, asJSON bool) error {
 	n := len(topo.PUs())
 	counts := configsets.Counts(topo)
 	paper := configsets.PaperCounts(topo)

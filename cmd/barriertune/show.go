@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -13,13 +14,20 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-func newShowCmd() *cobra.Command {
-	var asJSON bool
+// showOptions are the flags and argument of `barriertune show`.
+type showOptions struct {
+	global *globalOptions
+	path   string // the results file; empty: the per-user default
+	json   bool
+}
+
+func newShowCmd(g *globalOptions) *cobra.Command {
+	opts := &showOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "show [FILE]",
 		Short: "Show the winners of a results file",
 		Long: `Show the table of winners of a results file (default: the per-user file
-that ` + "`barriertune check`" + ` writes): for each thread count the best algorithm,
+that ` + "`barriertune check`" + ` writes, $BARRIERTUNE_RESULTS when set): for each thread count the best algorithm,
 its placement, nanoseconds per episode, the ratio to the core-to-core floor,
 the runner-up and its margin, and the robust choice for callers that cannot
 pin. --json prints the validated file.`,
@@ -27,33 +35,39 @@ pin. --json prints the validated file.`,
   barriertune show /etc/barriertune/results.json --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
 			if len(args) == 1 {
-				path = args[0]
-			} else {
-				var err error
-				if path, err = results.DefaultPath(); err != nil {
-					return err
-				}
+				opts.path = args[0]
 			}
-			f, err := results.Read(path)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				return writeJSON(w, f)
-			}
-			if topo, err := hwtree.FromSysfs("/"); err == nil {
-				if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: these results are from another machine: %s\n", why)
-				}
-			}
-			return printWinners(w, f)
+			return runShow(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results file as JSON")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the results file as JSON")
 	return cmd
+}
+
+// runShow prints the winners of a results file.
+func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
+	path := opts.path
+	if path == "" {
+		var err error
+		if path, err = defaultResultsPath(); err != nil {
+			return err
+		}
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		return err
+	}
+	opts.global.verbosef(stderr, "show: %s", path)
+	if opts.json {
+		return writeJSON(w, f)
+	}
+	if topo, err := hwtree.FromSysfs("/"); err == nil && !opts.global.quiet {
+		if why := f.Machine.Mismatch(results.CurrentMachine(topo)); why != "" {
+			fmt.Fprintf(stderr, "warning: these results are from another machine: %s\n", why)
+		}
+	}
+	return printWinners(w, f)
 }
 
 // printWinners writes the table of winners.

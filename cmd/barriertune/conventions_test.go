@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+func TestParseCounts(t *testing.T) {
+	got, err := parseCounts("--threads", "2, 4-6,8")
+	if err != nil || !equalInts(got, []int{2, 4, 5, 6, 8}) {
+		t.Errorf("parseCounts = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "x", "3-2", "2,2", "2-4,3", "1-65537", "2-1000000000", "9223372036854775807", "1,"} {
+		_, err := parseCounts("--threads", bad)
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--threads") {
+			t.Errorf("parseCounts(%q) = %v, want a usage error naming --threads", bad, err)
+		}
+	}
+}
+
+func TestParseCPUs(t *testing.T) {
+	got, err := parseCPUs("--cpus", "3,0-1, 7", false)
+	if err != nil || !equalInts(got, []int{3, 0, 1, 7}) {
+		t.Errorf("rank order kept: %v, %v", got, err)
+	}
+	if got, err := parseCPUs("--cpus", "0,1,0,1", true); err != nil || !equalInts(got, []int{0, 1, 0, 1}) {
+		t.Errorf("oversubscribed placement: %v, %v", got, err)
+	}
+	if got, err := parseCPUs("--cpus", "", false); err != nil || got != nil {
+		t.Errorf("empty: %v, %v", got, err)
+	}
+	for _, bad := range []string{"0,0", "0-3,2", "x", "3-1", "0,,1", "-1", "0-1000000000", "1048577"} {
+		_, err := parseCPUs("--cpus", bad, false)
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), bad) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("parseCPUs(%q) = %v, want a one-line usage error naming it", bad, err)
+		}
+	}
+	// The caps are cpuset's, the project's one CPU-list parser.
+	if _, err := parseCPUs("--cpus", "0-"+strconv.Itoa(cpuset.MaxCPU+1), true); err == nil {
+		t.Error("an index above cpuset.MaxCPU passed")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{nil, 0},
+		{errors.New("x"), 1},
+		{usageErrorf("x"), 2},
+		{&signalError{sig: syscall.SIGINT}, 130},
+		{&signalError{sig: syscall.SIGTERM}, 143},
+		{&exitError{code: 143, err: errors.New("x")}, 143},
+	} {
+		if got := exitCode(c.err); got != c.code {
+			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.code)
+		}
+	}
+	var out, errOut bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--frobnicate"}, 2},
+		{[]string{"frobnicate"}, 2},
+		{[]string{"sets", "--limit", "x"}, 2},
+		{[]string{"sets", "--limit", "-3"}, 2},
+		{[]string{"show", "a", "b"}, 2},
+		{[]string{"--quiet", "--verbose", "version"}, 2},
+		{[]string{"topo", "--xml", "/nonexistent.xml"}, 1},
+		{[]string{"version"}, 0},
+	} {
+		out.Reset()
+		errOut.Reset()
+		code := execute(context.Background(), c.args, &out, &errOut)
+		if code != c.code {
+			t.Errorf("%v: exit code %d, want %d (stderr %q)", c.args, code, c.code, errOut.String())
+		}
+		if lines := strings.Count(errOut.String(), "\n"); c.code != 0 && lines != 1 {
+			t.Errorf("%v: %d lines on stderr, want 1: %q", c.args, lines, errOut.String())
+		}
+	}
+}
+
+func TestHelpNamesExitCodes(t *testing.T) {
+	root := newRootCmd()
+	for _, c := range append(root.Commands(), root) {
+		if c.Hidden || c.Name() == "help" {
+			continue
+		}
+		if !strings.Contains(c.Long, "130 interrupted by SIGINT") {
+			t.Errorf("%s --help does not list the exit codes", c.CommandPath())
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	out, err := run(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "barriertune ") || !strings.Contains(out, runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("--version = %q, %v", out, err)
+	}
+	cmdOut, _ := run(t, "version")
+	if cmdOut != out {
+		t.Errorf("version %q and --version %q differ", cmdOut, out)
+	}
+}
+
+// TestFlagValueCompletion asks cobra's completion entry point, as the
+// shell scripts do, for flag values.
+func TestFlagValueCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "bench", "--algorithm", ""}, []string{"dissemination", "mcs", "all"}},
+		{[]string{"__complete", "bench", "--policy", ""}, []string{"spin", "park", "auto", "yield"}},
+		{[]string{"__complete", "check", "--algorithms", ""}, []string{"central", "tournament"}},
+		{[]string{"__complete", "sets", "--method", ""}, []string{"exact", "paper"}},
+	} {
+		out, err := run(t, c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w+"\n") {
+				t.Errorf("%v: completions lack %q:\n%s", c.args, w, out)
+			}
+		}
+		if !strings.Contains(out, ":4\n") { // ShellCompDirectiveNoFileComp
+			t.Errorf("%v: file completion not turned off:\n%s", c.args, out)
+		}
+	}
+	script, err := run(t, "completion", "bash")
+	if err != nil || !strings.Contains(script, "__barriertune") {
+		t.Errorf("completion bash: %v", err)
+	}
+}
+
+func TestFormatProgressFits(t *testing.T) {
+	msg := strings.Repeat("placement 3/7 (a0, b1) ", 20)
+	for _, width := range []int{1, 20, 39, 40, 80, 200} {
+		for _, color := range []bool{false, true} {
+			line := formatProgress("check", msg, 0.5, width, color)
+			visible := strings.NewReplacer("\033[32m", "", "\033[0m", "").Replace(line)
+			if n := utf8.RuneCountInString(visible); n > max(width-1, 10) {
+				t.Errorf("width %d: %d columns: %q", width, n, visible)
+			}
+			if !color && strings.Contains(line, "\033") {
+				t.Errorf("escape codes without colour: %q", line)
+			}
+		}
+	}
+	if line := formatProgress("check", "x", 0.5, 80, false); !strings.HasPrefix(line, "[##########----------] check: x") {
+		t.Errorf("half-done bar: %q", line)
+	}
+	if line := formatProgress("bench", "x", -1, 80, true); line != "bench: x" {
+		t.Errorf("no bar without a fraction: %q", line)
+	}
+}
+
+func TestProgressPlainAndQuiet(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressLine(&buf, &globalOptions{}, "check")
+	p.update("one", 0.1)
+	p.update("two", 0.2)
+	p.clear()
+	if buf.String() != "check: one\ncheck: two\n" {
+		t.Errorf("not a terminal: want plain lines, got %q", buf.String())
+	}
+	buf.Reset()
+	q := newProgressLine(&buf, &globalOptions{quiet: true}, "check")
+	q.update("one", 0.1)
+	a := startProgress(&buf, &globalOptions{quiet: true}, "bench", "x")
+	a.stop()
+	if buf.Len() != 0 {
+		t.Errorf("--quiet printed %q", buf.String())
+	}
+}
+
+func equalInts(a, b []int) bool { return slices.Equal(a, b) }
+
+func TestVerboseAndQuiet(t *testing.T) {
+	args := []string{"bench", "--algorithm", "central", "--threads", "1", "--samples", "2", "--sample-time", "20us"}
+	var out, errOut bytes.Buffer
+	if code := execute(context.Background(), append(args, "--verbose"), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "bench: 1 threads on CPUs ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
+		t.Errorf("--verbose lacks the run's details:\n%s", errOut.String())
+	}
+	if !strings.Contains(out.String(), "central") {
+		t.Errorf("stdout lacks the result:\n%s", out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := execute(context.Background(), append(args, "--quiet"), &out, &errOut); code != 0 || errOut.Len() != 0 {
+		t.Errorf("--quiet: exit %d, stderr %q", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "central") {
+		t.Errorf("--quiet dropped the result:\n%s", out.String())
+	}
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	bi := &debug.BuildInfo{
+		Main: debug.Module{Path: "github.com/barriertune/barriertune", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "8959cec4b20a28b253d649ef0cf9438807677803"},
+			{Key: "vcs.time", Value: "2026-11-22T06:46:11Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	v := versionFrom(bi)
+	if v.Version != "v1.2.3" || v.Revision != "8959cec4b20a28b253d649ef0cf9438807677803" || !v.Modified || v.Time != "2026-11-22T06:46:11Z" {
+		t.Errorf("versionFrom = %+v", v)
+	}
+	want := "barriertune v1.2.3 (8959cec4b20a-dirty) " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+	if got := formatVersion(v); got != want {
+		t.Errorf("formatVersion = %q, want %q", got, want)
+	}
+	bi.Main.Version = "(devel)"
+	if v := versionFrom(bi); v.Version != "devel" {
+		t.Errorf("a development build reads %q", v.Version)
+	}
+	if v := versionFrom(nil); v.Version != "devel" || v.Revision != "" {
+		t.Errorf("no build info: %+v", v)
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+// maxThreads caps thread counts given on the command line before anything
+// is allocated: 65,536, the largest machine hwloc describes plus headroom.
+const maxThreads = 1 << 16
+
+// parseCounts reads a thread-count list such as "2,4,8" or "2-8" for the
+// flag named flag: counts 1..maxThreads, each at most once, in the order
+// given.
+func parseCounts(flag, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, usageErrorf("%s %q: empty list (want thread counts such as 2,4,8 or 2-8)", flag, s)
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		switch {
+		case err != nil || a < 1 || b < a:
+			return nil, usageErrorf("%s %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts 1..%d)", flag, s, part, maxThreads)
+		case b > maxThreads:
+			return nil, usageErrorf("%s %q: %d threads is more than the limit %d (want counts 1..%d)", flag, s, b, maxThreads, maxThreads)
+		}
+		if len(out)+b-a+1 > maxThreads {
+			return nil, usageErrorf("%s %q: more than %d thread counts", flag, s, maxThreads)
+		}
+		for t := a; t <= b; t++ {
+			if seen[t] {
+				return nil, usageErrorf("%s %q: thread count %d is given twice (want each count once)", flag, s, t)
+			}
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// parseCPUs reads a placement such as "0,1" or "0-3,8": the CPU of each
+// thread in rank order. Each comma-separated part is a CPU list parsed by
+// cpuset.ParseList (the project's one CPU-list parser), so indexes are
+// capped at cpuset.MaxCPU before anything is allocated. A CPU listed twice
+// oversubscribes it and is refused unless oversubscribe is set.
+func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		set, err := cpuset.ParseList(part)
+		if err != nil {
+			return nil, usageErrorf("%s %q: %v (want CPUs such as 0,1 or 0-3)", flag, s, unquoteList(err, part))
+		}
+		if set.IsEmpty() {
+			return nil, usageErrorf("%s %q: empty entry (want CPUs such as 0,1 or 0-3)", flag, s)
+		}
+		if len(out)+set.Len() > maxThreads {
+			return nil, usageErrorf("%s %q: more than %d CPUs (one per thread, at most %d threads)", flag, s, maxThreads, maxThreads)
+		}
+		out = append(out, set.Members()...)
+	}
+	if !oversubscribe {
+		sorted := slices.Sorted(slices.Values(out))
+		for i := 1; i < len(sorted); i++ {
+			if sorted[i] == sorted[i-1] {
+				return nil, usageErrorf("%s %q: CPU %d is listed twice, which oversubscribes it (give each CPU once, or add --oversubscribe)", flag, s, sorted[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// unquoteList drops cpuset's `cpu list "PART": ` prefix, which repeats
+// what the caller's message already names.
+func unquoteList(err error, part string) string {
+	msg := err.Error()
+	return strings.TrimPrefix(msg, fmt.Sprintf("cpu list %q: ", strings.TrimSpace(part)))
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
