@@ -134,9 +134,9 @@ func Hybrid(k Kind, levels []LevelKeys, cpus []int, c Costs) (Composition, float
 // anyway.
 func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
 	n := len(cpus)
-	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seq(n)}}}}
+	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seqInts(n)}}}}
 
-	members := seq(n)
+	members := seqInts(n)
 	var chosen []barriers.Level
 	var extra float64 // the default model's overheads beyond the critical path
 	addLevel := func(name string, groups [][]int) error {
@@ -406,7 +406,7 @@ func groupBy(members []int, keys []int) [][]int {
 	return groups
 }
 
-func seq(n int) []int {
+func seqInts(n int) []int {
 	s := make([]int, n)
 	for i := range s {
 		s[i] = i

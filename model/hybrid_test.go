@@ -141,7 +141,7 @@ func TestHybridPatternIsBarrier(t *testing.T) {
 // package and 120 ns across: at 32 threads grouping by package pays.
 func TestHybridBeatsFlatOnTwoPackages(t *testing.T) {
 	c := tiered{sizes: []int{16, 32}, ns: []float64{10, 120}}
-	cpus := seq(32)
+	cpus := seqInts(32)
 	keys := make([]int, 32)
 	for i := range keys {
 		keys[i] = i / 16
@@ -161,7 +161,7 @@ func TestHybridBeatsFlatOnTwoPackages(t *testing.T) {
 // and the composition is the best flat algorithm.
 func TestHybridDegeneratesOnUniform(t *testing.T) {
 	c := tiered{sizes: []int{1 << 20}, ns: []float64{40}}
-	cpus := seq(16)
+	cpus := seqInts(16)
 	keys := make([]int, 16)
 	for i := range keys {
 		keys[i] = i / 4
