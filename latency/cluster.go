@@ -1,0 +1,225 @@
+package latency
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/barriertune/barriertune/hwtree"
+)
+
+// Level summarises the latencies of the CPU pairs whose lowest common
+// object in a tree is of one type.
+type Level struct {
+	// Level is the type of the pairs' lowest common object, e.g. "L3Cache".
+	Level string `json:"level"`
+	// Pairs is how many measured pairs fall in the level.
+	Pairs int `json:"pairs"`
+	// MedianNs is their median latency.
+	MedianNs float64 `json:"median_ns"`
+}
+
+// Levels groups the measured pairs of m by the type of their lowest common
+// object in topo, innermost level first. Pairs with a CPU missing from topo
+// are skipped.
+func Levels(m *Matrix, topo *hwtree.Topology) []Level {
+	pu := map[int]*hwtree.Object{}
+	for _, o := range topo.PUs() {
+		pu[o.OSIndex] = o
+	}
+	type key struct {
+		typ   hwtree.Type
+		depth int
+	}
+	vals := map[key][]float64{}
+	for i := range m.CPUs {
+		for j := 0; j < i; j++ {
+			v := m.NS[i][j]
+			a, b := pu[m.CPUs[i]], pu[m.CPUs[j]]
+			if math.IsNaN(v) || a == nil || b == nil {
+				continue
+			}
+			lca := common(a, b)
+			k := key{lca.Type, lca.Depth}
+			vals[k] = append(vals[k], v)
+		}
+	}
+	keys := make([]key, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].depth > keys[j].depth })
+	var out []Level
+	for _, k := range keys {
+		out = append(out, Level{Level: k.typ.String(), Pairs: len(vals[k]), MedianNs: median(vals[k])})
+	}
+	return out
+}
+
+func common(a, b *hwtree.Object) *hwtree.Object {
+	for a.Depth > b.Depth {
+		a = a.Parent
+	}
+	for b.Depth > a.Depth {
+		b = b.Parent
+	}
+	for a != b {
+		a, b = a.Parent, b.Parent
+	}
+	return a
+}
+
+func median(s []float64) float64 {
+	c := append([]float64(nil), s...)
+	sort.Float64s(c)
+	if len(c) == 0 {
+		return math.NaN()
+	}
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
+}
+
+// Separation is how clearly a group must stand out: every latency inside
+// a group is at most the smallest latency leaving it divided by Separation.
+const Separation = 1.3
+
+// Partition is a grouping of the matrix's CPU indexes.
+type Partition [][]int
+
+// Partitions clusters m by single linkage: for each distinct latency t
+// (ascending), the groups of CPUs connected by pairs of latency <= t. A
+// partition is kept when it is clear (the largest latency inside any group,
+// times Separation, is at most the smallest latency between groups) and it
+// is neither all singletons nor one group. The result is nested, finest
+// first. Unmeasured pairs count as infinitely far.
+func Partitions(m *Matrix) []Partition {
+	n := len(m.CPUs)
+	type edge struct {
+		i, j int
+		v    float64
+	}
+	var es []edge
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			if v := m.NS[i][j]; !math.IsNaN(v) {
+				es = append(es, edge{i, j, v})
+			}
+		}
+	}
+	sort.Slice(es, func(a, b int) bool { return es[a].v < es[b].v })
+	parent := seq(n)
+	var find func(x int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	var out []Partition
+	groups := n
+	for k := 0; k < len(es); {
+		t := es[k].v
+		for ; k < len(es) && es[k].v == t; k++ {
+			if a, b := find(es[k].i), find(es[k].j); a != b {
+				parent[a] = b
+				groups--
+			}
+		}
+		if groups == 1 {
+			break
+		}
+		// Clear: the max inside (<= t) against the min between groups.
+		inside, between := 0.0, math.Inf(1)
+		for _, e := range es {
+			if find(e.i) == find(e.j) {
+				inside = math.Max(inside, e.v)
+			} else {
+				between = math.Min(between, e.v)
+			}
+		}
+		if inside*Separation <= between {
+			p := map[int][]int{}
+			var roots []int
+			for i := 0; i < n; i++ {
+				r := find(i)
+				if p[r] == nil {
+					roots = append(roots, r)
+				}
+				p[r] = append(p[r], i)
+			}
+			var part Partition
+			for _, r := range roots {
+				part = append(part, p[r])
+			}
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+type node struct {
+	Type     string  `json:"type"`
+	OSIndex  *int    `json:"os_index"`
+	Children []*node `json:"children"`
+}
+
+// Cluster derives a tree from m: a Machine, one Group level per clear
+// partition (Partitions), and the CPUs as Core/PU leaves. It fails when a
+// pair is unmeasured in a way that leaves no tree (never: unmeasured pairs
+// only merge later) or the matrix is empty.
+func Cluster(m *Matrix) (*hwtree.Topology, error) {
+	if m == nil || len(m.CPUs) < 1 {
+		return nil, fmt.Errorf("latency: cannot cluster an empty matrix")
+	}
+	parts := Partitions(m)
+	// Build bottom-up: each CPU index starts as a Core holding its PU.
+	cur := map[int]*node{}
+	for i, c := range m.CPUs {
+		c := c
+		cur[i] = &node{Type: "Core", Children: []*node{{Type: "PU", OSIndex: &c, Children: []*node{}}}}
+	}
+	owner := seq(len(m.CPUs)) // CPU index -> key in cur
+	for _, p := range parts {
+		next := map[int]*node{}
+		newOwner := make([]int, len(owner))
+		for gi, g := range p {
+			grp := &node{Type: "Group", Children: []*node{}}
+			added := map[int]bool{}
+			for _, i := range g {
+				if k := owner[i]; !added[k] {
+					added[k] = true
+					grp.Children = append(grp.Children, cur[k])
+				}
+				newOwner[i] = gi
+			}
+			if len(grp.Children) == 1 { // no new grouping here
+				next[gi] = grp.Children[0]
+			} else {
+				next[gi] = grp
+			}
+		}
+		cur, owner = next, newOwner
+	}
+	root := &node{Type: "Machine", Children: []*node{}}
+	keys := make([]int, 0, len(cur))
+	for k := range cur {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		root.Children = append(root.Children, cur[k])
+	}
+	data, err := json.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	t, err := hwtree.FromJSON(data, "latency clustering")
+	if err != nil {
+		return nil, fmt.Errorf("latency: building the tree: %w", err)
+	}
+	return t, nil
+}

@@ -1,0 +1,171 @@
+// Package latency holds one-way core-to-core latency matrices: read from
+// the ../shared/latency CSV format or measured here by ping-pong, summarised
+// per topology level, and clustered into a tree for machines known only by
+// their matrix.
+package latency
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/measure"
+)
+
+// MaxCPUs caps the size of a matrix read or measured.
+const MaxCPUs = 4096
+
+// Matrix is a one-way latency matrix: NS[i][j] is the latency in
+// nanoseconds between OS CPUs CPUs[i] and CPUs[j]; NaN where not measured.
+type Matrix struct {
+	CPUs []int
+	NS   [][]float64
+}
+
+// ReadCSV reads a matrix in the ../shared/latency format: N rows, row i
+// holding the lower triangle (fields j < i), the rest empty. CPUs are
+// numbered 0..N-1.
+func ReadCSV(r io.Reader) (*Matrix, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	var rows [][]string
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("latency CSV: %w", err)
+		}
+		if len(rows) >= MaxCPUs {
+			return nil, fmt.Errorf("latency CSV: more than %d rows; at most %d CPUs are accepted", MaxCPUs, MaxCPUs)
+		}
+		rows = append(rows, rec)
+	}
+	n := len(rows)
+	if n < 2 {
+		return nil, fmt.Errorf("latency CSV: %d rows; a matrix needs at least 2 CPUs", n)
+	}
+	m := newMatrix(seq(n))
+	for i, rec := range rows {
+		if len(rec) > n {
+			return nil, fmt.Errorf("latency CSV: row %d has %d fields; an N-CPU matrix has at most N=%d", i, len(rec), n)
+		}
+		for j, f := range rec {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			if j >= i {
+				return nil, fmt.Errorf("latency CSV: row %d field %d is %q; only the lower triangle (field < row) may hold values", i, j, f)
+			}
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+				return nil, fmt.Errorf("latency CSV: row %d field %d is %q; want a positive number of nanoseconds", i, j, f)
+			}
+			m.NS[i][j], m.NS[j][i] = v, v
+		}
+	}
+	return m, nil
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func newMatrix(cpus []int) *Matrix {
+	m := &Matrix{CPUs: append([]int(nil), cpus...), NS: make([][]float64, len(cpus))}
+	for i := range m.NS {
+		m.NS[i] = make([]float64, len(cpus))
+		for j := range m.NS[i] {
+			if i != j {
+				m.NS[i][j] = math.NaN()
+			}
+		}
+	}
+	return m
+}
+
+func (m *Matrix) index(cpu int) int {
+	if cpu >= 0 && cpu < len(m.CPUs) && m.CPUs[cpu] == cpu {
+		return cpu
+	}
+	for i, c := range m.CPUs {
+		if c == cpu {
+			return i
+		}
+	}
+	return -1
+}
+
+// Latency returns the one-way latency between OS CPUs a and b: 0 for a == b,
+// NaN when the pair was not measured or a CPU is not in the matrix.
+func (m *Matrix) Latency(a, b int) float64 {
+	if a == b {
+		return 0
+	}
+	i, j := m.index(a), m.index(b)
+	if i < 0 || j < 0 {
+		return math.NaN()
+	}
+	return m.NS[i][j]
+}
+
+// Options configure Measure.
+type Options struct {
+	// Measure is passed to each ping-pong (repetitions, durations).
+	Measure measure.Options
+	// Progress, when set, is called after each pair.
+	Progress func(done, total int)
+}
+
+// Measure measures the one-way latency (half a round trip of one cache
+// line, measure.PingPongLatency: the same definition as the floor) for
+// every pair of cpus. At most 64 CPUs are measured exhaustively; larger
+// sets are refused (use a tree-guided subset).
+func Measure(ctx context.Context, cpus []int, opts Options) (*Matrix, error) {
+	if len(cpus) < 2 {
+		return nil, fmt.Errorf("latency: %d CPUs given; measuring needs at least 2", len(cpus))
+	}
+	if len(cpus) > 64 {
+		return nil, fmt.Errorf("latency: %d CPUs given; all pairs are measured for at most 64", len(cpus))
+	}
+	seen := map[int]bool{}
+	for _, c := range cpus {
+		if c < 0 || seen[c] {
+			return nil, fmt.Errorf("latency: CPU %d is negative or repeated; want distinct OS CPU numbers", c)
+		}
+		seen[c] = true
+	}
+	m := newMatrix(cpus)
+	mo := opts.Measure
+	mo.Context = ctx
+	total, done := len(cpus)*(len(cpus)-1)/2, 0
+	for i := range cpus {
+		for j := 0; j < i; j++ {
+			if err := ctx.Err(); err != nil {
+				return m, fmt.Errorf("latency: stopped after %d of %d pairs: %w", done, total, err)
+			}
+			pp, err := measure.PingPongLatency(cpus[i], cpus[j], mo)
+			if err != nil {
+				return m, fmt.Errorf("latency: CPUs %d and %d: %w", cpus[i], cpus[j], err)
+			}
+			m.NS[i][j], m.NS[j][i] = pp.MedianNs, pp.MedianNs
+			done++
+			if opts.Progress != nil {
+				opts.Progress(done, total)
+			}
+		}
+	}
+	return m, nil
+}

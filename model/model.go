@@ -1,0 +1,395 @@
+// Package model predicts a barrier episode's time from its signal pattern
+// and a latency matrix (Meyer & Elster: a barrier is a sequence of boolean
+// signal matrices over a point-to-point cost matrix).
+package model
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Signal is one flag set by participant From and awaited by participant To
+// (ranks, not CPUs).
+type Signal struct{ From, To int }
+
+// Stage is the set of signals sent in one stage.
+type Stage []Signal
+
+// Pattern is an algorithm's episode as a sequence of stages.
+type Pattern []Stage
+
+// Costs gives the one-way latency in ns between two OS CPUs;
+// *latency.Matrix implements it.
+type Costs interface{ Latency(a, b int) float64 }
+
+// DefaultFanIn is the tree fan-in used when 0 is given (barriers' default).
+const DefaultFanIn = 4
+
+// MaxParticipants caps the patterns generated.
+const MaxParticipants = 1 << 16
+
+func log2ceil(n int) int {
+	r := 0
+	for 1<<r < n {
+		r++
+	}
+	return r
+}
+
+// Algorithms lists the algorithms PatternOf knows, in barriers' catalog order.
+func Algorithms() []string {
+	return []string{"central", "static-tree", "all-static-tree", "combining", "dissemination",
+		"tournament", "binomial", "butterfly", "pairwise", "mcs", "cond", "channel"}
+}
+
+// PatternOf returns the signal pattern of one episode of algorithm alg for
+// n participants, generated from the same parameters as the implementation
+// in package barriers. fanIn (0: DefaultFanIn) is used by the trees. The
+// blocking baselines (cond, channel) have central's pattern; their wake-up
+// cost is added by the default model only.
+func PatternOf(alg string, n, fanIn int) (Pattern, error) {
+	if n < 1 || n > MaxParticipants {
+		return nil, fmt.Errorf("model: %d participants; accepted 1 to %d", n, MaxParticipants)
+	}
+	if fanIn == 0 {
+		fanIn = DefaultFanIn
+	}
+	if fanIn < 2 || fanIn > 64 {
+		return nil, fmt.Errorf("model: fan-in %d; accepted 2 to 64 (0 for %d)", fanIn, DefaultFanIn)
+	}
+	if n == 1 {
+		return Pattern{}, nil
+	}
+	switch alg {
+	case "central", "cond", "channel":
+		return central(n), nil
+	case "dissemination":
+		return dissemination(n), nil
+	case "tournament":
+		return tournament(n), nil
+	case "butterfly":
+		return butterfly(n), nil
+	case "pairwise":
+		return pairwise(n), nil
+	case "static-tree":
+		return tree(n, func(i int) int { return (i - 1) / fanIn }, flat), nil
+	case "all-static-tree":
+		return tree(n, func(i int) int { return (i - 1) / fanIn }, down), nil
+	case "combining":
+		return tree(n, func(i int) int { return (i - 1) / fanIn }, flat), nil
+	case "mcs":
+		p := tree(n, func(i int) int { return (i - 1) / 4 }, none)
+		return append(p, downStages(n, func(i int) int { return (i - 1) / 2 })...), nil
+	case "binomial":
+		return binomial(n), nil
+	}
+	return nil, fmt.Errorf("model: unknown algorithm %q (accepted: %s)", alg, strings.Join(Algorithms(), ", "))
+}
+
+// central: everyone increments a counter (modelled at rank 0's line), the
+// last arriver (rank 0 in the model) releases everyone.
+func central(n int) Pattern {
+	var up, rel Stage
+	for i := 1; i < n; i++ {
+		up = append(up, Signal{i, 0})
+		rel = append(rel, Signal{0, i})
+	}
+	return Pattern{up, rel}
+}
+
+// dissemination: stage k, i signals (i + 2^k) mod n.
+func dissemination(n int) Pattern {
+	var p Pattern
+	for k := 0; k < log2ceil(n); k++ {
+		var s Stage
+		for i := 0; i < n; i++ {
+			s = append(s, Signal{i, (i + 1<<k) % n})
+		}
+		p = append(p, s)
+	}
+	return p
+}
+
+// tournament: in round r the loser i (bit r set, lower bits clear) signals
+// winner i − 2^r; wake-up retraces the rounds in reverse.
+func tournament(n int) Pattern {
+	R := log2ceil(n)
+	p := make(Pattern, 2*R)
+	for r := 0; r < R; r++ {
+		for w := 0; w < n; w += 1 << (r + 1) {
+			if l := w + 1<<r; l < n {
+				p[r] = append(p[r], Signal{l, w})
+				p[2*R-1-r] = append(p[2*R-1-r], Signal{w, l})
+			}
+		}
+	}
+	return p
+}
+
+// butterfly: stage s, identity v signals v XOR 2^s; identities >= n are
+// played by v − q/2. Signals between a participant and itself are dropped.
+func butterfly(n int) Pattern {
+	R := log2ceil(n)
+	q := 1 << R
+	owner := func(v int) int {
+		if v < n {
+			return v
+		}
+		return v - q/2
+	}
+	var p Pattern
+	for s := 0; s < R; s++ {
+		seen := map[Signal]bool{}
+		var st Stage
+		for v := 0; v < q; v++ {
+			sig := Signal{owner(v), owner(v ^ 1<<s)}
+			if sig.From != sig.To && !seen[sig] {
+				seen[sig] = true
+				st = append(st, sig)
+			}
+		}
+		p = append(p, st)
+	}
+	return p
+}
+
+// pairwise: participants i >= y (y the largest power of two <= n) report
+// to i − y, the y lower ones exchange with i XOR 2^r, then release i + y.
+func pairwise(n int) Pattern {
+	y, R := 1, 0
+	for y*2 <= n {
+		y, R = y*2, R+1
+	}
+	var p Pattern
+	if n > y {
+		var s Stage
+		for i := y; i < n; i++ {
+			s = append(s, Signal{i, i - y})
+		}
+		p = append(p, s)
+	}
+	for r := 0; r < R; r++ {
+		var s Stage
+		for i := 0; i < y; i++ {
+			s = append(s, Signal{i, i ^ 1<<r})
+		}
+		p = append(p, s)
+	}
+	if n > y {
+		var s Stage
+		for i := y; i < n; i++ {
+			s = append(s, Signal{i - y, i})
+		}
+		p = append(p, s)
+	}
+	return p
+}
+
+type release int
+
+const (
+	none release = iota // no release stages
+	flat                // one global flag from the root
+	down                // down the same tree
+)
+
+func depths(n int, parent func(int) int) ([]int, int) {
+	d := make([]int, n)
+	max := 0
+	for i := 1; i < n; i++ {
+		d[i] = d[parent(i)] + 1
+		if d[i] > max {
+			max = d[i]
+		}
+	}
+	return d, max
+}
+
+// tree: arrival up the tree given by parent (children finish first: a node
+// at depth d signals in stage maxDepth − d), then the release.
+func tree(n int, parent func(int) int, rel release) Pattern {
+	d, D := depths(n, parent)
+	p := make(Pattern, D)
+	for i := 1; i < n; i++ {
+		p[D-d[i]] = append(p[D-d[i]], Signal{i, parent(i)})
+	}
+	switch rel {
+	case flat:
+		var s Stage
+		for i := 1; i < n; i++ {
+			s = append(s, Signal{0, i})
+		}
+		p = append(p, s)
+	case down:
+		p = append(p, downStages(n, parent)...)
+	}
+	return p
+}
+
+func downStages(n int, parent func(int) int) Pattern {
+	d, D := depths(n, parent)
+	p := make(Pattern, D)
+	for i := 1; i < n; i++ {
+		p[d[i]-1] = append(p[d[i]-1], Signal{parent(i), i})
+	}
+	return p
+}
+
+// binomial: i's parent is i − lowbit(i); a child with lowest bit 2^k
+// reports in stage k and is woken in stage 2R−1−k.
+func binomial(n int) Pattern {
+	R := log2ceil(n)
+	p := make(Pattern, 2*R)
+	for i := 1; i < n; i++ {
+		k := 0
+		for i&(1<<k) == 0 {
+			k++
+		}
+		par := i - 1<<k
+		p[k] = append(p[k], Signal{i, par})
+		p[2*R-1-k] = append(p[2*R-1-k], Signal{par, i})
+	}
+	return p
+}
+
+// CriticalPath is the issue's critical-path model: f_p(−1) = 0; in stage s
+// p sends at f_p(s−1) and its signal reaches q at f_p(s−1) + L(cpu p, cpu q);
+// f_q(s) is the max of f_q(s−1) and q's arrivals in stage s; the episode is
+// the latest finish. cpus[r] is rank r's CPU (len(cpus) ranks).
+func CriticalPath(p Pattern, cpus []int, c Costs) float64 {
+	f := make([]float64, len(cpus))
+	g := make([]float64, len(cpus))
+	for _, st := range p {
+		copy(g, f)
+		for _, s := range st {
+			if t := f[s.From] + c.Latency(cpus[s.From], cpus[s.To]); t > g[s.To] || math.IsNaN(t) {
+				g[s.To] = t
+			}
+		}
+		f, g = g, f
+	}
+	end := 0.0
+	for _, v := range f {
+		if v > end || math.IsNaN(v) {
+			end = v
+		}
+	}
+	return end
+}
+
+// Kind names a cost model.
+type Kind string
+
+// The models.
+const (
+	// CriticalPathModel is CriticalPath and nothing else.
+	CriticalPathModel Kind = "critical-path"
+	// DefaultModel adds per-signal overhead, line contention and wake-ups.
+	DefaultModel Kind = "default"
+)
+
+// Calibration of the default model, measured on this project's 2-CPU
+// development machine with `barriertune bench` (docs/model.md gives the runs).
+const (
+	// SignalOverheadNs is added to every signal's latency. Fitted at 2
+	// threads it came out between −50 and +3 ns per stage: the floor
+	// already holds the cost of the store and the load, so it is 0.
+	SignalOverheadNs = 0.0
+	// ContentionNs is added per extra writer on one line in a stage
+	// (central counter, combining nodes): a line transfer each.
+	// Not separable from the floor with 2 CPUs; set to one third of a
+	// typical cross-core transfer, see docs/model.md.
+	ContentionNs = 20.0
+	// FutexWakeNs is a blocking baseline's wake-up of a sleeping OS thread
+	// when the threads fit the CPUs (cond and channel at 2 pinned threads:
+	// medians 40 and 68 µs on the shared development VM).
+	FutexWakeNs = 40000.0
+	// OversubscribedStageNs is the cost per stage when threads outnumber
+	// CPUs (parked goroutines woken by the Go scheduler), and
+	// OversubscribedSignalNs the cost per signal, shared by the CPUs;
+	// least-squares fit of central and static-tree at 8 threads on 2 CPUs.
+	OversubscribedStageNs  = 525.0
+	OversubscribedSignalNs = 60.0
+)
+
+type plus struct {
+	c Costs
+	o float64
+}
+
+func (p plus) Latency(a, b int) float64 {
+	if a == b {
+		return 0
+	}
+	return p.c.Latency(a, b) + p.o
+}
+
+// Predict predicts one episode of alg on cpus (rank r on cpus[r]) with model k.
+func Predict(k Kind, alg string, cpus []int, c Costs, fanIn int) (float64, error) {
+	p, err := PatternOf(alg, len(cpus), fanIn)
+	if err != nil {
+		return 0, err
+	}
+	switch k {
+	case CriticalPathModel:
+		return CriticalPath(p, cpus, c), nil
+	case DefaultModel:
+		return defaultModel(alg, p, cpus, c), nil
+	}
+	return 0, fmt.Errorf("model: unknown model %q (accepted: %s, %s)", k, CriticalPathModel, DefaultModel)
+}
+
+// Prediction is one algorithm's predicted episode.
+type Prediction struct {
+	Algorithm   string  `json:"algorithm"`
+	PredictedNs float64 `json:"predicted_ns"`
+}
+
+// PredictAll predicts every algorithm, fastest first.
+func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
+	var out []Prediction
+	for _, a := range Algorithms() {
+		v, err := Predict(k, a, cpus, c, fanIn)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Prediction{a, v})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].PredictedNs < out[j].PredictedNs })
+	return out, nil
+}
+
+func defaultModel(alg string, p Pattern, cpus []int, c Costs) float64 {
+	blocking := alg == "cond" || alg == "channel"
+	distinct := map[int]bool{}
+	for _, cpu := range cpus {
+		distinct[cpu] = true
+	}
+	t := CriticalPath(p, cpus, plus{c, SignalOverheadNs})
+	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
+		signals := 0
+		for _, st := range p {
+			signals += len(st)
+		}
+		return t + OversubscribedStageNs*float64(len(p)) + OversubscribedSignalNs*float64(signals)/float64(len(distinct))
+	}
+	// Many writers on one line: the most signals any one receiver takes
+	// in a stage serialise on its line.
+	if alg == "central" || alg == "combining" || blocking {
+		for _, st := range p {
+			in := map[int]int{}
+			most := 0
+			for _, s := range st {
+				in[s.To]++
+				most = max(most, in[s.To])
+			}
+			t += float64(most-1) * ContentionNs
+		}
+	}
+	if blocking && len(cpus) > 1 {
+		t += FutexWakeNs
+	}
+	return t
+}
