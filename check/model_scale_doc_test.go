@@ -86,7 +86,7 @@ func TestModelScaleDoc(t *testing.T) {
 // docMachine writes one machine's section and returns its tuning-cost row.
 func docMachine(b *strings.Builder, name string, topo *hwtree.Topology, c model.Costs) (string, error) {
 	start := time.Now()
-	p, err := PlanScale(ScaleConfig{Topology: topo, Costs: c})
+	p, err := PlanScale(ScaleConfig{Topology: topo, Costs: c, Model: docModel()})
 	if err != nil {
 		return "", err
 	}
@@ -139,4 +139,13 @@ func humanSeconds(s float64) string {
 		return fmt.Sprintf("%.0f days", s/86400)
 	}
 	return fmt.Sprintf("%.2g years", s/(365*86400))
+}
+
+// docModel is the cost model of the tables: BARRIERTUNE_MODEL_SCALE_MODEL
+// (default critical-path).
+func docModel() model.Kind {
+	if k := os.Getenv("BARRIERTUNE_MODEL_SCALE_MODEL"); k != "" {
+		return model.Kind(k)
+	}
+	return model.CriticalPathModel
 }
