@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
-	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -60,6 +60,14 @@ func FallbackAlgorithm(n int) string {
 // was recorded on a different machine (another CPU, CPU tree or allowed CPU
 // set; unless $BARRIERTUNE_FORCE=1), it returns the fallback with the
 // reason.
+//
+// The file and this machine's fingerprint are read once per process and
+// cached (per path): later calls cost a lookup. Reload drops the cache,
+// for a process that reran the check or changed its CPU affinity.
+//
+// The fingerprint is light: CPU identity (CPUID) and the allowed CPU set,
+// no CPU-tree discovery. The tree digest the check recorded
+// (Machine.TopologyHash) is trusted; `barriertune show` compares it.
 func Tuned(n int) Tuning {
 	path := os.Getenv(ResultsEnv)
 	if path == "" {
@@ -69,23 +77,75 @@ func Tuned(n int) Tuning {
 		}
 		path = p
 	}
-	return TunedFrom(path, n)
+	return tuning(cache.load(path), n)
 }
 
-// TunedFrom is Tuned with an explicit results file.
-func TunedFrom(path string, n int) Tuning {
-	f, err := results.Read(path)
+// Reload drops the results Tuned and Auto cached, so the next call reads
+// the file and fingerprints the machine again.
+func Reload() { cache.reset() }
+
+// resultsCache is the one package-level mutable state: the results file
+// and fingerprint Tuned read, per path, until Reload.
+type resultsCache struct {
+	mu     sync.Mutex
+	loaded *loaded
+}
+
+// loaded is one read of a results file with this machine's fingerprint.
+type loaded struct {
+	path string
+	file *results.File
+	err  error // reading the file or fingerprinting the machine
+	why  string
+}
+
+var cache resultsCache
+
+func (c *resultsCache) load(path string) *loaded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loaded == nil || c.loaded.path != path {
+		c.loaded = read(path)
+	}
+	return c.loaded
+}
+
+func (c *resultsCache) reset() {
+	c.mu.Lock()
+	c.loaded = nil
+	c.mu.Unlock()
+}
+
+// read loads path and compares its machine with this one.
+func read(path string) *loaded {
+	l := &loaded{path: path}
+	l.file, l.err = results.Read(path)
+	if l.err != nil {
+		return l
+	}
+	allowed, err := osal.Allowed()
 	if err != nil {
+		l.err = fmt.Errorf("cannot fingerprint this machine: %w", err)
+		return l
+	}
+	l.why = l.file.Machine.Mismatch(results.Host(allowed.String()))
+	return l
+}
+
+// TunedFrom is Tuned with an explicit results file, read on every call
+// (no cache).
+func TunedFrom(path string, n int) Tuning {
+	return tuning(read(path), n)
+}
+
+func tuning(l *loaded, n int) Tuning {
+	path, f, why := l.path, l.file, l.why
+	if err := l.err; err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fallback(n, fmt.Sprintf("no results file at %s (run `barriertune check`)", path))
 		}
 		return fallback(n, err.Error())
 	}
-	topo, err := hwtree.FromSysfs("/")
-	if err != nil {
-		return fallback(n, "cannot fingerprint this machine: "+err.Error())
-	}
-	why := f.Machine.Mismatch(results.CurrentMachine(topo))
 	if why != "" && os.Getenv(ForceEnv) != "1" {
 		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s (set %s=1 to use it anyway)", path, why, ForceEnv))
 	}

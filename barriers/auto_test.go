@@ -1,29 +1,30 @@
 package barriers
 
 import (
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
 // writeResults records a winner for 2 threads on this machine.
 func writeResults(t *testing.T, mutate func(*results.File)) string {
 	t.Helper()
-	topo, err := hwtree.FromSysfs("/")
+	allowed, err := osal.Allowed()
 	if err != nil {
 		t.Skip(err)
 	}
-	cpus := topo.CPUs()
+	cpus := allowed.Members()
 	if len(cpus) < 2 {
 		t.Skip("needs two CPUs")
 	}
 	f := &results.File{
 		Schema:  results.Schema,
-		Machine: results.CurrentMachine(topo),
+		Machine: machine(allowed.String()),
 		Threads: []results.Threads{{Threads: 2, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus[:2], MedianNs: 61}}},
 	}
 	if mutate != nil {
@@ -82,11 +83,11 @@ func TestAutoFallback(t *testing.T) {
 
 func TestAutoRefusesForeignResults(t *testing.T) {
 	path := writeResults(t, func(f *results.File) {
-		f.Machine.TopologyHash = "0123456789abcdef"
-		f.Machine.Topology = "Package:64 PU:1"
+		f.Machine.CPU.Name = "Imaginary CPU 9000"
+		f.Machine.AllowedCPUs = "0-4095"
 	})
 	tu := TunedFrom(path, 2)
-	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Package:64") {
+	if tu.Algorithm != FallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Imaginary") || !strings.Contains(tu.Fallback, "0-4095") {
 		t.Errorf("foreign results: %+v", tu)
 	}
 	t.Setenv(ForceEnv, "1")
@@ -100,5 +101,78 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	}
 	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
 		t.Errorf("a file without winners must fall back: %+v", tu)
+	}
+}
+
+// machine is this machine's fingerprint as the check records it (with a
+// tree digest, which the library trusts).
+func machine(allowed string) results.Machine {
+	m := results.Host(allowed)
+	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
+	return m
+}
+
+// TestTunedCachesUntilReload: Tuned reads the file once per path; Reload
+// makes it read again.
+func TestTunedCachesUntilReload(t *testing.T) {
+	Reload()
+	t.Cleanup(Reload)
+	path := writeResults(t, nil)
+	t.Setenv(ResultsEnv, path)
+	if tu := Tuned(2); tu.Algorithm != "mcs" {
+		t.Fatalf("Tuned(2) = %+v, want mcs", tu)
+	}
+	f, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Threads[0].Best.Algorithm = "tournament"
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	if tu := Tuned(2); tu.Algorithm != "mcs" {
+		t.Errorf("cached Tuned(2) = %s, want mcs (the file is read once)", tu.Algorithm)
+	}
+	if tu := TunedFrom(path, 2); tu.Algorithm != "tournament" {
+		t.Errorf("TunedFrom reads every time: %s", tu.Algorithm)
+	}
+	Reload()
+	if tu := Tuned(2); tu.Algorithm != "tournament" {
+		t.Errorf("after Reload Tuned(2) = %s, want tournament", tu.Algorithm)
+	}
+	// Another path is another read.
+	other := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm = "central" })
+	t.Setenv(ResultsEnv, other)
+	if tu := Tuned(2); tu.Algorithm != "central" {
+		t.Errorf("Tuned(2) with a new path = %s, want central", tu.Algorithm)
+	}
+}
+
+// TestLightDependencies: the library links only the standard library,
+// golang.org/x/sys, cpuid and this module's light packages: no CPU-tree
+// discovery (hwtree, ghw), no cgo, no CLI.
+func TestLightDependencies(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH:", err)
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skip("go list:", err)
+	}
+	const mod = "github.com/barriertune/barriertune/"
+	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "hwtree/cpuset"}
+	for _, p := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(p, "/")
+		switch {
+		case p == "runtime/cgo" || strings.Contains(p, "ghw"):
+			t.Errorf("the barriers package links %s", p)
+		case !strings.Contains(first, "."), strings.HasPrefix(p, "vendor/"):
+			// standard library
+		case strings.HasPrefix(p, "golang.org/x/sys/"), strings.HasPrefix(p, "github.com/klauspost/cpuid/"):
+		case slices.Contains(light, p):
+		default:
+			t.Errorf("the barriers package links %s, not a light package", p)
+		}
 	}
 }

@@ -2,12 +2,16 @@ package check
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/configsets"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -99,6 +103,13 @@ func TestPlanCutsToFitBudget(t *testing.T) {
 	// A generous budget cuts nothing and adds rounds.
 	cfg.Budget = time.Hour
 	p, _ = makePlan(topo, []int{2, 4}, map[int]bool{}, cfg, 12, true)
+	if runtime.GOMAXPROCS(0) < 2 {
+		// One P: no floor, said in the cuts; the rest is planned.
+		if len(p.floors) != 0 || !reflect.DeepEqual(p.cuts, []string{"no core-to-core floor: GOMAXPROCS is 1"}) || len(p.units) != 2 {
+			t.Errorf("GOMAXPROCS=1 plan: floors %v cuts %v units %d", p.floors, p.cuts, len(p.units))
+		}
+		return
+	}
 	if len(p.cuts) != 0 || p.rounds != MaxRounds || p.samples != DefaultSamples {
 		t.Errorf("generous plan: cuts %v rounds %d samples %d", p.cuts, p.rounds, p.samples)
 	}
@@ -134,7 +145,7 @@ func TestRunAndResume(t *testing.T) {
 			t.Errorf("entry %+v", e)
 		}
 	}
-	if len(topo.PUs()) >= 2 && len(f.Floor) == 0 {
+	if len(topo.PUs()) >= 2 && runtime.GOMAXPROCS(0) >= 2 && len(f.Floor) == 0 {
 		t.Error("no floor measured")
 	}
 
@@ -186,4 +197,79 @@ func TestBudgetCutsAreNotPartial(t *testing.T) {
 		t.Errorf("partial without running out: cuts %v", f.Cuts)
 	}
 	t.Logf("cuts: %v; %d thread counts measured", f.Cuts, len(f.Threads))
+}
+
+func TestCurrentMachine(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 core:2 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := CurrentMachine(topo)
+	if m.Topology != "Package:2 Core:2 PU:2" || len(m.TopologyHash) != 16 || m.AllowedCPUs != "0-7" || m.GoVersion == "" {
+		t.Errorf("fingerprint %+v", m)
+	}
+	other, _ := hwtree.FromSynthetic("pack:4 core:2 pu:2")
+	if why := m.Mismatch(CurrentMachine(other)); !strings.Contains(why, "topology") || !strings.Contains(why, "allowed CPUs") {
+		t.Errorf("mismatch = %q", why)
+	}
+}
+
+func TestRunValidatesConfig(t *testing.T) {
+	topo := liveTopo(t)
+	for _, cfg := range []Config{
+		{Budget: -time.Second}, {SetsLimit: -1}, {SampleTarget: -time.Microsecond},
+	} {
+		cfg.Topology = topo
+		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "negative") {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
+	for _, th := range [][]int{{0}, {-2}, {1 << 30}} {
+		if _, err := Run(context.Background(), Config{Topology: topo, Threads: th}); err == nil || !strings.Contains(err.Error(), "thread count") {
+			t.Errorf("threads %v: %v", th, err)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Topology: topo, Algorithms: []string{"central", "central"}}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("an algorithm named twice: %v", err)
+	}
+	// --threads 2,2: each count once, so show and Tuned read the file.
+	_, _, threads, err := prepare(Config{Topology: topo, Threads: []int{3, 2, 3, 2}})
+	if err != nil || !reflect.DeepEqual(threads, []int{2, 3}) {
+		t.Errorf("threads 3,2,3,2 planned as %v (%v), want [2 3]", threads, err)
+	}
+}
+
+// TestNothingMeasured: a budget too small for one placement is an error,
+// with a partial file, so the caller keeps a good file.
+func TestNothingMeasured(t *testing.T) {
+	topo := liveTopo(t)
+	f, err := Run(context.Background(), Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}, Budget: time.Nanosecond})
+	if !errors.Is(err, ErrNothingMeasured) || !f.Partial {
+		t.Errorf("1ns budget: partial %v, err %v", f.Partial, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Run(ctx, Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}})
+	if !errors.Is(err, ErrNothingMeasured) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled at once: %v", err)
+	}
+}
+
+// TestSignalAfterTheLastSample: a finished plan is complete and not an
+// error even when ctx ended after the last sample.
+func TestSignalAfterTheLastSample(t *testing.T) {
+	set := configsets.Set{Threads: 2, CPUs: []int{0, 1}, Label: "x"}
+	p := &plan{units: []unit{{2, []configsets.Set{set}}}, samples: 3, rounds: 1}
+	s := &samples{pooled: map[key][]measure.Result{{0, 0}: {{Algorithm: "central", Policy: "spin", CPUs: []int{0, 1}, Samples: []float64{5, 6, 7}}}},
+		cut: map[key]bool{}, measured: 1, total: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f, _, err := newFile(Config{Topology: liveTopo(t)}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err = assemble(ctx, f, p, s, time.Second)
+	if err != nil || f.Partial || len(f.Threads) != 1 || !f.Threads[0].Complete || f.Threads[0].Best == nil {
+		t.Errorf("finished, then interrupted: partial %v, err %v, %+v", f.Partial, err, f.Threads)
+	}
 }

@@ -46,14 +46,18 @@ func Simulate(cfg SimulateConfig) (*results.File, *ScalePlan, error) {
 	}
 	topo := sc.Topology
 	f := &results.File{
-		Schema:  results.Schema,
-		Tool:    results.Tool{Name: "barriertune", Version: cfg.Version},
-		Time:    start.UTC().Round(time.Second),
-		Machine: simulatedMachine(topo, cfg.Machine),
-		Budget:  time.Duration(p.BudgetS * float64(time.Second)).String(),
-		Cuts:    []string{},
-		Floor:   []results.Floor{},
-		Threads: []results.Threads{},
+		Schema:    results.Schema,
+		Tool:      results.Tool{Name: "barriertune", Version: cfg.Version},
+		Time:      start.UTC().Round(time.Second),
+		Machine:   simulatedMachine(topo, cfg.Machine),
+		Budget:    time.Duration(p.BudgetS * float64(time.Second)).String(),
+		Cuts:      []string{},
+		Floor:     []results.Floor{},
+		Threads:   []results.Threads{},
+		Simulated: true,
+	}
+	for _, l := range levelLatencies(topo, sc.Costs) {
+		f.Latency = append(f.Latency, results.LevelLatency{Level: l.Level, Pairs: l.Pairs, MedianNs: l.MedianNs})
 	}
 	pairs, levels := floorPairs(topo)
 	for i, pr := range pairs {
@@ -86,6 +90,7 @@ func Simulate(cfg SimulateConfig) (*results.File, *ScalePlan, error) {
 			if w.alg == "hybrid" {
 				w.composition = comps[entry.Best.Label]
 			}
+			entry.Best.Composition, entry.Best.FanIn = w.composition, w.fanIn
 			wins[e.Threads] = w
 		}
 		f.Threads = append(f.Threads, entry)
@@ -114,12 +119,22 @@ func Simulate(cfg SimulateConfig) (*results.File, *ScalePlan, error) {
 		if pick.alg == "" {
 			continue
 		}
+		from := e.InferredFrom[0]
+		for _, c := range e.InferredFrom {
+			if w, ok := wins[c]; ok && w == pick {
+				from = c
+				break
+			}
+		}
 		f.Threads = append(f.Threads, results.Threads{
 			Threads:      e.Threads,
+			Source:       results.SourceInferred,
+			InferredFrom: from,
+			Rule:         InferenceRule,
 			Complete:     true,
 			Measurements: []results.Measurement{},
 			Best: &results.Choice{Algorithm: pick.alg, Policy: "spin", CPUs: cpus, Label: e.Placements[0], Pinned: true,
-				MedianNs: bestNS, CILowNs: bestNS, CIHighNs: bestNS},
+				MedianNs: bestNS, CILowNs: bestNS, CIHighNs: bestNS, Composition: pick.composition, FanIn: pick.fanIn},
 		})
 	}
 	sortThreads(f.Threads)
@@ -130,7 +145,7 @@ func Simulate(cfg SimulateConfig) (*results.File, *ScalePlan, error) {
 // selects as the check does. It returns the entry, the fan-in of each
 // algorithm and the hybrid's composition per placement label.
 func simulateEntry(sc ScaleConfig, topo *hwtree.Topology, e *ScaleEntry) (results.Threads, map[string]int, map[string]string, error) {
-	entry := results.Threads{Threads: e.Threads, Complete: true, Measurements: []results.Measurement{}}
+	entry := results.Threads{Threads: e.Threads, Source: results.SourceMeasured, Complete: true, Measurements: []results.Measurement{}}
 	fanIns := map[string]int{}
 	comps := map[string]string{}
 	seen := map[string]bool{}
@@ -160,7 +175,7 @@ func simulateEntry(sc ScaleConfig, topo *hwtree.Topology, e *ScaleEntry) (result
 			}
 			entry.Measurements = append(entry.Measurements, results.Measurement{
 				Algorithm: pr.alg, Policy: "spin", Label: e.Placements[pi], Config: e.configs[pi], CPUs: cpus, Pinned: true,
-				MedianNs: ns, MinNs: ns, MaxNs: ns, CILowNs: ns, CIHighNs: ns, Reps: DefaultSamples,
+				MedianNs: ns, MinNs: ns, MaxNs: ns, CILowNs: ns, CIHighNs: ns, Reps: DefaultSamples, PredictedNs: ns,
 			})
 		}
 	}
@@ -203,7 +218,7 @@ func predictWinner(sc ScaleConfig, topo *hwtree.Topology, alg string, fanIn int,
 // name saying it was simulated, so that no library takes it for this one.
 func simulatedMachine(topo *hwtree.Topology, name string) results.Machine {
 	m := results.Machine{
-		CPU:          hwtree.CPUIdentity{Name: "simulated: " + name},
+		CPU:          results.CPUIdentity{Name: "simulated: " + name},
 		TopologyHash: topo.CanonicalHash(),
 		AllowedCPUs:  topo.Allowed().String(),
 		GoVersion:    runtime.Version(),

@@ -55,8 +55,16 @@ func TestSimulateWritesValidFile(t *testing.T) {
 		if budget > 0 && (p.Inferred == 0 || len(back.Cuts) == 0) {
 			t.Fatalf("budget %s: %d inferred, cuts %v", budget, p.Inferred, back.Cuts)
 		}
-		if len(back.Floor) == 0 {
-			t.Fatal("no floors")
+		if len(back.Floor) == 0 || len(back.Latency) == 0 || !back.Simulated {
+			t.Fatalf("floors %v, latency %v, simulated %v", back.Floor, back.Latency, back.Simulated)
+		}
+		for _, e := range back.Threads {
+			if e.Source == results.SourceInferred && (e.InferredFrom == 0 || e.Rule == "") {
+				t.Fatalf("%d threads inferred without its source or rule", e.Threads)
+			}
+			if e.Best.Algorithm == "hybrid" && e.Best.Composition == "" {
+				t.Fatalf("%d threads: hybrid winner without its composition", e.Threads)
+			}
 		}
 	}
 }

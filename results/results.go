@@ -10,20 +10,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/barriertune/barriertune/hwtree"
+	"github.com/klauspost/cpuid/v2"
 )
 
-// Schema is the format identifier every file carries.
-const Schema = "barriertune.results/v1"
+// Schema is the format identifier this package writes. Readers accept
+// every v1 minor version: fields a newer minor adds are ignored, fields an
+// older one lacks take their zero value (Threads.Source: "measured").
+const Schema = "barriertune.results/v1.1"
+
+// schemaMajor prefixes every schema this package reads.
+const schemaMajor = "barriertune.results/v1"
+
+// Threads.Source values.
+const (
+	// SourceMeasured: the check measured this thread count.
+	SourceMeasured = "measured"
+	// SourceInferred: the entry was inferred from another thread count
+	// (InferredFrom) by a rule (Rule), not measured.
+	SourceInferred = "inferred"
+)
 
 // File is one results file.
 type File struct {
@@ -39,8 +53,48 @@ type File struct {
 	Budget string   `json:"budget"`
 	Cuts   []string `json:"cuts"`
 	// Floor is the ping-pong one-way latency at each level of the tree.
-	Floor   []Floor   `json:"floor"`
-	Threads []Threads `json:"threads"`
+	Floor []Floor `json:"floor"`
+	// Latency is the core-to-core latency model: the median one-way
+	// latency of each level of the tree over the pairs sampled (absent
+	// when the check did not build one).
+	Latency []LevelLatency `json:"latency,omitempty"`
+	// Simulated is true when the winners were chosen by simulating the
+	// latency model rather than by measuring (check --simulate).
+	Simulated bool      `json:"simulated,omitempty"`
+	Threads   []Threads `json:"threads"`
+}
+
+// LevelLatency is the median one-way latency between CPUs whose deepest
+// shared object is of type Level, over Pairs sampled pairs.
+type LevelLatency struct {
+	Level    string  `json:"level"`
+	Pairs    int     `json:"pairs"`
+	MedianNs float64 `json:"median_ns"`
+}
+
+// CPUIdentity is what the CPUID instruction says about a machine's CPU.
+type CPUIdentity struct {
+	Vendor   string `json:"vendor"`
+	Family   int    `json:"family"`
+	Model    int    `json:"model"`
+	Stepping int    `json:"stepping"`
+	Name     string `json:"name"`
+	// Hypervisor names the hypervisor vendor when running in a VM.
+	Hypervisor string `json:"hypervisor,omitempty"`
+}
+
+// HostCPU returns the identity of the CPU this program runs on (empty
+// fields where CPUID is unavailable, as on non-x86 machines).
+func HostCPU() CPUIdentity {
+	c := cpuid.CPU
+	return CPUIdentity{
+		Vendor:     c.VendorString,
+		Family:     c.Family,
+		Model:      c.Model,
+		Stepping:   c.Stepping,
+		Name:       c.BrandName,
+		Hypervisor: c.HypervisorVendorString,
+	}
 }
 
 // Tool names the program and version that wrote the file.
@@ -51,7 +105,7 @@ type Tool struct {
 
 // Machine is the fingerprint of the machine the results belong to.
 type Machine struct {
-	CPU hwtree.CPUIdentity `json:"cpu"`
+	CPU CPUIdentity `json:"cpu"`
 	// Topology is the tree's synthetic string when it is symmetric, else
 	// "canonical:" and the canonical hash.
 	Topology     string `json:"topology"`
@@ -76,6 +130,11 @@ type Floor struct {
 // Threads holds everything measured for one thread count.
 type Threads struct {
 	Threads int `json:"threads"`
+	// Source is SourceMeasured, or SourceInferred for an entry derived
+	// from the measured entry for InferredFrom threads by Rule.
+	Source       string `json:"source"`
+	InferredFrom int    `json:"inferred_from,omitempty"`
+	Rule         string `json:"rule,omitempty"`
 	// Complete is false when the check stopped before measuring every
 	// chosen placement of this count.
 	Complete bool `json:"complete"`
@@ -102,6 +161,15 @@ type Choice struct {
 	// MarginPct how much slower its median is, in percent.
 	RunnerUp  string  `json:"runner_up"`
 	MarginPct float64 `json:"margin_pct"`
+	// Composition describes a composed (hybrid) barrier, e.g. one
+	// algorithm per tree level; FanIn is the tree fan-in when the
+	// algorithm has one.
+	Composition string `json:"composition,omitempty"`
+	FanIn       int    `json:"fan_in,omitempty"`
+	// Tie is true when the runner-up could not be told apart from the
+	// winner; TieRule says how the tie was decided.
+	Tie     bool   `json:"tie,omitempty"`
+	TieRule string `json:"tie_rule,omitempty"`
 }
 
 // Robust is the algorithm whose slowest measured placement is fastest.
@@ -133,39 +201,41 @@ type Measurement struct {
 	NormalizedNs float64 `json:"normalized_ns,omitempty"`
 	Reps         int     `json:"reps"`
 	Dropped      bool    `json:"dropped"`
+	// MeanNs and StddevNs are the samples' mean and standard deviation;
+	// Outliers counts samples far from the median.
+	MeanNs   float64 `json:"mean_ns,omitempty"`
+	StddevNs float64 `json:"stddev_ns,omitempty"`
+	Outliers int     `json:"outliers,omitempty"`
+	// PredictedNs is the latency model's prediction for this candidate.
+	PredictedNs float64 `json:"predicted_ns,omitempty"`
 }
 
-// CurrentMachine returns the fingerprint of this machine with topology topo.
-func CurrentMachine(topo *hwtree.Topology) Machine {
-	m := Machine{
-		CPU:          hwtree.HostCPU(),
-		TopologyHash: topo.CanonicalHash(),
-		AllowedCPUs:  topo.Allowed().String(),
-		GoVersion:    runtime.Version(),
-		GOMAXPROCS:   runtime.GOMAXPROCS(0),
+// Host returns this machine's light fingerprint, computed without reading
+// the CPU tree: CPU identity (CPUID), the allowed CPU set given (Linux
+// list form), kernel, Go version and GOMAXPROCS. Topology and TopologyHash
+// are left empty; the check fills them from the tree it measured on.
+func Host(allowedCPUs string) Machine {
+	return Machine{
+		CPU:         HostCPU(),
+		AllowedCPUs: allowedCPUs,
+		Kernel:      kernel(),
+		GoVersion:   runtime.Version(),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
 	}
-	if s, err := topo.Synthetic(); err == nil {
-		m.Topology = s
-	} else {
-		m.Topology = "canonical:" + m.TopologyHash
-	}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		m.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-	}
-	return m
 }
 
 // Mismatch returns why results recorded on m were not recorded on this
 // machine (cur), or "" when they were: same CPU, same tree, same allowed
-// CPUs. Kernel, Go version and GOMAXPROCS may differ.
+// CPUs. The trees are compared only when both fingerprints carry a
+// TopologyHash: a light fingerprint (Host) trusts the recorded tree.
+// Kernel, Go version and GOMAXPROCS may differ.
 func (m Machine) Mismatch(cur Machine) string {
 	var why []string
 	if m.CPU.Vendor != cur.CPU.Vendor || m.CPU.Family != cur.CPU.Family || m.CPU.Model != cur.CPU.Model || m.CPU.Name != cur.CPU.Name {
 		why = append(why, fmt.Sprintf("CPU %q (family %d model %d) here, %q (family %d model %d) in the file",
 			cur.CPU.Name, cur.CPU.Family, cur.CPU.Model, m.CPU.Name, m.CPU.Family, m.CPU.Model))
 	}
-	if m.TopologyHash != cur.TopologyHash {
+	if m.TopologyHash != "" && cur.TopologyHash != "" && m.TopologyHash != cur.TopologyHash {
 		why = append(why, fmt.Sprintf("topology %s here, %s in the file", cur.Topology, m.Topology))
 	}
 	if m.AllowedCPUs != cur.AllowedCPUs {
@@ -184,9 +254,18 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "barriertune", "results.json"), nil
 }
 
+// MaxFileSize caps the results files Read accepts: a check of thousands of
+// thread counts stays far below it.
+const MaxFileSize = 64 << 20
+
+// PartialSuffix names the file beside a complete results file where Save
+// puts a less complete run.
+const PartialSuffix = ".partial"
+
 // Write stores f at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory. Readers see
-// the old file or the new one, never a torn one.
+// the old file or the new one, never a torn one. The file's mode is 0644
+// less the umask, so a system-wide results file is readable by its users.
 func Write(path string, f *File) error {
 	if f.Schema == "" {
 		f.Schema = Schema
@@ -200,7 +279,7 @@ func Write(path string, f *File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".results-*.json")
+	tmp, err := createTemp(dir)
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
@@ -226,13 +305,110 @@ func Write(path string, f *File) error {
 	return nil
 }
 
+// createTemp creates a new hidden file in dir with mode 0644 (umask
+// applies); os.CreateTemp would make it 0600.
+func createTemp(dir string) (*os.File, error) {
+	var err error
+	for i := 0; i < 100; i++ {
+		name := filepath.Join(dir, fmt.Sprintf(".results-%d-%d.json", os.Getpid(), time.Now().UnixNano()+int64(i)))
+		var f *os.File
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// CheckWritable reports whether Write can store a file at path: its
+// directory exists (or can be made) and takes new files, and path is not a
+// directory. The check calls it before measuring, so an unwritable path
+// does not lose a run.
+func CheckWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("results path %s is not a regular file (%s); give a file path", path, fi.Mode().Type())
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results path %s: cannot create its directory: %w", path, err)
+	}
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return fmt.Errorf("results path %s: directory %s is not writable: %w", path, dir, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}
+
+// Save writes f to path unless that would replace a complete file with a
+// less complete one (see Supersedes): then f goes to path+PartialSuffix,
+// which `check --resume` accepts, and path keeps the complete run. It
+// returns the path written.
+func Save(path string, f *File) (string, error) {
+	if old, err := Read(path); err == nil && !Supersedes(f, old) {
+		path += PartialSuffix
+	}
+	return path, Write(path, f)
+}
+
+// Supersedes reports whether results f may replace old: old is partial,
+// or f is complete and has a winner for every thread count old has one
+// for.
+func Supersedes(f, old *File) bool {
+	if old.Partial || !old.hasWinner() {
+		return true
+	}
+	if f.Partial {
+		return false
+	}
+	for _, t := range old.Threads {
+		if t.Best == nil {
+			continue
+		}
+		if n := f.Lookup(t.Threads); n == nil || n.Best == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// hasWinner reports whether any thread count has a best choice.
+func (f *File) hasWinner() bool {
+	return slices.ContainsFunc(f.Threads, func(t Threads) bool { return t.Best != nil })
+}
+
 // Read loads and validates a results file. A missing file's error wraps
 // os.ErrNotExist; a truncated, corrupted or foreign file gets a one-line
 // error saying what is wrong.
+//
+// Only regular files of at most MaxFileSize bytes are read: a device
+// (/dev/zero) or a FIFO gets an error, not a hang.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("results file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("results file %s is not a regular file (%s); give the file `barriertune check` wrote", path, fi.Mode().Type())
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("results file %s is %d bytes; results files are at most %d", path, fi.Size(), MaxFileSize)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
+	defer fd.Close()
+	data, err := io.ReadAll(io.LimitReader(fd, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("results file %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("results file %s is over %d bytes; results files are at most that", path, MaxFileSize)
 	}
 	return Parse(data, path)
 }
@@ -253,19 +429,46 @@ func Parse(data []byte, name string) (*File, error) {
 	if probe.Schema == nil {
 		return nil, fmt.Errorf("results file %s has no \"schema\" field: not a barriertune results file", name)
 	}
-	if *probe.Schema != Schema {
-		return nil, fmt.Errorf("results file %s has schema %q; this barriertune reads %q", name, *probe.Schema, Schema)
+	newer, ok := readable(*probe.Schema)
+	if !ok {
+		return nil, fmt.Errorf("results file %s has schema %q; this barriertune reads %s and its minor versions (%s.N)", name, *probe.Schema, schemaMajor, schemaMajor)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
+	if !newer {
+		dec.DisallowUnknownFields()
+	}
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("results file %s does not match %s: %v", name, Schema, err)
+		return nil, fmt.Errorf("results file %s does not match %s: %v", name, *probe.Schema, err)
+	}
+	for i := range f.Threads {
+		if f.Threads[i].Source == "" {
+			f.Threads[i].Source = SourceMeasured // v1.0 files
+		}
 	}
 	if err := f.validate(); err != nil {
 		return nil, fmt.Errorf("results file %s: %w", name, err)
 	}
 	return &f, nil
+}
+
+// readable reports whether schema is v1 or a v1 minor version (v1.N), and
+// whether that minor is newer than Schema's (its unknown fields are then
+// ignored).
+func readable(schema string) (newer, ok bool) {
+	if schema == schemaMajor {
+		return false, true
+	}
+	minor, found := strings.CutPrefix(schema, schemaMajor+".")
+	if !found {
+		return false, false
+	}
+	n, err := strconv.Atoi(minor)
+	if err != nil || n < 0 || strconv.Itoa(n) != minor {
+		return false, false
+	}
+	ours, _ := strconv.Atoi(strings.TrimPrefix(Schema, schemaMajor+"."))
+	return n > ours, true
 }
 
 func (f *File) validate() error {

@@ -9,22 +9,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/barriertune/barriertune/hwtree"
 )
 
 func sample(t *testing.T) *File {
-	topo, err := hwtree.FromSynthetic("pack:2 core:2 pu:2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Helper()
+	m := Host("0-7")
+	m.Topology, m.TopologyHash = "pack:2 core:2 pu:2", "0123456789abcdef"
 	return &File{
 		Schema: Schema, Tool: Tool{"barriertune", "test"}, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
-		Machine: CurrentMachine(topo), Budget: "1m0s", Cuts: []string{},
+		Machine: m, Budget: "1m0s", Cuts: []string{},
 		Floor: []Floor{{Level: "Core", CPUs: [2]int{0, 1}, MedianNs: 20}},
 		Threads: []Threads{
-			{Threads: 2, Complete: true, Best: &Choice{Algorithm: "dissemination", Policy: "spin", CPUs: []int{0, 1}, MedianNs: 50}, Measurements: []Measurement{}},
-			{Threads: 4, Complete: true, Best: &Choice{Algorithm: "mcs", Policy: "spin", CPUs: []int{0, 1, 2, 3}, MedianNs: 90}, Measurements: []Measurement{}},
+			{Threads: 2, Source: SourceMeasured, Complete: true, Best: &Choice{Algorithm: "dissemination", Policy: "spin", CPUs: []int{0, 1}, MedianNs: 50}, Measurements: []Measurement{}},
+			{Threads: 4, Source: SourceMeasured, Complete: true, Best: &Choice{Algorithm: "mcs", Policy: "spin", CPUs: []int{0, 1, 2, 3}, MedianNs: 90}, Measurements: []Measurement{}},
 		},
 	}
 }
@@ -43,7 +40,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back, f) {
 		t.Errorf("round trip differs:\n%+v\n%+v", back, f)
 	}
-	if f.Machine.Topology != "Package:2 Core:2 PU:2" || f.Machine.GoVersion == "" {
+	if f.Machine.GoVersion == "" || f.Machine.GOMAXPROCS < 1 || f.Machine.AllowedCPUs != "0-7" {
 		t.Errorf("fingerprint %+v", f.Machine)
 	}
 	// Atomic: no temporary files are left beside it.
@@ -99,8 +96,8 @@ func TestMismatch(t *testing.T) {
 	if why := a.Mismatch(a); why != "" {
 		t.Errorf("a machine mismatches itself: %s", why)
 	}
-	other, _ := hwtree.FromSynthetic("pack:4 core:2 pu:2")
-	b := CurrentMachine(other)
+	b := Host("0-15")
+	b.Topology, b.TopologyHash = "pack:4 core:2 pu:2", "fedcba9876543210"
 	why := a.Mismatch(b)
 	if !strings.Contains(why, "topology") || !strings.Contains(why, "allowed CPUs") {
 		t.Errorf("mismatch = %q", why)
@@ -134,5 +131,37 @@ func TestDefaultPath(t *testing.T) {
 	p, err := DefaultPath()
 	if err != nil || p != "/tmp/xdg-test/barriertune/results.json" {
 		t.Errorf("DefaultPath = %q, %v", p, err)
+	}
+}
+
+// TestReadsMinorVersions: v1 files (without source) read as measured,
+// newer minors' unknown fields are ignored, this minor's are refused,
+// other majors are refused.
+func TestReadsMinorVersions(t *testing.T) {
+	data, err := json.Marshal(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := strings.Replace(string(data), `"schema":"barriertune.results/v1.1"`, `"schema":"barriertune.results/v1"`, 1)
+	v1 = strings.ReplaceAll(v1, `"source":"measured",`, "")
+	f, err := Parse([]byte(v1), "v1")
+	if err != nil {
+		t.Fatalf("v1 file: %v", err)
+	}
+	if f.Threads[0].Source != SourceMeasured {
+		t.Errorf("v1 entry source %q, want measured", f.Threads[0].Source)
+	}
+	extra := strings.Replace(string(data), `"partial":`, `"future_field":1,"partial":`, 1)
+	if _, err := Parse([]byte(strings.Replace(extra, "results/v1.1", "results/v1.7", 1)), "v1.7"); err != nil {
+		t.Errorf("newer minor with an unknown field: %v", err)
+	}
+	if _, err := Parse([]byte(extra), "v1.1"); err == nil || !strings.Contains(err.Error(), "future_field") {
+		t.Errorf("unknown field in this minor: %v", err)
+	}
+	for _, bad := range []string{"results/v2", "results/v1.x", "results/v1.01", "results/v1."} {
+		_, err := Parse([]byte(strings.Replace(string(data), "results/v1.1", bad, 1)), bad)
+		if err == nil || !strings.Contains(err.Error(), "has schema") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }

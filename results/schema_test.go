@@ -68,6 +68,10 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		Items schemaObject `json:"items"`
 	}
 	_ = json.Unmarshal(root.Properties["floor"], &floorItems)
+	var latencyItems struct {
+		Items schemaObject `json:"items"`
+	}
+	_ = json.Unmarshal(root.Properties["latency"], &latencyItems)
 	machine := prop(root.schemaObject, "machine")
 	for _, c := range []struct {
 		name string
@@ -79,6 +83,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{"CPU", prop(machine, "cpu"), reflect.TypeOf(results.Machine{}.CPU)},
 		{"Tool", prop(root.schemaObject, "tool"), reflect.TypeOf(results.Tool{})},
 		{"Floor", floorItems.Items, reflect.TypeOf(results.Floor{})},
+		{"LevelLatency", latencyItems.Items, reflect.TypeOf(results.LevelLatency{})},
 		{"Threads", items.Items, reflect.TypeOf(results.Threads{})},
 		{"Choice", root.Defs["choice"], reflect.TypeOf(results.Choice{})},
 		{"Robust", root.Defs["robust"], reflect.TypeOf(results.Robust{})},

@@ -311,7 +311,7 @@ func TestCheckAndShow(t *testing.T) {
 		t.Errorf("show:\n%s", shown)
 	}
 	js, err := run(t, "show", path, "--json")
-	if err != nil || !strings.Contains(js, `"schema": "barriertune.results/v1"`) {
+	if err != nil || !strings.Contains(js, `"schema": "barriertune.results/v1`) {
 		t.Errorf("show --json: %v\n%s", err, js)
 	}
 	// The default path follows XDG_CONFIG_HOME.

@@ -1,0 +1,66 @@
+package results
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// FuzzParse: the reader never panics, and whatever it accepts is valid
+// and survives a write/read round trip. Seeds: real files in testdata.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.json")
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"schema":"barriertune.results/v1.9","machine":{"topology_hash":"x","allowed_cpus":"0"},"threads":[{"threads":1,"x":1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Parse(data, "fuzz")
+		if err != nil {
+			return
+		}
+		if err := r.validate(); err != nil {
+			t.Fatalf("accepted an invalid file: %v", err)
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("cannot encode an accepted file: %v", err)
+		}
+		r.Schema = Schema
+		back, err := Parse(out, "round trip")
+		if err != nil {
+			t.Fatalf("round trip refused: %v\n%s", err, out)
+		}
+		back.Schema = Schema
+		if !reflect.DeepEqual(jsonOf(t, back), jsonOf(t, r)) {
+			t.Fatalf("round trip differs")
+		}
+	})
+}
+
+func jsonOf(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSeedsParse: the real files of testdata are read.
+func TestSeedsParse(t *testing.T) {
+	seeds, _ := filepath.Glob("testdata/*.json")
+	if len(seeds) < 2 {
+		t.Fatalf("want the seed files in testdata, found %v", seeds)
+	}
+	for _, s := range seeds {
+		if _, err := Read(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}

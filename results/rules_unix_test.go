@@ -1,0 +1,47 @@
+//go:build linux || darwin || freebsd
+
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReadFIFO: a FIFO is refused at once, not read until a writer comes.
+func TestReadFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Read(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Read(fifo) = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read(fifo) hangs")
+	}
+}
+
+// TestWriteMode: results files are 0644 less the umask, not 0600.
+func TestWriteMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := Write(path, sample(t)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+}
