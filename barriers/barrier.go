@@ -62,9 +62,10 @@ var ErrBroken = errors.New("barrier is broken")
 type Option func(*config)
 
 type config struct {
-	policy Policy
-	budget int
-	fanIn  int
+	policy    Policy
+	budget    int
+	fanIn     int
+	hierarchy []Level // WithHierarchy, read by the hybrid only
 }
 
 // WithPolicy sets the waiting policy of a spinning algorithm (blocking
@@ -108,6 +109,7 @@ func Algorithms() []Algorithm {
 		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, newButterfly},
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
+		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
 		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival inside sync.Cond.Wait, one adaptive yield before parking", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},

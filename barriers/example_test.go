@@ -50,7 +50,7 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// 8
-	// unknown barrier algorithm "fastest" (accepted: all-static-tree, binomial, butterfly, central, channel, combining, cond, dissemination, goroutine, mcs, pairwise, static-tree, tournament)
+	// unknown barrier algorithm "fastest" (accepted: all-static-tree, binomial, butterfly, central, channel, combining, cond, dissemination, goroutine, hybrid, mcs, pairwise, static-tree, tournament)
 }
 
 // The catalog lists every algorithm with its source and cost.
@@ -185,7 +185,7 @@ func ExampleLookup() {
 	}
 	fmt.Println(a.Name, a.Cost, a.Spins)
 	// Output:
-	// 13
+	// 14
 	// dissemination (L + 2o)⌈log₂ P⌉ true
 }
 

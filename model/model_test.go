@@ -28,9 +28,14 @@ func seq(n int) []int {
 	return s
 }
 
-// Every algorithm in barriers' catalog has a pattern.
+// Every algorithm in barriers' catalog has a pattern. The hybrid's
+// pattern depends on its composition: HybridPattern builds it
+// (hybrid_test.go covers it).
 func TestCatalogCovered(t *testing.T) {
 	for _, name := range barriers.Names() {
+		if name == "hybrid" {
+			continue
+		}
 		if _, err := PatternOf(name, 5, 0); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

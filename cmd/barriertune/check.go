@@ -35,6 +35,7 @@ type checkOptions struct {
 	budget     time.Duration
 	sampleTime time.Duration
 	json       bool
+	plan       planOptions // --plan, --simulate and friends (check_plan.go)
 }
 
 func newCheckCmd(g *globalOptions) *cobra.Command {
@@ -66,10 +67,14 @@ names another file, where barriers.Auto and
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.plan.active() {
+				return opts.plan.run(cmd, &opts.src)
+			}
 			return runCheck(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	opts.src.register(cmd.Flags())
+	opts.plan.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
