@@ -133,8 +133,16 @@ func Oversubscribed(cpus []int) bool {
 	return len(cpus) > len(distinct) || len(cpus) > runtime.GOMAXPROCS(0)
 }
 
-// team returns the team a placement runs on.
+// team returns the team a placement runs on. The CPUs must be allowed
+// even when the team runs unpinned: a CPU outside the set is a mistake.
 func team(cpus []int) (*osal.Team, error) {
+	if allowed, err := osal.Allowed(); err == nil {
+		for _, c := range cpus {
+			if !allowed.Has(c) {
+				return nil, fmt.Errorf("CPU %d is not in the allowed set %s", c, allowed)
+			}
+		}
+	}
 	if Oversubscribed(cpus) {
 		return osal.NewUnpinnedTeam(len(cpus))
 	}
