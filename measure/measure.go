@@ -139,7 +139,7 @@ func team(cpus []int) (*osal.Team, error) {
 	if allowed, err := osal.Allowed(); err == nil {
 		for _, c := range cpus {
 			if !allowed.Has(c) {
-				return nil, fmt.Errorf("CPU %d is not in the allowed set %s", c, allowed)
+				return nil, fmt.Errorf("CPU %d is not allowed for this process (allowed CPUs: %s)", c, allowed)
 			}
 		}
 	}

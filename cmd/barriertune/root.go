@@ -27,7 +27,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newTopoCmd(), newSetsCmd(), newBenchCmd(), newCheckCmd(), newShowCmd())
+	root.AddCommand(newVersionCmd(), newTopoCmd(), newSetsCmd(), newBenchCmd(), newCheckCmd(), newShowCmd(), newExportCmd(), newPlotCmd())
 	return root
 }
 
