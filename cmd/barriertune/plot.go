@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/results"
 )
@@ -84,7 +85,7 @@ func savePlot(p *plot.Plot, path string) error {
 	if err := plotFormat(path); err != nil {
 		return err
 	}
-	if err := p.Save(20*vg.Centimeter, 13*vg.Centimeter, path); err != nil {
+	if err := p.Save(20*vg.Centimeter, 15*vg.Centimeter, path); err != nil {
 		return fmt.Errorf("writing plot %s: %w", path, err)
 	}
 	return nil
@@ -107,6 +108,8 @@ func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 			}
 		}
 	}
+	// Catalog order, unknown names (another version's) after.
+	slices.SortStableFunc(algs, func(a, b string) int { return catalogRank(a) - catalogRank(b) })
 	pts = map[string]plotter.XYs{}
 	for _, a := range algs {
 		var xys plotter.XYs
@@ -117,6 +120,16 @@ func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 		pts[a] = xys
 	}
 	return algs, pts
+}
+
+// catalogRank is an algorithm's place in the catalog, past its end when
+// unknown.
+func catalogRank(alg string) int {
+	names := barriers.Names()
+	if i := slices.Index(names, alg); i >= 0 {
+		return i
+	}
+	return len(names)
 }
 
 // resultsPlot draws a results file.
@@ -135,7 +148,9 @@ func resultsPlot(f *results.File) (*plot.Plot, error) {
 	p.Title.Text = "Barrier episode time on " + f.Machine.CPU.Name
 	p.X.Label.Text = "threads"
 	p.Y.Label.Text = "ns per episode (median)"
-	p.Legend.Top, p.Legend.Left = true, true
+	// Bottom right: barrier curves rise with the thread count.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(8)
 	p.Add(plotter.NewGrid())
 
 	lo, hi := math.Inf(1), math.Inf(-1)
