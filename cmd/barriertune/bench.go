@@ -18,6 +18,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var (
 		algorithm, cpuList, policyName string
+		skew, plotPath                 string
 		threads, samples               int
 		sampleTime                     time.Duration
 		pingpong, asJSON               bool
@@ -105,10 +106,18 @@ every thread has a CPU of its own, else auto (park at once).`,
 			for _, n := range names {
 				cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 			}
+			if skew != "" {
+				return runSkew(w, cpus, cands, skew, opts, asJSON)
+			}
 			opts.Floor = true
 			run, err := measure.Barriers(cpus, cands, opts)
 			if err != nil {
 				return err
+			}
+			if plotPath != "" {
+				if err := writeBenchPlot(plotPath, run.Results, run.Floor); err != nil {
+					return err
+				}
 			}
 			results, floor := run.Results, run.Floor
 			if asJSON {
@@ -130,6 +139,8 @@ every thread has a CPU of its own, else auto (park at once).`,
 	f.DurationVar(&sampleTime, "sample-time", 0, "target duration of one sample (default 200µs)")
 	f.BoolVar(&pingpong, "pingpong", false, "measure the one-way core-to-core latency between --cpus A,B")
 	f.BoolVar(&asJSON, "json", false, "print as JSON")
+	f.StringVar(&skew, "skew", "", "make the last thread arrive late by these delays (ns or durations, e.g. 500,2us) and report synchronisation time against skew")
+	f.StringVar(&plotPath, "plot", "", "also plot the run to `FILE`.svg or .png")
 	return cmd
 }
 

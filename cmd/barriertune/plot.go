@@ -221,6 +221,18 @@ func resultsPlot(f *results.File) (*plot.Plot, error) {
 	return p, nil
 }
 
+// writeBenchPlot plots one bench run to path (.svg or .png).
+func writeBenchPlot(path string, rs []measure.Result, floor *measure.PingPong) error {
+	if err := plotFormat(path); err != nil {
+		return err
+	}
+	p, err := benchPlot(rs, floor)
+	if err != nil {
+		return err
+	}
+	return savePlot(p, path)
+}
+
 // benchPlot draws one bench run: ns per episode for each algorithm, the
 // fastest ringed, the floor dashed. bench calls it for --plot FILE.
 func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error) {
