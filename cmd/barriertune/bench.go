@@ -27,7 +27,14 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Time barrier algorithms, or the core-to-core ping-pong floor",
 		Long: `Time barrier algorithms on pinned, locked OS threads and report
-nanoseconds per episode (median, min, max over repeated samples).
+nanoseconds per episode as EPCC syncbench does: median with its 95%
+confidence interval, min, max, and mean and standard deviation without the
+outliers (samples beyond 3 interquartile ranges from the quartiles).
+
+With --skew, the last thread arrives late by each given delay and bench
+reports the synchronisation time (episode time minus the delay) against
+the delay: which algorithms absorb imbalance. --plot FILE also draws the
+run.
 
 Without --cpus, threads go round-robin over the allowed CPUs. When threads
 outnumber the CPUs (or GOMAXPROCS) they run as plain goroutines, which the
@@ -165,13 +172,13 @@ func printBench(w interface{ Write([]byte) (int, error) }, results []measure.Res
 		fmt.Fprintf(w, "floor: one-way latency CPU %d <-> CPU %d, median %.1f ns\n", floor.CPUs[0], floor.CPUs[1], floor.MedianNs)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "algorithm\tpolicy\tmedian ns\tmin ns\tmax ns\treps\t"
+	header := "algorithm\tpolicy\tmedian ns\t95% CI\tmin ns\tmax ns\tmean ns\tstddev\toutliers\treps\t"
 	if floor != nil {
 		header += "x floor\t"
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range sorted {
-		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t", r.Algorithm, r.Policy, r.MedianNs, r.MinNs, r.MaxNs, r.Reps)
+		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f-%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t", r.Algorithm, r.Policy, r.MedianNs, r.CILowNs, r.CIHighNs, r.MinNs, r.MaxNs, r.MeanNs, r.StddevNs, r.Outliers, r.Reps)
 		if floor != nil {
 			line += fmt.Sprintf("%.2f\t", r.MedianNs/floor.MedianNs)
 		}
