@@ -5,6 +5,12 @@
 // hits them all alike, and the median, extremes and a confidence interval
 // of the median reported in nanoseconds per episode.
 //
+// Summarize reports what EPCC syncbench reports (mean and standard
+// deviation without outliers, min, median, max, outliers dropped, a
+// confidence interval of the median); Compare tells a real difference from
+// noise with the Mann-Whitney U test. Options.Skew delays the last rank's
+// arrival to measure synchronisation time under process skew.
+//
 // Both `barriertune bench` and the install-time check use it.
 package measure
 
