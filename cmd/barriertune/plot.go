@@ -53,6 +53,7 @@ extension of -o: .svg or .png.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "barriertune.svg", "output file: .svg or .png")
+	_ = cmd.MarkFlagFilename("output", "svg", "png")
 	return cmd
 }
 
