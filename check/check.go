@@ -27,8 +27,9 @@ const (
 	DefaultSamples = 31
 	// MinSamples is the fewest samples per candidate budget cuts leave.
 	MinSamples = 9
-	// TieFraction: winners within 3% of the best are tied; the simpler
-	// algorithm (catalog order) wins.
+	// TieFraction: winners within 3% of the best are tied even when the
+	// difference is significant (see tied); the simpler algorithm
+	// (catalog order) wins.
 	TieFraction = 0.03
 	// DropFactor drops a candidate once it is twice as slow as the best.
 	DropFactor = 2.0
@@ -269,6 +270,7 @@ rounds:
 	}
 	for ui, u := range p.units {
 		entry := results.Threads{Threads: u.threads, Measurements: []results.Measurement{}, Complete: true}
+		var samples []scoringSamples // aligned with entry.Measurements
 		for si, set := range u.sets {
 			k := key{ui, si}
 			rs, ok := pooled[k]
@@ -281,13 +283,19 @@ rounds:
 			}
 			for i, r := range rs {
 				r.Summarise()
+				ss := scoringSamples{raw: r.Samples}
 				// Floor-normalised: the median ratio to the same round's
 				// floor, in ns at the floor's median. Slow drift on a shared
 				// machine hits a round's candidate and floor alike and cancels.
 				norm := 0.0
 				if rk := ratios[k]; rk != nil && len(rk[i]) > 0 {
-					norm = measure.Median(rk[i]) * measure.Median(floorSamples[k])
+					fm := measure.Median(floorSamples[k])
+					norm = measure.Median(rk[i]) * fm
+					for _, x := range rk[i] {
+						ss.normalized = append(ss.normalized, x*fm)
+					}
 				}
+				samples = append(samples, ss)
 				entry.Measurements = append(entry.Measurements, results.Measurement{
 					Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: set.Config,
 					CPUs: r.CPUs, Pinned: r.Pinned, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs,
@@ -295,7 +303,7 @@ rounds:
 				})
 			}
 		}
-		entry.Best = best(entry.Measurements)
+		entry.Best = best(entry.Measurements, samples)
 		entry.Robust = robust(entry.Measurements)
 		if len(entry.Measurements) > 0 {
 			f.Threads = append(f.Threads, entry)
@@ -417,24 +425,31 @@ func valid(m results.Measurement) bool {
 	return !m.Dropped && m.Reps > 0 && !math.IsNaN(m.MedianNs)
 }
 
-// best picks the fastest (algorithm, placement); medians within
-// TieFraction of the fastest are ties, won by the simplest algorithm and
-// then the lower median.
-func best(ms []results.Measurement) *results.Choice {
+// best picks the fastest (algorithm, placement); candidates tied with it
+// (see tied: within TieFraction, or not significantly different by their
+// samples, aligned with ms, nil where unknown) are settled by TieRule.
+func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 	score := scorer(ms)
-	fastest := math.Inf(1)
-	for _, m := range ms {
-		if valid(m) {
-			fastest = min(fastest, score(m))
+	normalized := allNormalized(ms) // the scale score ranks by
+	sampleOf := func(i int) []float64 {
+		if i < len(samples) {
+			return samples[i].pick(normalized)
+		}
+		return nil
+	}
+	fastest, fi := math.Inf(1), -1
+	for i, m := range ms {
+		if valid(m) && score(m) < fastest {
+			fastest, fi = score(m), i
 		}
 	}
-	if math.IsInf(fastest, 1) {
+	if fi < 0 {
 		return nil
 	}
 	var win *results.Measurement
 	for i := range ms {
 		m := &ms[i]
-		if !valid(*m) || score(*m) > fastest*(1+TieFraction) {
+		if !valid(*m) || !tied(fastest, score(*m), sampleOf(fi), sampleOf(i)) {
 			continue
 		}
 		if win == nil || rank(m.Algorithm) < rank(win.Algorithm) ||

@@ -32,7 +32,7 @@ func m(alg string, cpus []int, median float64) results.Measurement {
 func TestBestBreaksTiesTowardSimpler(t *testing.T) {
 	p := []int{0, 1}
 	// mcs is fastest, but central (simpler) is within 3%: central wins.
-	c := best([]results.Measurement{m("mcs", p, 100), m("central", p, 102.5), m("dissemination", p, 101)})
+	c := best([]results.Measurement{m("mcs", p, 100), m("central", p, 102.5), m("dissemination", p, 101)}, nil)
 	if c.Algorithm != "central" {
 		t.Errorf("winner %s, want central (simplest within 3%%)", c.Algorithm)
 	}
@@ -42,22 +42,22 @@ func TestBestBreaksTiesTowardSimpler(t *testing.T) {
 	// Outside 3% the fastest wins; dropped ones never do.
 	d := m("central", p, 50)
 	d.Dropped = true
-	c = best([]results.Measurement{m("mcs", p, 100), m("central", p, 104), d})
+	c = best([]results.Measurement{m("mcs", p, 100), m("central", p, 104), d}, nil)
 	if c.Algorithm != "mcs" || c.RunnerUp != "central" || c.MarginPct != 4 {
 		t.Errorf("got %+v", c)
 	}
-	if best(nil) != nil {
+	if best(nil, nil) != nil {
 		t.Error("no measurements, no winner")
 	}
 	// With floor-normalised medians for all, they decide: raw medians
 	// taken at noisier moments do not.
 	a, b := m("mcs", p, 170), m("tournament", p, 105)
 	a.NormalizedNs, b.NormalizedNs = 50, 80
-	if c := best([]results.Measurement{a, b}); c.Algorithm != "mcs" || c.MarginPct != 60 {
+	if c := best([]results.Measurement{a, b}, nil); c.Algorithm != "mcs" || c.MarginPct != 60 {
 		t.Errorf("normalised ranking: %+v", c)
 	}
 	b.NormalizedNs = 0 // one lacks a floor: raw medians for all
-	if c := best([]results.Measurement{a, b}); c.Algorithm != "tournament" {
+	if c := best([]results.Measurement{a, b}, nil); c.Algorithm != "tournament" {
 		t.Errorf("mixed ranking: %+v", c)
 	}
 }
