@@ -21,7 +21,8 @@ type Mapping struct {
 	Gather, Release string
 	// GatherBits and ReleaseBits are libomp's branch bits
 	// (KMP_*_BARRIER="gather,release": a node has 2^bits children); -1
-	// means "from the fan-in" (log2 of the tuned fan-in).
+	// means "from the fan-in" (log2 of the tuned fan-in). The
+	// hierarchical pattern takes its shape from the machine and gets none.
 	GatherBits, ReleaseBits int
 	// SameShape is true when libomp's pattern builds the same
 	// communication graph as ours (not the same code).
@@ -57,6 +58,10 @@ var mappings = []Mapping{
 		"libomp has no pairwise exchange; hyper with 1 branch bit uses the same recursive-doubling partners", ""},
 	{"mcs", "tree", "tree", 2, 1, true,
 		"same shape: 4-ary arrival tree and binary wakeup tree (MCS packs child flags into one word, libomp keeps a flag per child)", "rice_tree"},
+	{"goroutine", "linear", "tree", 0, 2, false,
+		"libomp's linear gather is the same one-counter arrival in shape; its tree release wakes threads down a tree like ours, but libomp cannot park goroutines, only threads", ""},
+	{"hybrid", "hierarchical", "hierarchical", 0, 0, false,
+		"libomp's hierarchical barrier also follows the machine's levels, with one fixed algorithm; ours picks an algorithm per level", ""},
 	{"cond", "", "", 0, 0, false,
 		"a blocking baseline: no libomp pattern; passive waiting is the nearest behaviour", ""},
 	{"channel", "", "", 0, 0, false,

@@ -106,7 +106,9 @@ func ompBlock(b *strings.Builder, e entry, in string) {
 	}
 	for _, kind := range []string{"PLAIN", "FORKJOIN"} {
 		line("export KMP_%s_BARRIER_PATTERN=%s,%s", kind, m.Gather, m.Release)
-		line("export KMP_%s_BARRIER=%d,%d", kind, gb, rb)
+		if m.Gather != "hierarchical" {
+			line("export KMP_%s_BARRIER=%d,%d", kind, gb, rb)
+		}
 	}
 	if exact {
 		line("# libomp: %s", m.Libomp)

@@ -325,7 +325,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 		return nil, nil, nil, err
 	}
 	n := len(cpus)
-	ctl, err := barriers.NewCentral(n)
+	ctl, err := barriers.New("central", n)
 	if err != nil {
 		return nil, nil, nil, err
 	}
