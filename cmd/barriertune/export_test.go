@@ -28,7 +28,7 @@ func TestExportCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"export", path}, `required flag(s) "format" not set`},
-		{[]string{"export", "--format", "xml", path}, `unknown export format "xml"`},
+		{[]string{"export", "--format", "xml", path}, `(accepted: omp-env, c-header, env, kv)`},
 		{[]string{"export", "--format", "kv", filepath.Join(t.TempDir(), "none.json")}, "no such file"},
 	} {
 		if _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
