@@ -36,7 +36,7 @@ func m(alg string, cpus []int, median float64) results.Measurement {
 func TestBestBreaksTiesTowardSimpler(t *testing.T) {
 	p := []int{0, 1}
 	// mcs is fastest, but central (simpler) is within 3%: central wins.
-	c := best([]results.Measurement{m("mcs", p, 100), m("central", p, 102.5), m("dissemination", p, 101)})
+	c := best([]results.Measurement{m("mcs", p, 100), m("central", p, 102.5), m("dissemination", p, 101)}, nil)
 	if c.Algorithm != "central" {
 		t.Errorf("winner %s, want central (simplest within 3%%)", c.Algorithm)
 	}
@@ -46,22 +46,22 @@ func TestBestBreaksTiesTowardSimpler(t *testing.T) {
 	// Outside 3% the fastest wins; dropped ones never do.
 	d := m("central", p, 50)
 	d.Dropped = true
-	c = best([]results.Measurement{m("mcs", p, 100), m("central", p, 104), d})
+	c = best([]results.Measurement{m("mcs", p, 100), m("central", p, 104), d}, nil)
 	if c.Algorithm != "mcs" || c.RunnerUp != "central" || c.MarginPct != 4 {
 		t.Errorf("got %+v", c)
 	}
-	if best(nil) != nil {
+	if best(nil, nil) != nil {
 		t.Error("no measurements, no winner")
 	}
 	// With floor-normalised medians for all, they decide: raw medians
 	// taken at noisier moments do not.
 	a, b := m("mcs", p, 170), m("tournament", p, 105)
 	a.NormalizedNs, b.NormalizedNs = 50, 80
-	if c := best([]results.Measurement{a, b}); c.Algorithm != "mcs" || c.MarginPct != 60 {
+	if c := best([]results.Measurement{a, b}, nil); c.Algorithm != "mcs" || c.MarginPct != 60 {
 		t.Errorf("normalised ranking: %+v", c)
 	}
 	b.NormalizedNs = 0 // one lacks a floor: raw medians for all
-	if c := best([]results.Measurement{a, b}); c.Algorithm != "tournament" {
+	if c := best([]results.Measurement{a, b}, nil); c.Algorithm != "tournament" {
 		t.Errorf("mixed ranking: %+v", c)
 	}
 }
@@ -149,11 +149,12 @@ func TestRunAndResume(t *testing.T) {
 		t.Error("no floor measured")
 	}
 
-	// Cancelled before it starts: nothing measured, no file.
+	// Cancelled before it starts: partial, nothing complete.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if p, err := Run(ctx, cfg); !errors.Is(err, ErrNothingMeasured) || p != nil {
-		t.Fatalf("cancelled run: file %v, err %v", p != nil, err)
+	p, err := Run(ctx, cfg)
+	if err == nil || !p.Partial {
+		t.Fatalf("cancelled run: partial %v, err %v", p.Partial, err)
 	}
 	// Resume from a file with only 2 threads complete.
 	f.Threads = f.Threads[:1]
@@ -238,19 +239,19 @@ func TestRunValidatesConfig(t *testing.T) {
 	}
 }
 
-// TestNothingMeasured: a budget too small for one placement is an error
-// and no file, so the caller keeps a good file.
+// TestNothingMeasured: a budget too small for one placement is an error,
+// with a partial file, so the caller keeps a good file.
 func TestNothingMeasured(t *testing.T) {
 	topo := liveTopo(t)
 	f, err := Run(context.Background(), Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}, Budget: time.Nanosecond})
-	if !errors.Is(err, ErrNothingMeasured) || f != nil {
-		t.Errorf("1ns budget: file %v, err %v", f != nil, err)
+	if !errors.Is(err, ErrNothingMeasured) || !f.Partial {
+		t.Errorf("1ns budget: partial %v, err %v", f.Partial, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f, err = Run(ctx, Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}})
-	if !errors.Is(err, ErrNothingMeasured) || !errors.Is(err, context.Canceled) || f != nil {
-		t.Errorf("cancelled at once: file %v, err %v", f != nil, err)
+	_, err = Run(ctx, Config{Topology: topo, Threads: []int{2}, Algorithms: []string{"central"}})
+	if !errors.Is(err, ErrNothingMeasured) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled at once: %v", err)
 	}
 }
 

@@ -21,26 +21,35 @@ func valid(m results.Measurement) bool {
 	return !m.Dropped && m.Reps > 0 && !math.IsNaN(m.MedianNs)
 }
 
-// best picks the fastest (algorithm, placement); medians within
-// TieFraction of the fastest are ties, won by the simplest algorithm and
-// then the lower median.
-func best(ms []results.Measurement) *results.Choice {
+// best picks the fastest (algorithm, placement); candidates tied with it
+// (see tied: within TieFraction, or not significantly different by their
+// samples, aligned with ms, nil where unknown) are settled by TieRule.
+func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 	score := scorer(ms)
-	fastest := math.Inf(1)
-	for _, m := range ms {
-		if valid(m) {
-			fastest = min(fastest, score(m))
+	normalized := allNormalized(ms) // the scale score ranks by
+	sampleOf := func(i int) []float64 {
+		if i < len(samples) {
+			return samples[i].pick(normalized)
+		}
+		return nil
+	}
+	fastest, fi := math.Inf(1), -1
+	for i, m := range ms {
+		if valid(m) && score(m) < fastest {
+			fastest, fi = score(m), i
 		}
 	}
-	if math.IsInf(fastest, 1) {
+	if fi < 0 {
 		return nil
 	}
 	var win *results.Measurement
+	tie := false
 	for i := range ms {
 		m := &ms[i]
-		if !valid(*m) || score(*m) > fastest*(1+TieFraction) {
+		if !valid(*m) || !tied(fastest, score(*m), sampleOf(fi), sampleOf(i)) {
 			continue
 		}
+		tie = tie || m.Algorithm != ms[fi].Algorithm // another algorithm within noise
 		if win == nil || rank(m.Algorithm) < rank(win.Algorithm) ||
 			rank(m.Algorithm) == rank(win.Algorithm) && score(*m) < score(*win) {
 			win = m
@@ -48,6 +57,9 @@ func best(ms []results.Measurement) *results.Choice {
 	}
 	c := &results.Choice{Algorithm: win.Algorithm, Policy: win.Policy, CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
 		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
+	if tie {
+		c.Tie, c.TieRule = true, TieRule
+	}
 	runner := math.Inf(1)
 	for _, m := range ms {
 		if valid(m) && m.Algorithm != win.Algorithm && score(m) < runner {

@@ -179,7 +179,7 @@ func simulateEntry(sc ScaleConfig, topo *hwtree.Topology, e *ScaleEntry) (result
 			})
 		}
 	}
-	entry.Best = best(entry.Measurements)
+	entry.Best = best(entry.Measurements, nil)
 	entry.Robust = robust(entry.Measurements)
 	return entry, fanIns, comps, nil
 }

@@ -69,11 +69,10 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 		cause = nil
 	}
 	if s.measured == 0 {
-		// No file: there is nothing in it to keep, and a good file stays.
 		if cause == nil {
-			return nil, fmt.Errorf("%w: the budget of %s ran out before the first placement (raise --budget)", ErrNothingMeasured, budget)
+			return f, fmt.Errorf("%w: the budget of %s ran out before the first placement (raise --budget)", ErrNothingMeasured, budget)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrNothingMeasured, cause)
+		return f, fmt.Errorf("%w: %w", ErrNothingMeasured, cause)
 	}
 	return f, cause
 }
@@ -82,6 +81,7 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 // the robust choice.
 func (s *samples) entry(ui int, u unit) results.Threads {
 	entry := results.Threads{Threads: u.threads, Source: results.SourceMeasured, Measurements: []results.Measurement{}, Complete: true}
+	var scoring []scoringSamples // aligned with entry.Measurements, for the tie test
 	for si, set := range u.sets {
 		k := key{ui, si}
 		rs, ok := s.pooled[k]
@@ -90,11 +90,26 @@ func (s *samples) entry(ui int, u unit) results.Threads {
 		}
 		for i, r := range rs {
 			entry.Measurements = append(entry.Measurements, s.measurement(k, i, r, set.Config, setLabel(set)))
+			scoring = append(scoring, s.scoring(k, i, r))
 		}
 	}
-	entry.Best = best(entry.Measurements)
+	entry.Best = best(entry.Measurements, scoring)
 	entry.Robust = robust(entry.Measurements)
 	return entry
+}
+
+// scoring returns candidate i's samples on placement k, raw and
+// floor-normalised (ratio to the same round's floor sample, times the
+// floor's median), for the tie test.
+func (s *samples) scoring(k key, i int, r measure.Result) scoringSamples {
+	ss := scoringSamples{raw: r.Samples}
+	if rk := s.ratios[k]; rk != nil && len(rk[i]) > 0 {
+		fm := measure.Median(s.floorSamples[k])
+		for _, x := range rk[i] {
+			ss.normalized = append(ss.normalized, x*fm)
+		}
+	}
+	return ss
 }
 
 // measurement summarises candidate i's pooled samples on placement k.
@@ -111,5 +126,6 @@ func (s *samples) measurement(k key, i int, r measure.Result, config, label stri
 		Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: config,
 		CPUs: r.CPUs, Pinned: r.Pinned, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs,
 		CILowNs: r.CILowNs, CIHighNs: r.CIHighNs, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
+		MeanNs: r.MeanNs, StddevNs: r.StddevNs, Outliers: r.Outliers,
 	}
 }

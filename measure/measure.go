@@ -5,6 +5,12 @@
 // hits them all alike, and the median, extremes and a confidence interval
 // of the median reported in nanoseconds per episode.
 //
+// Summarize reports what EPCC syncbench reports (mean and standard
+// deviation without outliers, min, median, max, outliers dropped, a
+// confidence interval of the median); Compare tells a real difference from
+// noise with the Mann-Whitney U test. Options.Skew delays the last rank's
+// arrival to measure synchronisation time under process skew.
+//
 // Both `barriertune bench` and the install-time check use it.
 package measure
 
@@ -51,7 +57,17 @@ type Options struct {
 	// Context stops sampling early when done; results keep what was
 	// measured (Reps tells how much).
 	Context context.Context
+	// Skew makes the last rank arrive late: before each of its arrivals it
+	// spins for Skew, and the reported times are the episode time minus
+	// Skew, i.e. how long the barrier takes to release everyone after the
+	// late arrival (Hoefler's synchronisation time under skew). The
+	// floor is never skewed. At most MaxSkew.
+	Skew time.Duration
 }
+
+// MaxSkew caps Options.Skew: longer delays measure the delay, not the
+// barrier.
+const MaxSkew = 10 * time.Millisecond
 
 func (o *Options) defaults() {
 	if o.SampleTarget <= 0 {
@@ -84,6 +100,14 @@ type Result struct {
 	// (order statistics of the samples).
 	CILowNs  float64 `json:"ci_low_ns"`
 	CIHighNs float64 `json:"ci_high_ns"`
+	// MeanNs and StddevNs are over the samples left after dropping the
+	// Outliers (see Stats).
+	MeanNs   float64 `json:"mean_ns"`
+	StddevNs float64 `json:"stddev_ns"`
+	Outliers int     `json:"outliers"`
+	// SkewNs is the delay the last rank waited before each arrival (bench
+	// --skew); the times above are then the episode time minus SkewNs.
+	SkewNs float64 `json:"skew_ns,omitempty"`
 	// Reps is the number of samples taken; each sample is
 	// EpisodesPerRep episodes.
 	Reps           int  `json:"reps"`
@@ -96,8 +120,12 @@ type Result struct {
 
 // Summarise fills a result's statistics from its Samples.
 func (r *Result) Summarise() {
-	s := summarise(r.Samples)
-	r.MedianNs, r.MinNs, r.MaxNs, r.CILowNs, r.CIHighNs, r.Reps = s.MedianNs, s.MinNs, s.MaxNs, s.CILowNs, s.CIHighNs, s.Reps
+	r.setStats(Summarize(r.Samples))
+}
+
+func (r *Result) setStats(s Stats) {
+	r.MedianNs, r.MinNs, r.MaxNs, r.CILowNs, r.CIHighNs, r.Reps = s.MedianNs, s.MinNs, s.MaxNs, s.CILowNs, s.CIHighNs, s.N
+	r.MeanNs, r.StddevNs, r.Outliers = s.MeanNs, s.StddevNs, s.Outliers
 }
 
 // Oversubscribed reports whether the placement puts more threads than
@@ -111,8 +139,16 @@ func Oversubscribed(cpus []int) bool {
 	return len(cpus) > len(distinct) || len(cpus) > runtime.GOMAXPROCS(0)
 }
 
-// team returns the team a placement runs on.
+// team returns the team a placement runs on. The CPUs must be allowed
+// even when the team runs unpinned: a CPU outside the set is a mistake.
 func team(cpus []int) (*osal.Team, error) {
+	if allowed, err := osal.Allowed(); err == nil {
+		for _, c := range cpus {
+			if !allowed.Has(c) {
+				return nil, fmt.Errorf("CPU %d is not allowed for this process (allowed CPUs: %s)", c, allowed)
+			}
+		}
+	}
 	if Oversubscribed(cpus) {
 		return osal.NewUnpinnedTeam(len(cpus))
 	}
@@ -124,6 +160,23 @@ type workload struct {
 	run     func(rank, k int)
 	divisor float64 // time units per episode (2 for a ping-pong round trip)
 	keep    bool    // never dropped (the floor)
+	offset  float64 // ns subtracted from each per-episode time (the skew)
+}
+
+// skewed is barrier b with rank late spinning for skew before each
+// arrival; the skew is subtracted from the per-episode time.
+func skewed(b barriers.Barrier, late int, skew time.Duration) workload {
+	d := skew.Nanoseconds()
+	return workload{divisor: 1, offset: float64(d), run: func(rank, k int) {
+		for j := 0; j < k; j++ {
+			if rank == late {
+				for t0 := osal.Nanotime(); osal.Nanotime()-t0 < d; {
+					osal.Relax()
+				}
+			}
+			b.Wait(rank)
+		}
+	}}
 }
 
 // Run is the outcome of Barriers: one result per candidate, in order, and
@@ -146,12 +199,19 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	if len(cands) == 0 {
 		return Run{}, errors.New("measure: no candidates")
 	}
+	if opts.Skew < 0 || opts.Skew > MaxSkew {
+		return Run{}, fmt.Errorf("measure: skew %v out of range (want 0 to %v)", opts.Skew, MaxSkew)
+	}
 	n := len(cpus)
 	works := make([]workload, 0, len(cands)+1)
 	for _, c := range cands {
 		b, err := barriers.New(c.Algorithm, n, barriers.WithPolicy(c.Policy))
 		if err != nil {
 			return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
+		}
+		if opts.Skew > 0 {
+			works = append(works, skewed(b, n-1, opts.Skew))
+			continue
 		}
 		works = append(works, workload{divisor: 1, run: func(rank, k int) {
 			for j := 0; j < k; j++ {
@@ -173,6 +233,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
 		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
+		r.SkewNs = float64(opts.Skew.Nanoseconds())
 		run.Results = append(run.Results, r)
 	}
 	if floor {
@@ -309,7 +370,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 				w.run(rank, c.k[i])
 				if rank == 0 {
 					el := float64(osal.Nanotime() - t0)
-					samples[i] = append(samples[i], el/float64(c.k[i])/w.divisor)
+					samples[i] = append(samples[i], el/float64(c.k[i])/w.divisor-w.offset)
 				}
 			}
 			// Every rank has read this round's control; only now may rank
@@ -360,20 +421,10 @@ func Median(s []float64) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-// summarise computes the median, extremes and a ~95% confidence interval of
-// the median from order statistics: ranks n/2 ± 0.98·√n.
+// summarise computes a result's statistics from samples (see Stats).
 func summarise(s []float64) Result {
-	v := slices.Clone(s)
-	slices.Sort(v)
-	r := Result{Reps: len(v)}
-	if len(v) == 0 {
-		return r
-	}
-	r.MedianNs, r.MinNs, r.MaxNs = Median(v), v[0], v[len(v)-1]
-	h := 0.98 * math.Sqrt(float64(len(v)))
-	lo := max(int(math.Floor(float64(len(v))/2-h)), 0)
-	hi := min(int(math.Ceil(float64(len(v))/2+h)), len(v)-1)
-	r.CILowNs, r.CIHighNs = v[lo], v[hi]
+	var r Result
+	r.setStats(Summarize(s))
 	return r
 }
 

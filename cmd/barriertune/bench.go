@@ -32,6 +32,8 @@ type benchOptions struct {
 	sampleTime    time.Duration
 	pingpong      bool
 	json          bool
+	skew          string // --skew delays, parsed by parseSkews
+	plot          string // --plot FILE.svg|.png
 }
 
 func newBenchCmd(g *globalOptions) *cobra.Command {
@@ -40,7 +42,14 @@ func newBenchCmd(g *globalOptions) *cobra.Command {
 		Use:   "bench",
 		Short: "Time barrier algorithms, or the core-to-core ping-pong floor",
 		Long: `Time barrier algorithms on pinned, locked OS threads and report
-nanoseconds per episode (median, min, max over repeated samples).
+nanoseconds per episode as EPCC syncbench does: median with its 95%
+confidence interval, min, max, and mean and standard deviation without the
+outliers (samples beyond 3 interquartile ranges from the quartiles).
+
+With --skew, the last thread arrives late by each given delay and bench
+reports the synchronisation time (episode time minus the delay) against
+the delay: which algorithms absorb imbalance. --plot FILE also draws the
+run.
 
 Without --cpus, threads go round-robin over the allowed CPUs. When threads
 outnumber the CPUs (or GOMAXPROCS) they run as plain goroutines, which the
@@ -81,6 +90,9 @@ is printed and the exit code is 130 or 143.`,
 	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
 	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the one-way core-to-core latency between --cpus A,B")
 	f.BoolVar(&opts.json, "json", false, "print as JSON")
+	f.StringVar(&opts.skew, "skew", "", "make the last thread arrive late by these delays (ns or durations, e.g. 500,2us) and report synchronisation time against skew")
+	f.StringVar(&opts.plot, "plot", "", "also plot the run to `FILE`.svg or .png")
+	_ = cmd.MarkFlagFilename("plot", "svg", "png")
 	registerCompletions(cmd, map[string][]string{
 		"algorithm": append(barriers.Names(), "all"),
 		"policy":    policyNames(),
@@ -104,6 +116,13 @@ func (o *benchOptions) validate() error {
 		return usageErrorf("--sample-time %s: want at most %s", o.sampleTime, maxSampleTime)
 	case o.threadsSet && (o.threads < 1 || o.threads > maxThreads):
 		return usageErrorf("--threads %d: want 1..%d threads", o.threads, maxThreads)
+	case o.plot != "" && plotFormat(o.plot) != nil:
+		return usageError(plotFormat(o.plot))
+	}
+	if o.skew != "" {
+		if _, err := parseSkews(o.skew); err != nil {
+			return usageError(err)
+		}
 	}
 	return nil
 }
@@ -172,6 +191,9 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	for _, n := range names {
 		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 	}
+	if opts.skew != "" {
+		return runSkew(w, cpus, cands, opts.skew, mopts, opts.json)
+	}
 	mopts.Floor = true
 	opts.global.verbosef(stderr, "bench: %d threads on CPUs %s, policy %s, algorithms %s, %d samples of %s each",
 		len(cpus), joinInts(cpus), policy, strings.Join(names, ","), opts.samples, opts.sampleTime)
@@ -187,6 +209,11 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	results, floor := run.Results, run.Floor
 	if len(results) == 0 {
 		return errors.New("bench measured nothing")
+	}
+	if opts.plot != "" {
+		if err := writeBenchPlot(opts.plot, results, floor); err != nil {
+			return err
+		}
 	}
 	if opts.json {
 		out := map[string]any{"results": results}
@@ -275,13 +302,13 @@ func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) 
 		fmt.Fprintf(w, "floor: one-way latency CPU %d <-> CPU %d, median %.1f ns\n", floor.CPUs[0], floor.CPUs[1], floor.MedianNs)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "algorithm\tpolicy\tmedian ns\tmin ns\tmax ns\treps\t"
+	header := "algorithm\tpolicy\tmedian ns\t95% CI\tmin ns\tmax ns\tmean ns\tstddev\toutliers\treps\t"
 	if floor != nil {
 		header += "x floor\t"
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range sorted {
-		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f\t%.1f\t%d\t", r.Algorithm, r.Policy, r.MedianNs, r.MinNs, r.MaxNs, r.Reps)
+		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f-%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t", r.Algorithm, r.Policy, r.MedianNs, r.CILowNs, r.CIHighNs, r.MinNs, r.MaxNs, r.MeanNs, r.StddevNs, r.Outliers, r.Reps)
 		if floor != nil {
 			line += fmt.Sprintf("%.2f\t", r.MedianNs/floor.MedianNs)
 		}

@@ -73,6 +73,8 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newShowCmd(g))
 	root.AddCommand(newLatencyCmd())
 	root.AddCommand(newModelCmd())
+	root.AddCommand(newExportCmd(g))
+	root.AddCommand(newPlotCmd(g))
 	root.AddCommand(newDocsCmd())
 
 	finishCommands(root)

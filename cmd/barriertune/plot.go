@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/results"
+)
+
+// plotOptions are the plot command's flags and argument.
+type plotOptions struct {
+	global *globalOptions
+	out    string // .svg or .png
+	path   string // results file; "" is the per-user default
+}
+
+func newPlotCmd(g *globalOptions) *cobra.Command {
+	o := &plotOptions{global: g}
+	cmd := &cobra.Command{
+		Use:   "plot [-o FILE.svg|FILE.png] [FILE]",
+		Short: "Plot nanoseconds per episode against thread count for every algorithm",
+		Long: `Plot a results file (default: the per-user file that ` + "`barriertune check`" + `
+writes): nanoseconds per barrier episode against thread count, one curve
+per algorithm (its best measured placement at each count), the winner of
+each count ringed in black, and the core-to-core floors as dashed lines.
+The axes turn logarithmic when the values span more than a factor of ten
+(y) or the thread counts a factor of eight (x). The format follows the
+extension of -o: .svg or .png.`,
+		Example: `  barriertune plot -o barriers.svg
+  barriertune plot -o barriers.png /etc/barriertune/results.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.path = args[0]
+			}
+			return runPlot(cmd.Context(), o, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVarP(&o.out, "output", "o", "barriertune.svg", "output file: .svg or .png")
+	_ = cmd.MarkFlagFilename("output", "svg", "png")
+	return cmd
+}
+
+// runPlot reads the results file and writes the plot.
+func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
+	if err := plotFormat(o.out); err != nil {
+		return usageError(err)
+	}
+	f, err := readResults(o.path)
+	if err != nil {
+		return err
+	}
+	p, err := resultsPlot(f)
+	if err != nil {
+		return err
+	}
+	if err := savePlot(p, o.out); err != nil {
+		return err
+	}
+	if !o.global.quiet {
+		fmt.Fprintf(stderr, "wrote %s\n", o.out)
+	}
+	return nil
+}
+
+// plotFormat checks that path ends in .svg or .png.
+func plotFormat(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg", ".png":
+		return nil
+	}
+	return fmt.Errorf("plot output %q: unknown format %q (accepted: .svg, .png)", path, filepath.Ext(path))
+}
+
+func savePlot(p *plot.Plot, path string) error {
+	if err := plotFormat(path); err != nil {
+		return err
+	}
+	if err := p.Save(20*vg.Centimeter, 15*vg.Centimeter, path); err != nil {
+		return fmt.Errorf("writing plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// curves is each algorithm's best median per thread count.
+func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
+	best := map[string]map[int]float64{}
+	for _, t := range f.Threads {
+		for _, m := range t.Measurements {
+			if m.Dropped || !(m.MedianNs > 0) || math.IsInf(m.MedianNs, 0) {
+				continue
+			}
+			if best[m.Algorithm] == nil {
+				best[m.Algorithm] = map[int]float64{}
+				algs = append(algs, m.Algorithm)
+			}
+			if v, ok := best[m.Algorithm][t.Threads]; !ok || m.MedianNs < v {
+				best[m.Algorithm][t.Threads] = m.MedianNs
+			}
+		}
+	}
+	// Catalog order, unknown names (another version's) after.
+	slices.SortStableFunc(algs, func(a, b string) int { return catalogRank(a) - catalogRank(b) })
+	pts = map[string]plotter.XYs{}
+	for _, a := range algs {
+		var xys plotter.XYs
+		for n, v := range best[a] {
+			xys = append(xys, plotter.XY{X: float64(n), Y: v})
+		}
+		slices.SortFunc(xys, func(p, q plotter.XY) int { return int(p.X - q.X) })
+		pts[a] = xys
+	}
+	return algs, pts
+}
+
+// catalogRank is an algorithm's place in the catalog, past its end when
+// unknown.
+func catalogRank(alg string) int {
+	names := barriers.Names()
+	if i := slices.Index(names, alg); i >= 0 {
+		return i
+	}
+	return len(names)
+}
+
+// resultsPlot draws a results file.
+func resultsPlot(f *results.File) (*plot.Plot, error) {
+	algs, pts := curves(f)
+	var winners plotter.XYs
+	for _, t := range f.Threads {
+		if t.Best != nil && t.Best.MedianNs > 0 {
+			winners = append(winners, plotter.XY{X: float64(t.Threads), Y: t.Best.MedianNs})
+		}
+	}
+	if len(algs) == 0 && len(winners) == 0 {
+		return nil, fmt.Errorf("the results file has no measurements to plot; run `barriertune check`")
+	}
+	p := plot.New()
+	p.Title.Text = "Barrier episode time on " + f.Machine.CPU.Name
+	p.X.Label.Text = "threads"
+	p.Y.Label.Text = "ns per episode (median)"
+	// Bottom right: barrier curves rise with the thread count.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.YOffs = vg.Points(8)
+	p.Add(plotter.NewGrid())
+
+	lo, hi := math.Inf(1), math.Inf(-1)
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	var ticks []plot.Tick
+	seen := map[float64]bool{}
+	note := func(xys plotter.XYs) {
+		for _, q := range xys {
+			lo, hi = min(lo, q.Y), max(hi, q.Y)
+			xlo, xhi = min(xlo, q.X), max(xhi, q.X)
+			if !seen[q.X] {
+				seen[q.X] = true
+				ticks = append(ticks, plot.Tick{Value: q.X, Label: fmt.Sprint(q.X)})
+			}
+		}
+	}
+	for i, a := range algs {
+		note(pts[a])
+		line, points, err := plotter.NewLinePoints(pts[a])
+		if err != nil {
+			return nil, fmt.Errorf("plotting %s: %w", a, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		points.Color, points.Shape = plotutil.Color(i), plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(a, line, points)
+	}
+	note(winners)
+	for _, fl := range f.Floor {
+		if fl.MedianNs > 0 {
+			lo, hi = min(lo, fl.MedianNs), max(hi, fl.MedianNs)
+		}
+	}
+	for i, fl := range f.Floor {
+		if !(fl.MedianNs > 0) {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: fl.MedianNs}, {X: xhi, Y: fl.MedianNs}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Gray{Y: uint8(40 + 40*(i%4))}
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("floor %s (%.0f ns)", fl.Level, fl.MedianNs), l)
+	}
+	if len(winners) > 0 {
+		w, err := plotter.NewScatter(winners)
+		if err != nil {
+			return nil, err
+		}
+		w.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+		p.Add(w)
+		p.Legend.Add("winner", w)
+	}
+	if lo > 0 && hi/lo > 10 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	slices.SortFunc(ticks, func(a, b plot.Tick) int { return int(a.Value - b.Value) })
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if xhi/xlo >= 8 {
+		p.X.Scale = plot.LogScale{}
+	}
+	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
+	return p, nil
+}
+
+// writeBenchPlot plots one bench run to path (.svg or .png).
+func writeBenchPlot(path string, rs []measure.Result, floor *measure.PingPong) error {
+	if err := plotFormat(path); err != nil {
+		return err
+	}
+	p, err := benchPlot(rs, floor)
+	if err != nil {
+		return err
+	}
+	return savePlot(p, path)
+}
+
+// benchPlot draws one bench run: ns per episode for each algorithm, the
+// fastest ringed, the floor dashed. bench calls it for --plot FILE.
+func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error) {
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("nothing to plot")
+	}
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b measure.Result) int {
+		switch {
+		case a.MedianNs < b.MedianNs:
+			return -1
+		case a.MedianNs > b.MedianNs:
+			return 1
+		}
+		return 0
+	})
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%d threads on CPUs %s", sorted[0].Threads, joinInts(sorted[0].CPUs))
+	if sorted[0].SkewNs > 0 {
+		p.Title.Text += fmt.Sprintf(", last arrival %.0f ns late", sorted[0].SkewNs)
+	}
+	p.Y.Label.Text = "ns per episode (median, bar: 95% CI)"
+	names := make([]string, len(sorted))
+	var pts plotter.XYs
+	var cis plotter.YErrors
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, r := range sorted {
+		if !(r.MedianNs > 0) {
+			continue // a skewed run can come out at or below zero
+		}
+		names[i] = r.Algorithm
+		pts = append(pts, plotter.XY{X: float64(i), Y: r.MedianNs})
+		cis = append(cis, struct{ Low, High float64 }{max(r.MedianNs-r.CILowNs, 0), max(r.CIHighNs-r.MedianNs, 0)})
+		lo, hi = min(lo, r.CILowNs, r.MedianNs), max(hi, r.CIHighNs, r.MedianNs)
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("no positive times to plot")
+	}
+	for i, r := range sorted {
+		names[i] = r.Algorithm
+	}
+	dots, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	dots.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+	bars, err := plotter.NewYErrorBars(struct {
+		plotter.XYs
+		plotter.YErrors
+	}{pts, cis})
+	if err != nil {
+		return nil, err
+	}
+	bars.Color = plotutil.Color(0)
+	p.Add(plotter.NewGrid(), bars, dots)
+	p.Legend.Add("median", dots)
+	w, err := plotter.NewScatter(pts[:1])
+	if err != nil {
+		return nil, err
+	}
+	w.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+	p.Add(w)
+	p.Legend.Add("fastest", w)
+	if floor != nil && floor.MedianNs > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: floor.MedianNs}, {X: float64(len(sorted)) - 0.5, Y: floor.MedianNs}})
+		if err != nil {
+			return nil, err
+		}
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("floor CPU %d<->%d (%.0f ns)", floor.CPUs[0], floor.CPUs[1], floor.MedianNs), l)
+		lo = min(lo, floor.MedianNs)
+	}
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = math.Pi / 4
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	if lo > 0 && hi/lo > 10 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/plotutil"
+
+	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/results"
+)
+
+// plotFixture is a results file with three algorithms over four counts,
+// written to a temporary file.
+func plotFixture(t *testing.T) (*results.File, string) {
+	t.Helper()
+	f := &results.File{Schema: results.Schema,
+		Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0-7", Topology: "pack:1 core:8 pu:1"},
+		Floor:   []results.Floor{{Level: "L3Cache", CPUs: [2]int{0, 1}, MedianNs: 40}},
+	}
+	f.Machine.CPU.Name = "Test CPU"
+	for _, n := range []int{1, 2, 4, 8} {
+		th := results.Threads{Threads: n, Complete: true}
+		cpus := make([]int, n)
+		for i := range cpus {
+			cpus[i] = i
+		}
+		for i, alg := range []string{"central", "dissemination", "mcs"} {
+			// central grows linearly, the others logarithmically.
+			ns := 50 * float64(n) * (1 + 0.1*float64(i))
+			if alg != "central" {
+				ns = 60*math.Log2(float64(2*n)) + 10*float64(i)
+			}
+			th.Measurements = append(th.Measurements,
+				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: ns, Reps: 21},
+				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: 3 * ns, Reps: 21}) // a worse placement
+		}
+		best := th.Measurements[2]
+		if n < 2 {
+			best = th.Measurements[0]
+		}
+		th.Best = &results.Choice{Algorithm: best.Algorithm, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: best.MedianNs}
+		f.Threads = append(f.Threads, th)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return f, path
+}
+
+func TestCurvesTakeTheBestPlacement(t *testing.T) {
+	f, _ := plotFixture(t)
+	algs, pts := curves(f)
+	if strings.Join(algs, ",") != "central,dissemination,mcs" {
+		t.Fatalf("algorithms %v", algs)
+	}
+	for _, a := range algs {
+		if len(pts[a]) != 4 {
+			t.Fatalf("%s: %d points, want 4", a, len(pts[a]))
+		}
+		for i, p := range pts[a] {
+			th := f.Lookup(int(p.X))
+			lo := math.Inf(1)
+			for _, m := range th.Measurements {
+				if m.Algorithm == a {
+					lo = min(lo, m.MedianNs)
+				}
+			}
+			if p.Y != lo || (i > 0 && p.X <= pts[a][i-1].X) {
+				t.Errorf("%s point %d = %v, want the least median %v in increasing thread order", a, i, p, lo)
+			}
+		}
+	}
+}
+
+// TestPlotWritesSVGAndPNG runs the command and checks the files show the
+// curves: the SVG names every algorithm, the winner and the floor; the
+// PNG has pixels in each curve's colour.
+func TestPlotWritesSVGAndPNG(t *testing.T) {
+	_, path := plotFixture(t)
+	dir := t.TempDir()
+	svg, pngPath := filepath.Join(dir, "p.svg"), filepath.Join(dir, "p.png")
+	for _, out := range []string{svg, pngPath} {
+		if _, err := run(t, "plot", "-o", out, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "central", "dissemination", "mcs", "winner", "floor L3Cache"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	fh, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	img, err := png.Decode(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if n := countColour(img, plotutil.Color(i)); n < 50 {
+			t.Errorf("curve %d: only %d pixels of its colour in the PNG", i, n)
+		}
+	}
+	if _, err := run(t, "plot", "-o", filepath.Join(dir, "p.pdf"), path); err == nil || !strings.Contains(err.Error(), ".svg, .png") {
+		t.Errorf("-o p.pdf: %v, want an error naming the accepted formats", err)
+	}
+}
+
+func countColour(img image.Image, c color.Color) int {
+	r0, g0, b0, _ := c.RGBA()
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bb, _ := img.At(x, y).RGBA()
+			if near16(r, r0) && near16(g, g0) && near16(bb, b0) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near16(a, b uint32) bool { return a+0x800 >= b && b+0x800 >= a }
+
+func TestPlotEmptyAndBench(t *testing.T) {
+	if _, err := resultsPlot(&results.File{}); err == nil {
+		t.Error("an empty results file plotted")
+	}
+	rs := []measure.Result{
+		{Algorithm: "mcs", Threads: 2, CPUs: []int{0, 1}, MedianNs: 80, CILowNs: 75, CIHighNs: 90},
+		{Algorithm: "central", Threads: 2, CPUs: []int{0, 1}, MedianNs: 60, CILowNs: 0, CIHighNs: 70},
+		{Algorithm: "cond", Threads: 2, CPUs: []int{0, 1}, MedianNs: 9000, CILowNs: 8000, CIHighNs: 9500},
+	}
+	p, err := benchPlot(rs, &measure.PingPong{CPUs: [2]int{0, 1}, MedianNs: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bench.png")
+	if err := savePlot(p, out); err != nil { // a zero CI bound must not break the scale
+		t.Fatal(err)
+	}
+	if _, err := benchPlot(nil, nil); err == nil {
+		t.Error("an empty bench run plotted")
+	}
+}

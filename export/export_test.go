@@ -1,0 +1,191 @@
+package export
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func fixture(t *testing.T) *results.File {
+	t.Helper()
+	f, err := results.Read(filepath.Join("testdata", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestGolden compares every export of the fixed results file with the
+// golden files in testdata (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	f := fixture(t)
+	for _, format := range Formats() {
+		for _, threads := range []int{0, 6} {
+			name := format
+			if threads > 0 {
+				name += "-threads" + strconv.Itoa(threads)
+			}
+			t.Run(name, func(t *testing.T) {
+				var b bytes.Buffer
+				if err := Write(&b, f, format, Options{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", name+".golden")
+				if *update {
+					if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b.String() != string(want) {
+					t.Errorf("%s differs from %s:\n%s", name, golden, b.String())
+				}
+			})
+		}
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	f := fixture(t)
+	for _, tc := range []struct {
+		format string
+		opts   Options
+		want   string
+	}{
+		{"yaml", Options{}, `unknown export format "yaml" (accepted: omp-env, c-header, env, kv)`},
+		{"kv", Options{Threads: -1}, "--threads -1 out of range"},
+		{"kv", Options{Threads: MaxThreads + 1}, "out of range"},
+	} {
+		err := Write(&bytes.Buffer{}, f, tc.format, tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Write(%q, %+v) = %v, want an error containing %q", tc.format, tc.opts, err, tc.want)
+		}
+	}
+	empty := &results.File{}
+	if err := Write(&bytes.Buffer{}, empty, "env", Options{Threads: 4}); err == nil {
+		t.Error("--threads on a file without winners: no error")
+	}
+	var b bytes.Buffer
+	if err := Write(&b, empty, "kv", Options{}); err != nil || b.Len() != 0 {
+		t.Errorf("kv of an empty file = %q, %v; want nothing", b.String(), err)
+	}
+}
+
+// TestNearestRule checks the exported rule for counts not measured
+// against a brute-force nearest search: every format must agree.
+func TestNearestRule(t *testing.T) {
+	f := fixture(t)
+	measured := []int{1, 2, 4, 8, 16}
+	for n := 1; n <= 40; n++ {
+		want := measured[0]
+		for _, m := range measured {
+			if d, bd := abs(m-n), abs(want-n); d < bd || d == bd && m > want {
+				want = m
+			}
+		}
+		var b bytes.Buffer
+		if err := Write(&b, f, "kv", Options{Threads: n}); err != nil {
+			t.Fatal(err)
+		}
+		if got := kvField(b.String(), "measured_threads"); got != strconv.Itoa(want) {
+			t.Errorf("%d threads: measured_threads=%s, want %d", n, got, want)
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func kvField(line, key string) string {
+	for _, f := range strings.Fields(line) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestCanonical(t *testing.T) {
+	for alias, want := range map[string]string{
+		"rice_tree": "mcs", "static_tree": "static-tree", "all_static_tree": "all-static-tree",
+		"central": "central", "butterfly": "butterfly", "dissemination": "dissemination", "mcs": "mcs",
+	} {
+		got, err := Canonical(alias)
+		if err != nil || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", alias, got, err, want)
+		}
+	}
+	for _, bad := range []string{"pthread", "rice-tree", ""} {
+		if got, err := Canonical(bad); err == nil {
+			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// TestMappingsCoverCatalog keeps the name mapping complete: every
+// algorithm of the catalog has one, and every alias names a real one.
+func TestMappingsCoverCatalog(t *testing.T) {
+	for _, n := range barriers.Names() {
+		if _, ok := MappingFor(n); !ok {
+			t.Errorf("algorithm %q has no mapping in export/names.go (and docs/results.md)", n)
+		}
+	}
+	for _, m := range Mappings() {
+		if m.OSAL != "" && osalAliases[m.OSAL] != m.Algorithm {
+			t.Errorf("mapping %s names OSAL %q, alias table says %q", m.Algorithm, m.OSAL, osalAliases[m.OSAL])
+		}
+	}
+	for _, tc := range []struct {
+		fanIn, bits int
+		exact       bool
+	}{{2, 1, true}, {4, 2, true}, {8, 3, true}, {3, 2, false}, {5, 2, false}, {6, 3, false}, {7, 3, false}} {
+		if b, ok := branchBits(tc.fanIn); b != tc.bits || ok != tc.exact {
+			t.Errorf("branchBits(%d) = %d, %v; want %d, %v", tc.fanIn, b, ok, tc.bits, tc.exact)
+		}
+	}
+}
+
+// TestFanInAndTie uses the results fields Choice.FanIn and Choice.Tie:
+// the branch bits follow the fan-in, and a tie is said in the comment.
+func TestFanInAndTie(t *testing.T) {
+	f := &results.File{Threads: []results.Threads{{Threads: 8, Best: &results.Choice{
+		Algorithm: "all-static-tree", Policy: "spin", CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Pinned: true, MedianNs: 300, FanIn: 8,
+		RunnerUp: "mcs", Tie: true, TieRule: "simplest",
+	}}}}
+	var b bytes.Buffer
+	if err := Write(&b, f, "omp-env", Options{Threads: 8}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"export KMP_PLAIN_BARRIER=3,3\n", "# libomp: same f-ary tree", "fan-in 8", "a tie with mcs, settled by: simplest"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("omp-env lacks %q:\n%s", want, out)
+		}
+	}
+	f.Threads[0].Best.FanIn = 3
+	b.Reset()
+	if err := Write(&b, f, "omp-env", Options{Threads: 8}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"export KMP_PLAIN_BARRIER=2,2\n", "fan-in 3 is not a power of two", "no exact equivalent"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("fan-in 3: omp-env lacks %q:\n%s", want, b.String())
+		}
+	}
+}
