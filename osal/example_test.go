@@ -119,3 +119,19 @@ func ExamplePin() {
 		fmt.Println("pinning is not available here")
 	}
 }
+
+// Allowed is the set of CPUs this process may run on; off Linux it returns
+// an error wrapping errors.ErrUnsupported, and the barriers still work
+// unpinned.
+func ExampleAllowed() {
+	allowed, err := osal.Allowed()
+	if errors.Is(err, errors.ErrUnsupported) {
+		fmt.Println("at least one CPU: true")
+		return
+	}
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("at least one CPU:", allowed.Len() >= 1)
+	// Output: at least one CPU: true
+}
