@@ -99,10 +99,10 @@ func central(n int) Pattern {
 	return Pattern{up, rel}
 }
 
-// combining: ranks in groups of k consecutive ranks share a counter; the
-// last of a group to arrive goes on to the counter its group shares with the
-// next k groups' last arrivers, and so on; the last at the root releases
-// everyone through one flag. A counter is a signal from each member to the
+// combining: each group of k consecutive ranks shares a counter; the last
+// of a group to arrive goes on to the counter of its group of k consecutive
+// groups, and so on up; the last at the root releases everyone through one
+// flag (barriers' combining: rank i's leaf is i/k). A counter is a signal from each member to the
 // one that completes it; the model takes the group's first member (lowest
 // rank) as that last arriver, which it is when ranks arrive in descending
 // order (the pattern test makes them); the implementation's is whoever
