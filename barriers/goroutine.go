@@ -155,6 +155,9 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 	for {
 		s = g.state.Load()
 		if s>>1 >= target {
+			if traceOn {
+				traceSaw(&g.state)
+			}
 			return nil
 		}
 		if s&1 != 0 {
@@ -186,13 +189,25 @@ func (a *goroutineArrival) Unlock() {
 		g.cond.Broadcast() // broken: do not park on a barrier nobody will release
 		return
 	}
+	if traceOn {
+		traceWrite(&g.arrived)
+	}
 	if g.arrived.Add(1) == int64(g.n) {
+		if traceOn {
+			traceSaw(&g.arrived)
+		}
 		g.arrived.Store(0)
+		if traceOn {
+			traceWrite(&g.state)
+		}
 		for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
 			s = g.state.Load()
 		}
 		g.cond.Broadcast()
 		return
+	}
+	if traceOn {
+		traceWait(&g.state)
 	}
 	for i := 0; i != g.spin; i++ {
 		if g.state.Load() != s {
