@@ -335,11 +335,16 @@ const (
 	// threads it came out between −50 and +3 ns per stage: the floor
 	// already holds the cost of the store and the load, so it is 0.
 	SignalOverheadNs = 0.0
-	// ContentionNs is added per extra writer on one line in a stage
-	// (central counter, combining nodes): a line transfer each.
-	// Not separable from the floor with 2 CPUs; set to one third of a
-	// typical cross-core transfer, see docs/model.md.
-	ContentionNs = 20.0
+	// ContentionNs and ContentionGrowthNs price the extra writers on one
+	// line in a stage (central counter, combining nodes): k extra writers
+	// cost k·(ContentionNs + ContentionGrowthNs·k), each writer's transfer
+	// growing with the writers and spinning readers queued on the line.
+	// Fitted (least squares through k = 2 and 14, checked at k = 6) to the
+	// central barrier at 4, 8 and 16 pinned threads on a 16-vCPU KVM Intel
+	// Xeon (flat 160-260 ns links): 159, 656 and 2034 ns above the
+	// critical path; see docs/model.md. Not separable with 2 CPUs.
+	ContentionNs       = 68.5
+	ContentionGrowthNs = 5.5
 	// FutexWakeNs is a blocking baseline's wake-up of a sleeping OS thread
 	// when the threads fit the CPUs (cond and channel at 2 pinned threads:
 	// medians 40 and 68 µs on the shared development VM).
@@ -423,7 +428,8 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs) float64 {
 				in[s.To]++
 				most = max(most, in[s.To])
 			}
-			t += float64(most-1) * ContentionNs
+			k := float64(most - 1)
+			t += k * (ContentionNs + ContentionGrowthNs*k)
 		}
 	}
 	if blocking && len(cpus) > 1 {
