@@ -120,5 +120,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(ctx, f, p, s, cfg.Budget)
+	f, err = assemble(ctx, f, p, s, cfg.Budget)
+	annotate(f, s.notes)
+	return f, err
 }
