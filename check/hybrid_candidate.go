@@ -22,10 +22,11 @@ import (
 const HybridModel = model.DefaultModel
 
 // hybridComposer composes the hybrid for each placement of one check; the
-// costs are built once.
+// costs are built once, when first needed (O(PUs²)).
 type hybridComposer struct {
-	topo  *hwtree.Topology
-	costs model.Costs
+	topo    *hwtree.Topology
+	byLevel map[hwtree.Type]float64
+	costs   model.Costs
 }
 
 // newHybridComposer returns the composer for topo with the measured
@@ -44,12 +45,15 @@ func newHybridComposer(topo *hwtree.Topology, floors []results.Floor, latency []
 			byLevel[t] = f.MedianNs
 		}
 	}
-	return &hybridComposer{topo: topo, costs: model.NewTreeCostsFrom(topo, byLevel)}
+	return &hybridComposer{topo: topo, byLevel: byLevel}
 }
 
 // compose returns the hybrid's levels (with their groups) for the placement
 // cpus.
 func (h *hybridComposer) compose(cpus []int) (model.Composition, error) {
+	if h.costs == nil {
+		h.costs = model.NewTreeCostsFrom(h.topo, h.byLevel)
+	}
 	comp, _, err := model.HybridFor(HybridModel, h.topo, cpus, h.costs)
 	if err != nil {
 		return model.Composition{}, fmt.Errorf("composing the hybrid for CPUs %v: %w", cpus, err)

@@ -57,6 +57,8 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, algs []string, start 
 		}
 	}
 	composer := newHybridComposer(cfg.Topology, floors, latency)
+	composed := map[key][]measure.Candidate{}
+	var err error
 	estimate := p.estimate(len(algs), cfg.SampleTarget)
 	for round := 0; round < p.rounds; round++ {
 		for ui, u := range p.units {
@@ -70,12 +72,19 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, algs []string, start 
 					cfg.Progress(Progress{Threads: u.threads, Set: si + 1, Sets: len(u.sets), Label: setLabel(u.sets[si]), Round: round + 1, Rounds: p.rounds,
 						Algorithms: len(algs), Done: s.measured, Total: s.total, Elapsed: el, Remaining: max(estimate-el, 0)})
 				}
-				cands, notes, err := composer.candidates(algs, set.CPUs, measure.DefaultPolicy(set.CPUs))
-				if err != nil {
-					return nil, fmt.Errorf("%d threads: %w", u.threads, err)
-				}
-				for i, a := range algs {
-					s.notes[annotationKey(a, set.CPUs)] = notes[i]
+				// Composed once per placement: every pass measures the
+				// same barriers, so their samples pool.
+				cands, ok := composed[key{ui, si}]
+				if !ok {
+					var notes []annotation
+					cands, notes, err = composer.candidates(algs, set.CPUs, measure.DefaultPolicy(set.CPUs))
+					if err != nil {
+						return nil, fmt.Errorf("%d threads: %w", u.threads, err)
+					}
+					composed[key{ui, si}] = cands
+					for i, a := range algs {
+						s.notes[annotationKey(a, set.CPUs)] = notes[i]
+					}
 				}
 				run, err := measure.Barriers(set.CPUs, cands, opts)
 				if err != nil {
