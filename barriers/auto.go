@@ -177,6 +177,9 @@ func tuning(l *loaded, n int) Tuning {
 		return fallback(n, fmt.Sprintf("%s names %v", path, err))
 	}
 	b := entry.Best
+	if b.FanIn < 0 || b.FanIn == 1 {
+		return fallback(n, fmt.Sprintf("%s: %d threads: fan-in %d (want 0 for the default, or 2 or more)", path, entry.Threads, b.FanIn))
+	}
 	t := Tuning{Threads: n, Algorithm: b.Algorithm, MedianNs: b.MedianNs, Source: path, FanIn: b.FanIn}
 	if why != "" {
 		t.Warning = "forced: recorded on another machine: " + why

@@ -404,3 +404,20 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 		t.Errorf("a multi-level composition without keys: %+v, want the runner-up", tu)
 	}
 }
+
+// TestAutoBuildsTheTunedFanIn: a fan-in the file records is built with; a
+// bad one is a fallback naming it.
+func TestAutoBuildsTheTunedFanIn(t *testing.T) {
+	path := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm, f.Threads[0].Best.FanIn = "combining", 3 })
+	b, err := TunedFrom(path, 2).New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := b.(*combining); !ok || c.fanIn != 3 {
+		t.Errorf("tuned combining(3) built as %T %+v", b, b)
+	}
+	path = writeResults(t, func(f *results.File) { f.Threads[0].Best.FanIn = 1 })
+	if tu := TunedFrom(path, 2); !strings.Contains(tu.Fallback, "fan-in 1") {
+		t.Errorf("fan-in 1 in the file: %+v, want a fallback naming it", tu)
+	}
+}
