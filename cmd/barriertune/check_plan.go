@@ -144,7 +144,7 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src
 		if t.Best == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Algorithm, t.Best.MedianNs, t.Best.Label)
+		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label)
 	}
 	fmt.Fprintf(w, "simulated %d thread counts (%d measured in the plan, %d inferred) in %s; results written to %s\n",
 		len(f.Threads), p.Measured, p.Inferred, time.Since(start).Round(time.Millisecond), path)

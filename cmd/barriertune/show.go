@@ -116,7 +116,7 @@ func printWinners(w io.Writer, f *results.File) error {
 		if !t.Complete {
 			incomplete = " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Algorithm, b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Describe(), b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
 		if b.Tie && tieRule == "" {
 			tieRule = b.TieRule
 		}
