@@ -1,9 +1,12 @@
 package check
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/model"
 )
@@ -54,4 +57,24 @@ func levelLatencies(topo *hwtree.Topology, c model.Costs) []LevelLatency {
 		out = append(out, LevelLatency{Level: t.String(), Pairs: len(v), MedianNs: measure.Median(v)})
 	}
 	return out
+}
+
+// LatencyFile reads a matrix in the ../shared/latency CSV format for
+// planning and simulation (latency.ReadCSVFile: a regular file, size
+// capped) and the tree clustered from it (latency.Cluster), named after the
+// file. Predicting needs every pair, so a matrix with holes is refused.
+func LatencyFile(path string) (*latency.Matrix, *hwtree.Topology, error) {
+	m, err := latency.ReadCSVFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.Complete(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	topo, err := latency.Cluster(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	topo.Source = "latency:" + filepath.Base(path)
+	return m, topo, nil
 }

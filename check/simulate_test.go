@@ -80,15 +80,11 @@ func TestSimulateLatencyMatrices(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			m, err := ReadLatencyFile(path)
+			m, topo, err := LatencyFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			topo, err := LatencyTree(m, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, p, err := Simulate(SimulateConfig{ScaleConfig: ScaleConfig{Topology: topo, Costs: m}, Machine: name})
+			f, p, err := Simulate(SimulateConfig{ScaleConfig: ScaleConfig{Topology: topo, Costs: m.Costs()}, Machine: name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +96,8 @@ func TestSimulateLatencyMatrices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(back.Threads) != len(m.NS)-1 {
-				t.Fatalf("%d entries for %d CPUs", len(back.Threads), len(m.NS))
+			if len(back.Threads) != len(m.CPUs)-1 {
+				t.Fatalf("%d entries for %d CPUs", len(back.Threads), len(m.CPUs))
 			}
 			hybridWins := 0
 			for _, e := range back.Threads {
@@ -109,7 +105,7 @@ func TestSimulateLatencyMatrices(t *testing.T) {
 					hybridWins++
 				}
 			}
-			t.Logf("%d CPUs: simulated in %s; %d counts measured, %d inferred; hybrid wins %d counts", len(m.NS), time.Since(start).Round(time.Millisecond), p.Measured, p.Inferred, hybridWins)
+			t.Logf("%d CPUs: simulated in %s; %d counts measured, %d inferred; hybrid wins %d counts", len(m.CPUs), time.Since(start).Round(time.Millisecond), p.Measured, p.Inferred, hybridWins)
 		})
 	}
 }

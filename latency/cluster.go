@@ -93,8 +93,8 @@ type Partition [][]int
 // (ascending), the groups of CPUs connected by pairs of latency <= t. A
 // partition is kept when it is clear (the largest latency inside any group,
 // times Separation, is at most the smallest latency between groups) and it
-// is neither all singletons nor one group. The result is nested, finest
-// first. Unmeasured pairs count as infinitely far.
+// is neither all singletons nor one group nor the partition kept before.
+// The result is nested, finest first. Unmeasured pairs count as infinitely far.
 func Partitions(m *Matrix) []Partition {
 	n := len(m.CPUs)
 	type edge struct {
@@ -120,7 +120,7 @@ func Partitions(m *Matrix) []Partition {
 		return x
 	}
 	var out []Partition
-	groups := n
+	groups, kept := n, n // groups now, groups of the last partition kept
 	for k := 0; k < len(es); {
 		t := es[k].v
 		for ; k < len(es) && es[k].v == t; k++ {
@@ -141,7 +141,8 @@ func Partitions(m *Matrix) []Partition {
 				between = math.Min(between, e.v)
 			}
 		}
-		if inside*Separation <= between {
+		if inside*Separation <= between && groups != kept {
+			kept = groups
 			p := map[int][]int{}
 			var roots []int
 			for i := 0; i < n; i++ {
@@ -167,27 +168,96 @@ type node struct {
 	Children []*node `json:"children"`
 }
 
-// Cluster derives a tree from m: a Machine, one Group level per clear
-// partition (Partitions), and the CPUs as Core/PU leaves. It fails when a
-// pair is unmeasured in a way that leaves no tree (never: unmeasured pairs
-// only merge later) or the matrix is empty.
+// l3Below: a partition whose groups' inside latencies stay under it is
+// taken for one L3 each (one die's shared cache, 20-45 ns on the
+// ../shared/latency machines); slower groups span dies or packages.
+const l3Below = 45.0
+
+// maxCoreGroup is the largest group the finest partition may have to be
+// taken for cores (SMT siblings: 2 on x86, up to 4 elsewhere).
+const maxCoreGroup = 4
+
+// largestGroup returns the size of p's largest group.
+func largestGroup(p Partition) int {
+	n := 0
+	for _, g := range p {
+		n = max(n, len(g))
+	}
+	return n
+}
+
+// coreFirst drops the finest partitions while the next one still has
+// core-sized groups (a lone SMT pair a little slower than the others
+// makes a partition of its own): the cores are the last of them.
+func coreFirst(parts []Partition) []Partition {
+	for len(parts) > 1 && largestGroup(parts[1]) <= maxCoreGroup {
+		parts = parts[1:]
+	}
+	return parts
+}
+
+// levelTypes names the object type of each partition, finest first: the
+// finest is Core when its groups hold at most maxCoreGroup CPUs, the first
+// (other) one whose inside latencies stay under l3Below is L3Cache, the
+// coarsest (other) one is Package, and the rest are Group.
+func levelTypes(m *Matrix, parts []Partition) []string {
+	out := make([]string, len(parts))
+	l3 := false
+	for k, p := range parts {
+		largest, inside := 0, 0.0
+		for _, g := range p {
+			largest = max(largest, len(g))
+			for a := range g {
+				for b := 0; b < a; b++ {
+					if v := m.NS[g[a]][g[b]]; !math.IsNaN(v) {
+						inside = math.Max(inside, v)
+					}
+				}
+			}
+		}
+		switch {
+		case k == 0 && largest <= maxCoreGroup:
+			out[k] = "Core"
+		case !l3 && inside < l3Below:
+			out[k], l3 = "L3Cache", true
+		case k == len(parts)-1:
+			out[k] = "Package"
+		default:
+			out[k] = "Group"
+		}
+	}
+	return out
+}
+
+// Cluster derives a tree from m: a Machine, one level per clear partition
+// (Partitions), finest first named by levelTypes (Core, L3Cache, Group,
+// Package), and the CPUs as PUs (under a Core each when the finest level
+// is not Core). Unmeasured pairs only merge later, so every matrix with at
+// least one CPU gives a tree.
 func Cluster(m *Matrix) (*hwtree.Topology, error) {
 	if m == nil || len(m.CPUs) < 1 {
 		return nil, fmt.Errorf("latency: cannot cluster an empty matrix")
 	}
-	parts := Partitions(m)
-	// Build bottom-up: each CPU index starts as a Core holding its PU.
+	parts := coreFirst(Partitions(m))
+	types := levelTypes(m, parts)
+	// Build bottom-up: each CPU index starts as a PU, wrapped in a Core
+	// of its own unless the finest partition is the cores.
 	cur := map[int]*node{}
 	for i, c := range m.CPUs {
 		c := c
-		cur[i] = &node{Type: "Core", Children: []*node{{Type: "PU", OSIndex: &c, Children: []*node{}}}}
+		pu := &node{Type: "PU", OSIndex: &c, Children: []*node{}}
+		if len(types) > 0 && types[0] == "Core" {
+			cur[i] = pu
+		} else {
+			cur[i] = &node{Type: "Core", Children: []*node{pu}}
+		}
 	}
 	owner := seq(len(m.CPUs)) // CPU index -> key in cur
-	for _, p := range parts {
+	for k, p := range parts {
 		next := map[int]*node{}
 		newOwner := make([]int, len(owner))
 		for gi, g := range p {
-			grp := &node{Type: "Group", Children: []*node{}}
+			grp := &node{Type: types[k], Children: []*node{}}
 			added := map[int]bool{}
 			for _, i := range g {
 				if k := owner[i]; !added[k] {
@@ -196,7 +266,7 @@ func Cluster(m *Matrix) (*hwtree.Topology, error) {
 				}
 				newOwner[i] = gi
 			}
-			if len(grp.Children) == 1 { // no new grouping here
+			if len(grp.Children) == 1 && types[k] != "Core" { // no new grouping here
 				next[gi] = grp.Children[0]
 			} else {
 				next[gi] = grp

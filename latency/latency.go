@@ -200,3 +200,53 @@ func ReadCSVFile(path string) (*Matrix, error) {
 	}
 	return m, nil
 }
+
+// MinNs returns the smallest measured latency of m (NaN when none is).
+func (m *Matrix) MinNs() float64 {
+	low := math.NaN()
+	for i := range m.NS {
+		for j := 0; j < i; j++ {
+			if v := m.NS[i][j]; !math.IsNaN(v) && !(v >= low) {
+				low = v
+			}
+		}
+	}
+	return low
+}
+
+// Complete returns nil when every pair of m holds a latency, else an error
+// naming the first pair without one.
+func (m *Matrix) Complete() error {
+	for i := range m.NS {
+		for j := 0; j < i; j++ {
+			if math.IsNaN(m.NS[i][j]) {
+				return fmt.Errorf("latency matrix: CPUs %d and %d have no latency; predicting needs every pair of the %d CPUs", m.CPUs[j], m.CPUs[i], len(m.CPUs))
+			}
+		}
+	}
+	return nil
+}
+
+// Costs is a matrix as a cost table for the model (model.Costs) in which a
+// CPU with itself - two participants sharing one CPU, oversubscribed -
+// costs the matrix's smallest latency instead of nothing: the two still
+// hand a cache line over, through the core's own cache.
+type Costs struct {
+	m    *Matrix
+	self float64
+}
+
+// Costs returns m as a Costs.
+func (m *Matrix) Costs() Costs { return Costs{m: m, self: m.MinNs()} }
+
+// Latency returns the one-way latency between OS CPUs a and b (the
+// smallest latency for a == b; NaN for a CPU not in the matrix).
+func (c Costs) Latency(a, b int) float64 {
+	if a == b {
+		if c.m.index(a) < 0 {
+			return math.NaN()
+		}
+		return c.self
+	}
+	return c.m.Latency(a, b)
+}
