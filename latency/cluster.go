@@ -18,41 +18,97 @@ type Level struct {
 	Pairs int `json:"pairs"`
 	// MedianNs is their median latency.
 	MedianNs float64 `json:"median_ns"`
+	// MinNs and MaxNs are the fastest and slowest pair: the spread of the
+	// level (pairs under symmetric subtrees should agree).
+	MinNs float64 `json:"min_ns"`
+	MaxNs float64 `json:"max_ns"`
 }
+
+// Spread returns the level's slowest pair over its fastest (1: they agree).
+func (l Level) Spread() float64 { return l.MaxNs / l.MinNs }
 
 // Levels groups the measured pairs of m by the type of their lowest common
 // object in topo, innermost level first. Pairs with a CPU missing from topo
 // are skipped.
 func Levels(m *Matrix, topo *hwtree.Topology) []Level {
-	pu := map[int]*hwtree.Object{}
-	for _, o := range topo.PUs() {
-		pu[o.OSIndex] = o
+	keys, vals := levelValues(m, topo)
+	out := make([]Level, 0, len(keys))
+	for _, k := range keys {
+		v := vals[k]
+		out = append(out, Level{Level: k.typ.String(), Pairs: len(v), MedianNs: median(v), MinNs: v[0], MaxNs: v[len(v)-1]})
 	}
-	type key struct {
-		typ   hwtree.Type
-		depth int
-	}
-	vals := map[key][]float64{}
+	return out
+}
+
+// levelValues returns the levels of m's measured pairs in topo, innermost
+// first, and each level's latencies, ascending.
+func levelValues(m *Matrix, topo *hwtree.Topology) ([]levelKey, map[levelKey][]float64) {
+	level := levelOf(m, topo)
+	vals := map[levelKey][]float64{}
 	for i := range m.CPUs {
 		for j := 0; j < i; j++ {
 			v := m.NS[i][j]
-			a, b := pu[m.CPUs[i]], pu[m.CPUs[j]]
-			if math.IsNaN(v) || a == nil || b == nil {
+			if math.IsNaN(v) {
 				continue
 			}
-			lca := common(a, b)
-			k := key{lca.Type, lca.Depth}
-			vals[k] = append(vals[k], v)
+			if k, ok := level(i, j); ok {
+				vals[k] = append(vals[k], v)
+			}
 		}
 	}
-	keys := make([]key, 0, len(vals))
-	for k := range vals {
+	keys := make([]levelKey, 0, len(vals))
+	for k, v := range vals {
 		keys = append(keys, k)
+		sort.Float64s(v)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].depth > keys[j].depth })
-	var out []Level
-	for _, k := range keys {
-		out = append(out, Level{Level: k.typ.String(), Pairs: len(vals[k]), MedianNs: median(vals[k])})
+	return keys, vals
+}
+
+// Disagreement is a place where a measured matrix and the tree it was
+// measured on tell different stories.
+type Disagreement struct {
+	// Level is the tree level concerned (the outer one for "merged").
+	Level string `json:"level"`
+	// Kind is "merged" (the level's pairs are not clearly slower than the
+	// level inside it: its groups behave as one, e.g. two L3s as one) or
+	// "bimodal" (the level's pairs fall in two clearly separated groups:
+	// the tree misses a level, or spot-checked pairs disagree).
+	Kind string `json:"kind"`
+	// Detail says it in words, with the figures.
+	Detail string `json:"detail"`
+}
+
+// Disagreements compares m's latencies with topo's levels (Separation is
+// the ratio that counts as clearly different).
+func Disagreements(m *Matrix, topo *hwtree.Topology) []Disagreement {
+	keys, vals := levelValues(m, topo)
+	var out []Disagreement
+	for i, k := range keys {
+		v := vals[k]
+		name := k.typ.String()
+		if i > 0 {
+			inner := keys[i-1]
+			mi, mo := median(vals[inner]), median(v)
+			if mo < mi*Separation {
+				out = append(out, Disagreement{Level: name, Kind: "merged", Detail: fmt.Sprintf(
+					"pairs across %s groups (median %.1f ns, %d pairs) are not clearly slower than pairs inside one (median %.1f ns): the %s groups under one %s behave as one",
+					inner.typ, mo, len(v), mi, inner.typ, name)})
+			}
+		}
+		// The largest jump between consecutive latencies of the level.
+		at, ratio := -1, 0.0
+		for j := 0; j+1 < len(v); j++ {
+			if r := v[j+1] / v[j]; v[j] > 0 && r > ratio {
+				at, ratio = j, r
+			}
+		}
+		if at >= 0 && ratio >= Separation {
+			lo, hi := v[:at+1], v[at+1:]
+			out = append(out, Disagreement{Level: name, Kind: "bimodal", Detail: fmt.Sprintf(
+				"%d pairs near %.1f ns and %d near %.1f ns (%.1fx apart): the level holds two kinds of link, so the tree misses a level or the pairs measured disagree",
+				len(lo), median(lo), len(hi), median(hi), ratio)})
+		}
 	}
 	return out
 }
