@@ -1,14 +1,18 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 // LevelLatency is the median latency of the CPU pairs whose deepest shared
@@ -77,4 +81,64 @@ func LatencyFile(path string) (*latency.Matrix, *hwtree.Topology, error) {
 	}
 	topo.Source = "latency:" + filepath.Base(path)
 	return m, topo, nil
+}
+
+// Per-level latencies the check measures (besides the one floor pair per
+// level): levelPairsPerLevel representative pairs per level of the tree,
+// levelPairsMax in all, levelSamples samples each, within
+// levelLatencyBudget (or a twentieth of the check's budget, if less).
+const (
+	levelPairsPerLevel = 3
+	levelPairsMax      = 48
+	levelSamples       = 11
+	levelLatencyBudget = 2 * time.Second
+)
+
+// recordLevelLatencies measures the per-level latencies into f (unless f
+// has them from the file resumed), within a twentieth of the check's
+// budget and levelLatencyBudget; a note on what was skipped goes into
+// f's cuts.
+func recordLevelLatencies(ctx context.Context, f *results.File, cfg Config) {
+	if len(f.Latency) > 0 {
+		return
+	}
+	var note string
+	f.Latency, note = measureLevelLatencies(ctx, cfg.Topology, nil, measure.Options{SampleTarget: cfg.SampleTarget}, min(levelLatencyBudget, cfg.Budget/20))
+	if note != "" {
+		f.Cuts = append(f.Cuts, note)
+	}
+}
+
+// measureLevelLatencies measures representative CPU pairs per level of topo
+// (latency.RepresentativePairs) by pp (nil: measure.PingPongLatency) and
+// returns each level's median for the results file, innermost first. It
+// stops at the time limit or when ctx ends and keeps the pairs measured.
+// Without two CPUs or two Ps it measures nothing and says why (a note for
+// the file's cuts).
+func measureLevelLatencies(ctx context.Context, topo *hwtree.Topology, pp latency.PingPongFunc, opts measure.Options, limit time.Duration) ([]results.LevelLatency, string) {
+	cpus := topo.CPUs()
+	switch {
+	case len(cpus) < 2:
+		return nil, "no per-level latencies: one CPU"
+	case pp == nil && runtime.GOMAXPROCS(0) < 2:
+		return nil, "no per-level latencies: GOMAXPROCS is 1"
+	}
+	pairs := latency.RepresentativePairs(topo, cpus, levelPairsPerLevel, levelPairsMax)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	opts.Samples = levelSamples
+	opts.Context = ctx
+	m, err := latency.MeasurePairs(ctx, cpus, pairs, latency.Options{Measure: opts, PingPong: pp})
+	note := ""
+	if err != nil {
+		if m == nil {
+			return nil, fmt.Sprintf("no per-level latencies: %v", err)
+		}
+		note = fmt.Sprintf("per-level latencies incomplete: %v", err)
+	}
+	var out []results.LevelLatency
+	for _, l := range latency.Levels(m, topo) {
+		out = append(out, results.LevelLatency{Level: l.Level, Pairs: l.Pairs, MedianNs: l.MedianNs})
+	}
+	return out, note
 }

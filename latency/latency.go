@@ -173,7 +173,7 @@ func Measure(ctx context.Context, cpus []int, opts Options) (*Matrix, error) {
 			pairs = append(pairs, Pair{A: cpus[i], B: cpus[j]})
 		}
 	}
-	return measurePairs(ctx, cpus, pairs, opts)
+	return MeasurePairs(ctx, cpus, pairs, opts)
 }
 
 func checkCPUs(cpus []int) error {
@@ -193,9 +193,10 @@ func checkCPUs(cpus []int) error {
 	return nil
 }
 
-// measurePairs measures pairs (CPUs of cpus) into a matrix over cpus,
-// NaN for the pairs not measured.
-func measurePairs(ctx context.Context, cpus []int, pairs []Pair, opts Options) (*Matrix, error) {
+// MeasurePairs measures pairs (two distinct CPUs of cpus each) into a
+// matrix over cpus, NaN for the pairs not measured. When ctx ends or a
+// measurement fails it returns the pairs measured so far with the error.
+func MeasurePairs(ctx context.Context, cpus []int, pairs []Pair, opts Options) (*Matrix, error) {
 	m := newMatrix(cpus)
 	mo := opts.Measure
 	mo.Context = ctx

@@ -116,7 +116,7 @@ func MeasureTree(ctx context.Context, topo *hwtree.Topology, cpus []int, opts Op
 	if len(pairs) == 0 {
 		return nil, fmt.Errorf("latency: no two of the %d CPUs share a level of the tree (%s)", len(cpus), topo.Source)
 	}
-	return measurePairs(ctx, cpus, pairs, opts)
+	return MeasurePairs(ctx, cpus, pairs, opts)
 }
 
 // FillByLevel returns a copy of m in which every unmeasured pair holds the
