@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -197,5 +198,21 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	var mj modelJSON
 	if err := json.Unmarshal(out.Bytes(), &mj); err != nil || mj.Threads != 64 || len(mj.Predictions) != 14 {
 		t.Fatalf("model --measured: %v %s", err, out.String())
+	}
+}
+
+// TestLatencyPairFlags: --per-level and --max-pairs outside 1..100000 are
+// usage errors naming the flag.
+func TestLatencyPairFlags(t *testing.T) {
+	for _, o := range []latencyOptions{
+		{samples: 21, perLevel: 0, maxPairs: 256},
+		{samples: 21, perLevel: 6, maxPairs: 0},
+		{samples: 21, perLevel: 6, maxPairs: maxLatencyPairs + 1},
+	} {
+		err := runLatency(context.Background(), &bytes.Buffer{}, o)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "pairs") {
+			t.Errorf("%+v: %v, want a usage error", o, err)
+		}
 	}
 }
