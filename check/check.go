@@ -116,10 +116,10 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	f.Cuts = append(f.Cuts, p.cuts...)
 	ctx, cancel := context.WithDeadline(ctx, start.Add(cfg.Budget))
 	defer cancel()
-	recordLevelLatencies(ctx, f, cfg)
 	s, err := measurePlan(ctx, p, cfg, algs, start)
 	if err != nil {
 		return nil, err
 	}
+	recordLevelLatencies(ctx, f, cfg, s.floors)
 	return assemble(ctx, f, p, s, cfg.Budget)
 }

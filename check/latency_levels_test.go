@@ -25,7 +25,7 @@ func TestMeasureLevelLatencies(t *testing.T) {
 	costs := model.NewTreeCosts(topo)
 	calls := 0
 	pp := func(a, b int, _ measure.Options) (float64, error) { calls++; return costs.Latency(a, b), nil }
-	got, note := measureLevelLatencies(context.Background(), topo, pp, measure.Options{}, time.Minute)
+	got, note := measureLevelLatencies(context.Background(), topo, pp, measure.Options{}, time.Minute, nil)
 	want := []results.LevelLatency{
 		{Level: "Core", Pairs: 3, MedianNs: model.SameCoreNS}, {Level: "L3Cache", Pairs: 3, MedianNs: model.SameL3NS},
 		{Level: "Package", Pairs: 3, MedianNs: model.SamePackageNS}, {Level: "Machine", Pairs: 3, MedianNs: model.AcrossNS},
@@ -39,8 +39,15 @@ func TestMeasureLevelLatencies(t *testing.T) {
 		}
 	}
 	one, _ := hwtree.FromSynthetic("pu:1")
-	if got, note := measureLevelLatencies(context.Background(), one, pp, measure.Options{}, time.Minute); got != nil || !strings.Contains(note, "one CPU") {
+	if got, note := measureLevelLatencies(context.Background(), one, pp, measure.Options{}, time.Minute, nil); got != nil || !strings.Contains(note, "one CPU") {
 		t.Fatalf("one CPU: %+v, %q", got, note)
+	}
+	// No time left: the floors alone, and a note.
+	calls = 0
+	floors := []results.Floor{{Level: "Machine", CPUs: [2]int{0, 255}, MedianNs: 151}}
+	got, note = measureLevelLatencies(context.Background(), topo, pp, measure.Options{}, 0, floors)
+	if calls != 0 || len(got) != 1 || got[0] != (results.LevelLatency{Level: "Machine", Pairs: 1, MedianNs: 151}) || !strings.Contains(note, "ran out") {
+		t.Fatalf("no time: %+v (%d calls), note %q", got, calls, note)
 	}
 }
 
