@@ -45,11 +45,12 @@ level (--per-level pairs spread over the level's objects, --max-pairs in all:
 pairs under symmetric subtrees share a latency, and the few measured
 spot-check each other). With --from it reads a matrix in the ../shared/latency
 CSV format instead. It prints per level of the tree (the sysfs tree for a
-measured machine, the tree clustered from the latencies for --from) the pairs
+measured machine; for --from the tree given by a topology source flag, else
+the tree clustered from the latencies) the pairs
 measured, their median and their spread (slowest over fastest pair), the
-clustered tree's levels, where the latencies and the sysfs tree disagree (two
-L3s that behave as one; a level with two kinds of link), and with --matrix
-the matrix.`,
+clustered tree's levels, where the latencies and the tree disagree (two L3s
+that behave as one; a level with two kinds of link), and with --matrix the
+matrix.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := notifySignals(cmd.Context())
@@ -93,7 +94,8 @@ type matrixSource struct {
 
 // loadMatrix reads --from or measures the given or allowed CPUs (every
 // pair up to 64, else representative pairs per level, the others NaN); it
-// returns the tree too when measuring.
+// returns the tree too when measuring, or when --from comes with a
+// topology source (--sysfs-root, --synthetic, --xml, --topology).
 func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.Topology, error) {
 	if s.samples < 1 || s.samples > maxLatencySamples {
 		return nil, nil, usageErrorf("--samples %d: want 1 to %d ping-pong samples per pair", s.samples, maxLatencySamples)
@@ -109,7 +111,21 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		if err != nil {
 			return nil, nil, err
 		}
-		return m, nil, nil
+		if s.src.live() {
+			return m, nil, nil
+		}
+		// A tree given with the matrix: compare them.
+		topo, err := s.src.load()
+		if err != nil {
+			return nil, nil, err
+		}
+		costs := m.Costs()
+		for _, cpu := range topo.CPUs() {
+			if math.IsNaN(costs.Latency(cpu, cpu)) {
+				return nil, nil, fmt.Errorf("--from %s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine", s.from, len(m.CPUs)-1, cpu)
+			}
+		}
+		return m, topo, nil
 	}
 	topo, err := s.src.load()
 	if err != nil {

@@ -216,3 +216,87 @@ func TestLatencyPairFlags(t *testing.T) {
 		}
 	}
 }
+
+// sharedTreeJSON writes a tree Machine > Package > L3Caches > Cores > PUs
+// in hwtree's JSON form: each L3 a list of cores, each core its PUs.
+func sharedTreeJSON(t *testing.T, l3s [][][]int) string {
+	type obj struct {
+		Type     string         `json:"type"`
+		OSIndex  *int           `json:"os_index"`
+		Attrs    map[string]any `json:"attrs"`
+		Children []obj          `json:"children"`
+	}
+	mk := func(typ string, idx *int, ch []obj) obj {
+		if ch == nil {
+			ch = []obj{}
+		}
+		return obj{typ, idx, map[string]any{}, ch}
+	}
+	var l3objs []obj
+	for _, l3 := range l3s {
+		var cores []obj
+		for _, core := range l3 {
+			var pus []obj
+			for _, p := range core {
+				pus = append(pus, mk("PU", &p, nil))
+			}
+			cores = append(cores, mk("Core", nil, pus))
+		}
+		l3objs = append(l3objs, mk("L3Cache", nil, cores))
+	}
+	data, err := json.Marshal(mk("Machine", nil, []obj{mk("Package", nil, l3objs)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tree.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLatencyFromAgainstTree compares real matrices with wrong trees (SMT
+// siblings c and c+16 on both machines): a Xeon Gold 6242 (one L3) given
+// two L3s shows them "merged"; a Ryzen 9 5950X (two CCDs) given one L3
+// shows the L3 level "bimodal".
+func TestLatencyFromAgainstTree(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "latency")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("no ../shared/latency")
+	}
+	cores := make([][]int, 16)
+	for c := range cores {
+		cores[c] = []int{c, c + 16}
+	}
+	for _, tc := range []struct {
+		file        string
+		l3s         [][][]int
+		level, kind string
+	}{
+		{"intel-xeon-gold-6242.csv", [][][]int{cores[:8], cores[8:]}, "Package", "merged"},
+		{"amd-ryzen-9-5950x.csv", [][][]int{cores}, "L3Cache", "bimodal"},
+	} {
+		o := latencyOptions{from: filepath.Join(dir, tc.file), samples: 21, perLevel: 6, maxPairs: 256, asJSON: true,
+			src: sourceFlags{topology: sharedTreeJSON(t, tc.l3s)}}
+		var out bytes.Buffer
+		if err := runLatency(context.Background(), &out, o); err != nil {
+			t.Fatal(err)
+		}
+		var got latencyJSON
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range got.Disagreements {
+			found = found || d.Level == tc.level && d.Kind == tc.kind
+		}
+		if !found {
+			t.Errorf("%s: disagreements %+v, want %s %s", tc.file, got.Disagreements, tc.level, tc.kind)
+		}
+	}
+	// A tree with CPUs the matrix lacks is refused.
+	o := latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}
+	if err := runLatency(context.Background(), &bytes.Buffer{}, o); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
+		t.Errorf("tree larger than the matrix: %v", err)
+	}
+}
