@@ -125,6 +125,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	recordLevelLatencies(ctx, f, cfg, s.floors)
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
 	return f, err
