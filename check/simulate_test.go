@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/barriertune/barriertune/barriers"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,9 +118,32 @@ func TestSimulateLatencyMatrices(t *testing.T) {
 			for _, e := range back.Threads {
 				if e.Best.Algorithm == "hybrid" {
 					hybridWins++
+					if e.Source == results.SourceMeasured {
+						checkRebuildsHybrid(t, e)
+					}
 				}
 			}
 			t.Logf("%d CPUs: simulated in %s; %d counts measured, %d inferred; hybrid wins %d counts", len(m.CPUs), time.Since(start).Round(time.Millisecond), p.Measured, p.Inferred, hybridWins)
 		})
+	}
+}
+
+// checkRebuildsHybrid: a simulated hybrid winner records its groups, so
+// that barriers.Auto can build exactly the barrier the file names.
+func checkRebuildsHybrid(t *testing.T, e results.Threads) {
+	t.Helper()
+	specs, err := barriers.ParseComposition(e.Best.Composition)
+	if err != nil {
+		t.Fatalf("%d threads: composition %q: %v", e.Threads, e.Best.Composition, err)
+	}
+	levels, err := barriers.HierarchyFromKeys(specs, e.Best.LevelKeys)
+	if err != nil {
+		t.Fatalf("%d threads: level keys %v do not rebuild %q: %v", e.Threads, e.Best.LevelKeys, e.Best.Composition, err)
+	}
+	if got := barriers.Composition(levels); got != e.Best.Composition {
+		t.Fatalf("%d threads: rebuilt %q, recorded %q", e.Threads, got, e.Best.Composition)
+	}
+	if _, err := barriers.New("hybrid", e.Threads, barriers.WithHierarchy(levels)); err != nil {
+		t.Fatalf("%d threads: %v", e.Threads, err)
 	}
 }
