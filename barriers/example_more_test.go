@@ -108,8 +108,16 @@ func ExampleTunedFrom() {
 // process; Reload makes the next call read it again, e.g. after the check
 // ran.
 func ExampleReload() {
+	old, had := os.LookupEnv(barriers.ResultsEnv)
 	os.Setenv(barriers.ResultsEnv, filepath.Join(os.TempDir(), "no-such-barriertune-results.json"))
-	defer os.Unsetenv(barriers.ResultsEnv)
+	defer func() {
+		if had {
+			os.Setenv(barriers.ResultsEnv, old)
+		} else {
+			os.Unsetenv(barriers.ResultsEnv)
+		}
+		barriers.Reload()
+	}()
 	barriers.Reload()
 	t := barriers.Tuned(2)
 	fmt.Println(t.Source == "", t.Fallback != "")
