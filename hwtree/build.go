@@ -32,6 +32,9 @@ type builder struct {
 	// only child (sysfs discovery). Trees hwloc already built (XML) and
 	// synthetic strings keep them, as lstopo shows them.
 	mergeLevels bool
+	// extent widens the Machine's complete cpuset beyond the PUs found
+	// (an XML file's complete_cpuset, holding CPUs it leaves out).
+	extent cpuset.Set
 }
 
 // build places every proto below the smallest object that includes its
@@ -52,6 +55,7 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 	if all.IsEmpty() {
 		return nil, fmt.Errorf("no PU found")
 	}
+	all = all.Or(b.extent)
 	sort.SliceStable(protos, func(i, j int) bool {
 		a, c := protos[i], protos[j]
 		if a.complete.Len() != c.complete.Len() {

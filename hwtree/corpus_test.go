@@ -342,26 +342,6 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 	if lstopo == "" {
 		return // TestInteropSyntheticAndXML reports the skip
 	}
-	cpuless := false
-	topo.Walk(func(o *Object) bool {
-		cpuless = cpuless || (o.Type != NUMANode && o.CPUSet.IsEmpty())
-		return true
-	})
-	if cpuless {
-		// Known gap: a package the cgroup leaves without PUs (kept for its
-		// allowed memory) needs hwloc's complete_cpuset, which the model
-		// does not carry; WriteXML writes it empty and the reader drops it.
-		t.Logf("XML interop not checked: the tree has objects without allowed PUs")
-		return
-	}
-	var buf bytes.Buffer
-	if err := topo.WriteXML(&buf); err != nil {
-		t.Fatal(err)
-	}
-	ours := filepath.Join(t.TempDir(), "ours.xml")
-	if err := os.WriteFile(ours, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	check := func(what string, args ...string) {
 		out, err := exec.Command(lstopo, append(args, "--of", "xml", "-")...).Output()
 		if err != nil {
@@ -383,6 +363,29 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		if d := diffSets(want, treeSets(back)); len(d) > 0 {
 			t.Errorf("%s does not match lstopo's listing:\n\t%s", what, strings.Join(d, "\n\t"))
 		}
+	}
+	// lstopo's own XML export of the snapshot, v2 and v1, read by us.
+	check("lstopo's v2 XML export", "--if", "fsroot", "--input", root)
+	check("lstopo's v1 XML export", "--if", "fsroot", "--input", root, "--export-xml-flags", "v1")
+	cpuless := false
+	topo.Walk(func(o *Object) bool {
+		cpuless = cpuless || (o.Type != NUMANode && o.CPUSet.IsEmpty())
+		return true
+	})
+	if cpuless {
+		// Known gap: a package the cgroup leaves without PUs (kept for its
+		// allowed memory) needs hwloc's complete_cpuset, which the model
+		// does not carry; WriteXML writes it empty and the reader drops it.
+		t.Logf("XML interop not checked: the tree has objects without allowed PUs")
+		return
+	}
+	var buf bytes.Buffer
+	if err := topo.WriteXML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ours := filepath.Join(t.TempDir(), "ours.xml")
+	if err := os.WriteFile(ours, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	check("our XML through lstopo", "--input", ours)
 }
