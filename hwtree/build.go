@@ -22,6 +22,7 @@ type proto struct {
 type node struct {
 	proto
 	children []*node
+	memory   []*node // NUMA nodes merged into this object as its memory
 	allowed  bool // a PU in the allowed cpuset or a NUMANode in the allowed mems
 }
 
@@ -132,13 +133,17 @@ func mark(n *node, cpus cpuset.Set, mems *cpuset.Set) {
 }
 
 // prune removes disallowed PUs and NUMA nodes and the objects left empty.
+// A disallowed NUMA node holding allowed CPUs goes as hwloc removes it: its
+// CPU objects take its place.
 func prune(children []*node) []*node {
-	out := children[:0]
+	var out []*node
 	for _, c := range children {
 		c.children = prune(c.children)
 		switch {
+		case c.typ == NUMANode && !c.allowed:
+			out = append(out, c.children...)
 		case c.typ == PU || c.typ == NUMANode:
-			if c.allowed || (c.typ == NUMANode && len(c.children) > 0) {
+			if c.allowed {
 				out = append(out, c)
 			}
 		case len(c.children) > 0:
@@ -182,6 +187,17 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 			redundant = cs.Equal(allowedSet(n, cpus)) && len(c.children) > 0
 		}
 		if redundant {
+			// Its NUMA nodes (and itself, when it is one) become the memory
+			// of the object with its cpuset, as hwloc attaches them.
+			mem := c.memory
+			if c.typ == NUMANode {
+				mem = append([]*node{{proto: c.proto, allowed: c.allowed}}, mem...)
+			}
+			if len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus)) && !cs.Equal(allowedSet(n, cpus)) {
+				c.children[0].memory = append(c.children[0].memory, mem...)
+			} else {
+				n.memory = append(n.memory, mem...)
+			}
 			repl := append([]*node{}, n.children[:i]...)
 			repl = append(repl, c.children...)
 			repl = append(repl, n.children[i+1:]...)
@@ -204,6 +220,11 @@ func toObject(n *node) *Object {
 	})
 	for _, c := range kids {
 		o.Children = append(o.Children, toObject(c))
+	}
+	mem := append([]*node{}, n.memory...)
+	sort.SliceStable(mem, func(i, j int) bool { return mem[i].osIndex < mem[j].osIndex })
+	for _, m := range mem {
+		o.Memory = append(o.Memory, &Object{Type: NUMANode, OSIndex: m.osIndex, Attrs: m.attrs})
 	}
 	return o
 }

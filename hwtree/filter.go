@@ -46,6 +46,7 @@ func removeType(o *Object, typ Type) {
 		removeType(c, typ)
 		if c.Type == typ {
 			kids = append(kids, c.Children...)
+			o.Memory = append(o.Memory, c.Memory...)
 		} else {
 			kids = append(kids, c)
 		}

@@ -117,6 +117,12 @@ type Object struct {
 	Parent *Object
 	// Children are ordered by their first PU.
 	Children []*Object
+	// Memory holds the NUMA nodes attached to this object because their
+	// CPUs are exactly its CPUs: hwloc's memory children. They are not
+	// part of the CPU tree (Walk, Objects and Canonical skip them); a NUMA
+	// node whose CPUs no other object covers is a NUMANode level of the
+	// tree instead. Use Topology.NUMANodes for both kinds.
+	Memory []*Object
 	// Depth is 0 for the root.
 	Depth int
 }
@@ -158,6 +164,20 @@ func (t *Topology) Objects(typ Type) []*Object {
 		if o.Type == typ {
 			out = append(out, o)
 		}
+		return true
+	})
+	return out
+}
+
+// NUMANodes returns every NUMA node in logical order: NUMANode levels of
+// the CPU tree and the memory of other objects (Object.Memory) alike.
+func (t *Topology) NUMANodes() []*Object {
+	var out []*Object
+	t.Walk(func(o *Object) bool {
+		if o.Type == NUMANode {
+			out = append(out, o)
+		}
+		out = append(out, o.Memory...)
 		return true
 	})
 	return out
@@ -211,17 +231,25 @@ func (t *Topology) finalize() {
 		o.Parent, o.Depth = parent, depth
 		o.LogicalIndex = counters[o.Type]
 		counters[o.Type]++
-		if o.Type == PU {
-			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
-				o.CPUSet = cpuset.Of(o.OSIndex)
-			}
-			return o.CPUSet
+		for _, m := range o.Memory { // numbered before the CPU children, as hwloc does
+			m.Parent, m.Depth, m.Children, m.Memory = o, depth+1, nil, nil
+			m.LogicalIndex = counters[NUMANode]
+			counters[NUMANode]++
 		}
 		var s cpuset.Set
-		for _, c := range o.Children {
-			s = s.Or(rec(c, o, depth+1))
+		if o.Type == PU {
+			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
+				s = cpuset.Of(o.OSIndex)
+			}
+		} else {
+			for _, c := range o.Children {
+				s = s.Or(rec(c, o, depth+1))
+			}
 		}
 		o.CPUSet = s
+		for _, m := range o.Memory {
+			m.CPUSet = s
+		}
 		return s
 	}
 	rec(t.Root, nil, 0)

@@ -17,21 +17,35 @@ import (
 func (t *Topology) WriteXML(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">\n")
-	nodes := t.Objects(NUMANode)
+	nodes := t.NUMANodes()
+	// An object's nodeset: the NUMA nodes in its subtree and those attached
+	// to it or to an ancestor (whose CPUs include its CPUs).
 	numaSet := func(o *Object) cpuset.Set {
-		var ns cpuset.Set
-		for _, n := range nodes {
-			if n.CPUSet.Intersects(o.CPUSet) || o.Type == Machine {
-				ns = ns.Or(cpuset.Of(max(n.OSIndex, 0)))
-			}
-		}
-		for p := o; p != nil; p = p.Parent {
-			if p.Type == NUMANode {
-				ns = ns.Or(cpuset.Of(max(p.OSIndex, 0)))
-			}
-		}
 		if len(nodes) == 0 {
-			ns = cpuset.Of(0)
+			return cpuset.Of(0)
+		}
+		var ns cpuset.Set
+		add := func(n *Object) { ns = ns.Or(cpuset.Of(max(n.OSIndex, 0))) }
+		var sub func(x *Object)
+		sub = func(x *Object) {
+			if x.Type == NUMANode {
+				add(x)
+			}
+			for _, m := range x.Memory {
+				add(m)
+			}
+			for _, c := range x.Children {
+				sub(c)
+			}
+		}
+		sub(o)
+		for p := o.Parent; p != nil; p = p.Parent {
+			if p.Type == NUMANode {
+				add(p)
+			}
+			for _, m := range p.Memory {
+				add(m)
+			}
 		}
 		return ns
 	}
@@ -88,8 +102,9 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		if o.Type == NUMANode {
 			memory = append(memory, o)
 		}
+		memory = append(memory, o.Memory...)
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) {
+			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				memory = append(memory, c)
 			}
 		}
@@ -102,7 +117,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 				ind, idx, ms, ms, nsm, nsm, gp)
 		}
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) {
+			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				// Written as a memory child above; its children are ours.
 				for _, g := range c.Children {
 					rec(g, depth+1, nil)
