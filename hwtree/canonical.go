@@ -99,8 +99,8 @@ func (t *Topology) Symmetric() bool {
 // back into the same tree. It returns an error when the tree is not
 // symmetric.
 func (t *Topology) Synthetic() (string, error) {
-	if !t.Symmetric() {
-		return "", fmt.Errorf("the tree is not symmetric; only symmetric trees have a synthetic string")
+	if err := t.asymmetry(); err != nil {
+		return "", err
 	}
 	var levels []string
 	for o := t.Root; len(o.Children) > 0; o = o.Children[0] {
@@ -119,4 +119,62 @@ func (t *Topology) Synthetic() (string, error) {
 		levels = append(levels, level)
 	}
 	return strings.Join(levels, " "), nil
+}
+
+// asymmetry names the first level, from the root down, where objects that
+// should be alike are not: hwloc refuses to export a synthetic string for
+// such a tree too.
+func (t *Topology) asymmetry() error {
+	forms := t.CanonicalForms()
+	level := []*Object{t.Root}
+	for depth := 1; len(level) > 0; depth++ {
+		var next []*Object
+		for _, o := range level {
+			for _, c := range o.Children {
+				if forms[c] != forms[o.Children[0]] {
+					first := o.Children[0]
+					return fmt.Errorf("the tree is not symmetric at depth %d: below %s, %s holds %s but %s holds %s; only symmetric trees have a synthetic string (hwloc refuses them too)",
+						depth, o.label(), first.label(), childSummary(first), c.label(), childSummary(c))
+				}
+			}
+			next = append(next, o.Children...)
+		}
+		level = next
+	}
+	return nil
+}
+
+// label is "Package L#1", or "Machine".
+func (o *Object) label() string {
+	if o.Type == Machine {
+		return "Machine"
+	}
+	return fmt.Sprintf("%s L#%d", o.Type, o.LogicalIndex)
+}
+
+// childSummary describes an object's children and attributes briefly:
+// "4 Core", "2 L3Cache, 1 Core", "size=1MiB".
+func childSummary(o *Object) string {
+	var parts []string
+	count := map[Type]int{}
+	var order []Type
+	for _, c := range o.Children {
+		if count[c.Type] == 0 {
+			order = append(order, c.Type)
+		}
+		count[c.Type]++
+	}
+	for _, typ := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", count[typ], typ))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no children")
+	}
+	if o.Attrs.CacheSize > 0 {
+		parts = append(parts, "size="+FormatSize(o.Attrs.CacheSize))
+	}
+	if o.Attrs.CPUKind != "" {
+		parts = append(parts, "kind="+o.Attrs.CPUKind)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -67,6 +67,27 @@ func ParseType(s string) (Type, error) {
 	return 0, fmt.Errorf("unknown object type %q (accepted: %s)", s, strings.Join(typeNames[:], ", "))
 }
 
+// LookupType returns the type that s names, as lstopo's --only and hwloc's
+// synthetic strings accept them: hwloc's names and abbreviations in any
+// case ("Core", "core", "L3Cache", "l3", "pack", "numa", "pu").
+func LookupType(s string) (Type, error) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range typeNames {
+		if strings.ToLower(n) == low {
+			return Type(i), nil
+		}
+	}
+	if typ, ok := syntheticNames[low]; ok {
+		return typ, nil
+	}
+	if low == "machine" {
+		return Machine, nil
+	}
+	return 0, fmt.Errorf("unknown object type %q (accepted, any case: %s, or the abbreviations %s)", s, strings.Join(typeNames[:], ", "), syntheticAbbrevs)
+}
+
+const syntheticAbbrevs = "pack, socket, numa, node, l3, l2, l1, l1d, l1i"
+
 // IsCache reports whether the type is one of the cache types.
 func (t Type) IsCache() bool { return t >= L3Cache && t <= L1iCache }
 
