@@ -23,7 +23,7 @@ type node struct {
 	proto
 	children []*node
 	memory   []*node // NUMA nodes merged into this object as its memory
-	allowed  bool // a PU in the allowed cpuset or a NUMANode in the allowed mems
+	allowed  bool    // a PU in the allowed cpuset or a NUMANode in the allowed mems
 }
 
 // builder turns protos into a tree by cpuset inclusion.
