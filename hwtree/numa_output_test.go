@@ -1,0 +1,182 @@
+package hwtree
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
+)
+
+// numaShape lists every NUMA node as "P#n{cpus}@parent".
+func numaShape(t *Topology) []string {
+	var out []string
+	for _, n := range t.NUMANodes() {
+		parent := "-"
+		if n.Parent != nil {
+			parent = n.Parent.Type.String()
+		}
+		out = append(out, fmt.Sprintf("P#%d{%s}@%s", n.OSIndex, n.CPUSet, parent))
+	}
+	return out
+}
+
+func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
+	// Issue 11: lstopo shows every NUMA node; a node whose CPUs equal an
+	// object's is that object's memory, listed first below it, and a
+	// machine without node/ gets node P#0. We merged such nodes away, so
+	// `topo` showed no NUMA node on most machines.
+	noNode := writeSysfs(t, 2, map[string][]string{
+		"core_siblings": {"3", "3"}, "physical_package_id": {"0", "0"},
+		"thread_siblings": {"1", "2"}, "core_id": {"0", "1"},
+	})
+	topo, err := FromSysfs(noNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := numaShape(topo), []string{"P#0{0-1}@Package"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("without node/: NUMA nodes %v, want %v", got, want)
+	}
+	var b strings.Builder
+	if err := topo.WriteListing(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "Machine\n  Package L#0 (P#0)\n    NUMANode L#0 (P#0)\n    Core L#0 (P#0)\n      PU L#0 (P#0)\n    Core L#1 (P#1)\n      PU L#1 (P#1)\n"
+	if b.String() != want {
+		t.Errorf("listing:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if got := topo.Root.Canonical(); got != "Machine(Package(Core(PU)*2))" {
+		t.Errorf("memory must not enter the CPU tree's form: %s", got)
+	}
+
+	// A NUMA level holding CPU objects is listed as the Group hwloc makes.
+	syn := mustSynthetic(t, "pack:1 numa:2 core:1 pu:1")
+	b.Reset()
+	if err := syn.WriteListingOptions(&b, ListingOptions{CPUSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	want = "Machine cpuset=0x00000003\n  Package L#0 (P#0) cpuset=0x00000003\n" +
+		"    Group0 L#0 cpuset=0x00000001\n      NUMANode L#0 (P#0) cpuset=0x00000001\n      Core L#0 (P#0) cpuset=0x00000001\n        PU L#0 (P#0) cpuset=0x00000001\n" +
+		"    Group0 L#1 cpuset=0x00000002\n      NUMANode L#1 (P#1) cpuset=0x00000002\n      Core L#1 (P#1) cpuset=0x00000002\n        PU L#1 (P#1) cpuset=0x00000002\n"
+	if b.String() != want {
+		t.Errorf("listing with cpusets:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := topo.WriteListingOptions(&b, ListingOptions{Only: []Type{NUMANode}, CPUSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "NUMANode L#0 (P#0) cpuset=0x00000003\n"; b.String() != want {
+		t.Errorf("--only NUMANode: %q, want %q", b.String(), want)
+	}
+}
+
+func TestDisallowedNUMANodeKeepsItsCPUs(t *testing.T) {
+	// hwloc removes a NUMA node the cgroup's mems disallow but keeps the
+	// allowed CPUs below it (4fake-4gr1nu1pu, 16amd64-8n2c-cpusets); we
+	// kept the node as a level.
+	root := writeSysfs(t, 4, map[string][]string{
+		"core_siblings": {"f", "f", "f", "f"}, "physical_package_id": {"0", "0", "0", "0"},
+		"thread_siblings": {"1", "2", "4", "8"}, "core_id": {"0", "1", "2", "3"},
+	})
+	for path, data := range map[string]string{
+		"sys/devices/system/node/node0/cpumap": "3",
+		"sys/devices/system/node/node1/cpumap": "c",
+		"proc/self/cpuset":                     "/job",
+		"proc/mounts":                          "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0",
+		"sys/fs/cgroup/cpuset/job/cpuset.cpus": "0-3",
+		"sys/fs/cgroup/cpuset/job/cpuset.mems": "1",
+		"sys/devices/system/cpu/online":        "0-3",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topo, err := FromSysfs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := numaShape(topo), []string{"P#1{2-3}@Package"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("NUMA nodes %v, want %v", got, want)
+	}
+	if got := topo.Root.Canonical(); got != "Machine(Package(Core(PU)*2,NUMANode(Core(PU)*2)))" {
+		t.Errorf("tree %s", got)
+	}
+}
+
+func TestSyntheticAsymmetryNamesTheLevel(t *testing.T) {
+	topo := mustSynthetic(t, "pack:2 l3:2(size=1M) core:2 pu:1")
+	if _, err := topo.Synthetic(); err != nil {
+		t.Fatal(err)
+	}
+	// Remove CPU 7: the second package's second L3 has one core left.
+	if err := topo.Restrict(topo.Root.CPUSet.AndNot(cpuset.Of(7))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := topo.Synthetic()
+	if err == nil {
+		t.Fatal("asymmetric tree got a synthetic string")
+	}
+	for _, want := range []string{"depth 1", "below Machine", "Package L#0 holds 2 L3Cache", "Package L#1 holds 2 L3Cache"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	topo = mustSynthetic(t, "pack:1 l3:2(size=1M) core:2 pu:1")
+	_ = topo.Restrict(topo.Root.CPUSet.AndNot(cpuset.Of(3)))
+	if _, err := topo.Synthetic(); err == nil || !strings.Contains(err.Error(), "depth 2: below Package L#0, L3Cache L#0 holds 2 Core, size=1MiB but L3Cache L#1 holds 1 Core, size=1MiB") {
+		t.Errorf("error %v does not name depth 2 and the two L3 caches", err)
+	}
+}
+
+func TestLookupType(t *testing.T) {
+	for in, want := range map[string]Type{"core": Core, "CORE": Core, "L3Cache": L3Cache, "l3": L3Cache, "pack": Package,
+		"Socket": Package, "numa": NUMANode, "NUMANode": NUMANode, "pu": PU, "l1": L1dCache, "L1iCache": L1iCache, "machine": Machine} {
+		got, err := LookupType(in)
+		if err != nil || got != want {
+			t.Errorf("LookupType(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := LookupType("cpu"); err == nil || !strings.Contains(err.Error(), `"cpu"`) || !strings.Contains(err.Error(), "L3Cache") {
+		t.Errorf("LookupType(cpu): %v", err)
+	}
+}
+
+func TestJSONMemoryAndXMLVersion(t *testing.T) {
+	x, err := FromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003">`+
+		`<object type="Package" os_index="0" cpuset="0x00000003"><object type="NUMANode" os_index="4" cpuset="0x00000003"/>`+
+		`<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0"/><object type="PU" os_index="1"/></object></object></object></topology>`), "v.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := x.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"hwloc_xml_version":"2.0"`, `"memory":[{"type":"NUMANode","os_index":4`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("JSON lacks %s: %s", want, js)
+		}
+	}
+	back, err := FromJSON(js, "back.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.FormatVersion != "2.0" || !reflect.DeepEqual(numaShape(back), numaShape(x)) {
+		t.Errorf("read back: version %q, NUMA %v; want 2.0, %v", back.FormatVersion, numaShape(back), numaShape(x))
+	}
+	for _, bad := range []string{
+		`{"type":"Machine","children":[{"type":"PU","hwloc_xml_version":"2.0"}]}`,
+		`{"type":"Machine","children":[{"type":"PU"}],"memory":[{"type":"Core"}]}`,
+	} {
+		if _, err := FromJSON([]byte(bad), "bad.json"); err == nil {
+			t.Errorf("FromJSON accepted %s", bad)
+		}
+	}
+}
