@@ -71,6 +71,9 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 	seen := map[string]bool{}
 	for _, p := range protos {
 		key := fmt.Sprintf("%d/%s", p.typ, p.complete)
+		if p.typ == NUMANode { // NUMA nodes sharing CPUs (DRAM and NVM tiers) are distinct
+			key += fmt.Sprintf("/P#%d", p.osIndex)
+		}
 		if seen[key] {
 			continue
 		}
@@ -112,7 +115,7 @@ func (b *builder) insert(root *node, p proto) bool {
 		}
 		n = next
 	}
-	if p.complete.Equal(n.complete) && p.typ <= n.typ && n != root {
+	if p.complete.Equal(n.complete) && p.typ <= n.typ && n != root && !(p.typ == NUMANode && n.typ == NUMANode) {
 		// Equal cpusets sorted by type make this impossible; guard anyway.
 		return false
 	}
@@ -167,9 +170,10 @@ func hasPU(n *node) bool {
 
 func allowedSet(n *node, cpus cpuset.Set) cpuset.Set { return n.complete.And(cpus) }
 
-// mergeIdentical removes Die and Group objects whose allowed cpuset equals
-// their parent's or whose only child has the same cpuset, and NUMA nodes
-// identical to the Machine, as hwloc merges redundant levels.
+// mergeIdentical removes Die objects whose allowed cpuset equals their
+// parent's, Group objects equal to their parent or to their only child, and
+// NUMA nodes equal to their parent (they become its memory), as hwloc merges
+// redundant levels.
 func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 	for i := 0; i < len(n.children); i++ {
 		c := n.children[i]
@@ -177,14 +181,21 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 		cs := allowedSet(c, cpus)
 		redundant := false
 		switch c.typ {
-		case Die, Group:
+		case Die:
+			// hwloc keeps a Die above its only child (an L3 per die) and
+			// drops one equal to its Package.
+			redundant = levels && cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty()
+		case Group:
 			redundant = levels && cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
 				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
 		case NUMANode:
 			// A NUMA node covering exactly its parent's PUs adds no CPU
 			// structure; one holding no allowed PU (memory the cgroup
 			// allows under a disallowed package) is kept as a leaf.
-			redundant = cs.Equal(allowedSet(n, cpus)) && len(c.children) > 0
+			// So is one covering exactly its only child's: either way it
+			// becomes memory, of the highest object with its CPUs.
+			redundant = len(c.children) > 0 && (cs.Equal(allowedSet(n, cpus)) ||
+				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus)))
 		}
 		if redundant {
 			// Its NUMA nodes (and itself, when it is one) become the memory

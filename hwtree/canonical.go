@@ -103,6 +103,18 @@ func (t *Topology) Synthetic() (string, error) {
 		return "", err
 	}
 	var levels []string
+	// One NUMA node for the whole machine is what FromSynthetic (and
+	// hwloc) give a string without one: it goes unsaid.
+	nodes := t.NUMANodes()
+	memory := func(o *Object) {
+		if len(nodes) == 1 && nodes[0].CPUSet.Equal(t.Root.CPUSet) && nodes[0].Parent == o {
+			return
+		}
+		for range o.Memory {
+			levels = append(levels, "[NUMANode]")
+		}
+	}
+	memory(t.Root)
 	for o := t.Root; len(o.Children) > 0; o = o.Children[0] {
 		c := o.Children[0]
 		level := fmt.Sprintf("%s:%d", c.Type, len(o.Children))
@@ -117,6 +129,7 @@ func (t *Topology) Synthetic() (string, error) {
 			level += "(" + strings.Join(attrs, " ") + ")"
 		}
 		levels = append(levels, level)
+		memory(c)
 	}
 	return strings.Join(levels, " "), nil
 }
@@ -131,13 +144,19 @@ func (t *Topology) asymmetry() error {
 		var next []*Object
 		for _, o := range level {
 			for _, c := range o.Children {
-				if forms[c] != forms[o.Children[0]] {
-					first := o.Children[0]
-					return fmt.Errorf("the tree is not symmetric at depth %d: below %s, %s holds %s but %s holds %s; only symmetric trees have a synthetic string (hwloc refuses them too)",
-						depth, o.label(), first.label(), childSummary(first), c.label(), childSummary(c))
+				if first := o.Children[0]; forms[c] != forms[first] {
+					a, b := differing(first, c, forms)
+					return fmt.Errorf("the tree is not symmetric at depth %d (the %s level): %s and %s differ, %s holding %s but %s %s; only symmetric trees have a synthetic string (hwloc refuses them too)",
+						depth, first.Type, first.label(), c.label(), a.label(), childSummary(a), b.label(), childSummary(b))
 				}
 			}
 			next = append(next, o.Children...)
+		}
+		for _, c := range next {
+			if first := next[0]; len(c.Memory) != len(first.Memory) {
+				return fmt.Errorf("the tree is not symmetric at depth %d (the %s level): %s has %d NUMA nodes as memory but %s has %d; only symmetric trees have a synthetic string (hwloc refuses them too)",
+					depth, first.Type, first.label(), len(first.Memory), c.label(), len(c.Memory))
+			}
 		}
 		level = next
 	}
@@ -177,4 +196,23 @@ func childSummary(o *Object) string {
 		parts = append(parts, "kind="+o.Attrs.CPUKind)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// differing descends from two objects with different forms to the first
+// pair whose own children or attributes differ, so that the error names
+// the level where the trees part.
+func differing(a, b *Object, forms map[*Object]string) (*Object, *Object) {
+	for childSummary(a) == childSummary(b) {
+		next := false
+		for i := range a.Children {
+			if forms[a.Children[i]] != forms[b.Children[i]] {
+				a, b, next = a.Children[i], b.Children[i], true
+				break
+			}
+		}
+		if !next {
+			break
+		}
+	}
+	return a, b
 }

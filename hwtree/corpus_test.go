@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,23 +270,36 @@ func diffSets(want, got puSets) []string {
 }
 
 // diffNUMA compares the NUMA nodes (OS index and the PUs of the object
-// they are attached to) with lstopo's listing.
-// Nodes that discovery noted as CPU-less are left out: lstopo places them
-// by their memory locality, which the model does not read.
-func diffNUMA(want, got puSets, notes []string) string {
-	var cpuless []string
-	for _, n := range notes {
-		if _, list, ok := strings.Cut(n, "NUMA nodes without online CPUs (memory only) are not in the CPU tree: "); ok {
-			cpuless = strings.Split(list, ",")
+// they are attached to) with lstopo's listing. The tree may lack the nodes
+// that discovery noted as CPU-less: lstopo places them by their memory
+// locality, which sysfs discovery does not read (notes of hwloc XML name
+// the nodes the same way).
+func diffNUMA(want, got puSets, notes ...[]string) string {
+	g := strings.Join(got["NUMANode"], " ")
+	if w := strings.Join(want["NUMANode"], " "); w == g {
+		return ""
+	}
+	cpuless := map[string]bool{}
+	cpulessRE := regexp.MustCompile(`NUMANode P#(\d+) has no CPU`)
+	for _, ns := range notes {
+		for _, n := range ns {
+			if _, list, ok := strings.Cut(n, "NUMA nodes without online CPUs (memory only) are not in the CPU tree: "); ok {
+				for _, x := range strings.Split(list, ",") {
+					cpuless[x] = true
+				}
+			}
+			if m := cpulessRE.FindStringSubmatch(n); m != nil {
+				cpuless[m[1]] = true
+			}
 		}
 	}
 	var kept []string
 	for _, n := range want["NUMANode"] {
-		if !slices.Contains(cpuless, strings.SplitN(strings.TrimPrefix(n, "P#"), "{", 2)[0]) {
+		if !cpuless[strings.SplitN(strings.TrimPrefix(n, "P#"), "{", 2)[0]] {
 			kept = append(kept, n)
 		}
 	}
-	w, g := strings.Join(kept, " "), strings.Join(got["NUMANode"], " ")
+	w := strings.Join(kept, " ")
 	if w == g {
 		return ""
 	}
@@ -413,7 +425,7 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		if d := diffSets(want, treeSets(back)); len(d) > 0 {
 			t.Errorf("%s does not match lstopo's listing:\n\t%s", what, strings.Join(d, "\n\t"))
 		}
-		if d := diffNUMA(want, treeSets(back), topo.Notes); d != "" {
+		if d := diffNUMA(want, treeSets(back), back.Notes, topo.Notes); d != "" {
 			t.Errorf("%s: NUMA nodes differ: %s", what, d)
 		}
 	}
@@ -442,4 +454,50 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		t.Fatal(err)
 	}
 	check("our XML through lstopo", "--input", ours)
+	// lstopo's console listing of our XML.
+	if out, err := exec.Command(lstopo, "--input", ours, "-v", "--of", "console", "-").Output(); err != nil {
+		t.Errorf("lstopo --input ours.xml --of console: %v", err)
+	} else if listed, err := parseConsole(bytes.NewReader(out)); err != nil {
+		t.Errorf("lstopo's console listing of our XML: %v", err)
+	} else {
+		if d := diffSets(want, listed); len(d) > 0 {
+			t.Errorf("lstopo's listing of our XML does not match:\n\t%s", strings.Join(d, "\n\t"))
+		}
+		if d := diffNUMA(listed, treeSets(topo), topo.Notes); d != "" {
+			t.Errorf("lstopo's listing of our XML: NUMA nodes differ: %s", d)
+		}
+	}
+	// Our synthetic string read by lstopo gives the same tree (PUs are
+	// renumbered depth-first, so the shapes are compared); where we find
+	// the tree asymmetric, lstopo refuses to export one too.
+	syn, synErr := topo.Synthetic()
+	hwSyn, hwErr := exec.Command(lstopo, "--input", ours, "--of", "synthetic", "-").Output()
+	switch {
+	case synErr == nil:
+		out, err := exec.Command(lstopo, "--input", syn, "--of", "xml", "-").Output()
+		if err != nil {
+			t.Errorf("lstopo --input %q: %v", syn, err)
+			break
+		}
+		back, err := FromXML(out, "synthetic")
+		if err != nil {
+			t.Errorf("lstopo's XML of our synthetic %q: %v", syn, err)
+		} else if g, w := back.Root.Canonical(), topo.Root.Canonical(); g != w {
+			t.Errorf("our synthetic %q through lstopo is %s, want %s", syn, g, w)
+		} else if g, w := len(back.NUMANodes()), len(topo.NUMANodes()); g != w {
+			t.Errorf("our synthetic %q through lstopo has %d NUMA nodes, want %d", syn, g, w)
+		}
+		if own, err := FromSynthetic(syn); err != nil {
+			t.Errorf("our synthetic %q does not read back: %v", syn, err)
+		} else if g, w := own.Root.Canonical(), topo.Root.Canonical(); g != w {
+			t.Errorf("our synthetic %q reads back as %s, want %s", syn, g, w)
+		} else if g, w := len(own.NUMANodes()), len(topo.NUMANodes()); g != w {
+			t.Errorf("our synthetic %q reads back with %d NUMA nodes, want %d", syn, g, w)
+		}
+		if hwErr != nil {
+			t.Errorf("we export synthetic %q but lstopo refuses our XML's: %v", syn, hwErr)
+		}
+	case hwErr == nil:
+		t.Errorf("we refuse a synthetic string (%v) but lstopo exports %q", synErr, strings.TrimSpace(string(hwSyn)))
+	}
 }

@@ -53,14 +53,14 @@ func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
 	}
 
 	// A NUMA level holding CPU objects is listed as the Group hwloc makes.
-	syn := mustSynthetic(t, "pack:1 numa:2 core:1 pu:1")
+	syn := mustSynthetic(t, "pack:1 numa:2 core:2 pu:1")
 	b.Reset()
 	if err := syn.WriteListingOptions(&b, ListingOptions{CPUSet: true}); err != nil {
 		t.Fatal(err)
 	}
-	want = "Machine cpuset=0x00000003\n  Package L#0 (P#0) cpuset=0x00000003\n" +
-		"    Group0 L#0 cpuset=0x00000001\n      NUMANode L#0 (P#0) cpuset=0x00000001\n      Core L#0 (P#0) cpuset=0x00000001\n        PU L#0 (P#0) cpuset=0x00000001\n" +
-		"    Group0 L#1 cpuset=0x00000002\n      NUMANode L#1 (P#1) cpuset=0x00000002\n      Core L#1 (P#1) cpuset=0x00000002\n        PU L#1 (P#1) cpuset=0x00000002\n"
+	want = "Machine cpuset=0x0000000f\n  Package L#0 (P#0) cpuset=0x0000000f\n" +
+		"    Group0 L#0 cpuset=0x00000003\n      NUMANode L#0 (P#0) cpuset=0x00000003\n      Core L#0 (P#0) cpuset=0x00000001\n        PU L#0 (P#0) cpuset=0x00000001\n      Core L#1 (P#1) cpuset=0x00000002\n        PU L#1 (P#1) cpuset=0x00000002\n" +
+		"    Group0 L#1 cpuset=0x0000000c\n      NUMANode L#1 (P#1) cpuset=0x0000000c\n      Core L#2 (P#2) cpuset=0x00000004\n        PU L#2 (P#2) cpuset=0x00000004\n      Core L#3 (P#3) cpuset=0x00000008\n        PU L#3 (P#3) cpuset=0x00000008\n"
 	if b.String() != want {
 		t.Errorf("listing with cpusets:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -123,14 +123,14 @@ func TestSyntheticAsymmetryNamesTheLevel(t *testing.T) {
 	if err == nil {
 		t.Fatal("asymmetric tree got a synthetic string")
 	}
-	for _, want := range []string{"depth 1", "below Machine", "Package L#0 holds 2 L3Cache", "Package L#1 holds 2 L3Cache"} {
+	for _, want := range []string{"depth 1 (the Package level)", "Package L#0 and Package L#1 differ", "L3Cache L#1 holding 2 Core, size=1MiB but L3Cache L#3 1 Core, size=1MiB"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
 	topo = mustSynthetic(t, "pack:1 l3:2(size=1M) core:2 pu:1")
 	_ = topo.Restrict(topo.Root.CPUSet.AndNot(cpuset.Of(3)))
-	if _, err := topo.Synthetic(); err == nil || !strings.Contains(err.Error(), "depth 2: below Package L#0, L3Cache L#0 holds 2 Core, size=1MiB but L3Cache L#1 holds 1 Core, size=1MiB") {
+	if _, err := topo.Synthetic(); err == nil || !strings.Contains(err.Error(), "depth 2 (the L3Cache level): L3Cache L#0 and L3Cache L#1 differ, L3Cache L#0 holding 2 Core, size=1MiB but L3Cache L#1 1 Core, size=1MiB") {
 		t.Errorf("error %v does not name depth 2 and the two L3 caches", err)
 	}
 }
@@ -178,5 +178,66 @@ func TestJSONMemoryAndXMLVersion(t *testing.T) {
 		if _, err := FromJSON([]byte(bad), "bad.json"); err == nil {
 			t.Errorf("FromJSON accepted %s", bad)
 		}
+	}
+}
+
+func TestDieAboveItsL3IsKept(t *testing.T) {
+	// hwloc keeps a Die whose CPUs equal its only child's (an L3 per die,
+	// as in fakecpuid1f-64intel64-2p4d2n2c2t) and drops only a Die equal
+	// to its Package; we dropped both, losing the Die level.
+	four := []string{"f", "f", "f", "f"}
+	files := map[string][]string{
+		"core_siblings": four, "physical_package_id": {"0", "0", "0", "0"},
+		"thread_siblings": {"1", "2", "4", "8"}, "core_id": {"0", "1", "2", "3"},
+		"die_cpus": {"3", "3", "c", "c"}, "die_id": {"0", "0", "1", "1"},
+		"cache/index3/level": {"3", "3", "3", "3"}, "cache/index3/type": {"Unified", "Unified", "Unified", "Unified"},
+		"cache/index3/shared_cpu_map": {"3", "3", "c", "c"},
+	}
+	topo, err := FromSysfs(writeSysfs(t, 4, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := topo.Root.Canonical(), "Machine(Package(Die(L3Cache(Core(PU)*2))*2))"; got != want {
+		t.Errorf("die per L3: %s, want %s", got, want)
+	}
+	files["die_cpus"] = four // one die per package: merged into it
+	topo, err = FromSysfs(writeSysfs(t, 4, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := topo.Root.Canonical(), "Machine(Package(L3Cache(Core(PU)*2)*2))"; got != want {
+		t.Errorf("die per package: %s, want %s", got, want)
+	}
+}
+
+func TestSyntheticMemoryChildren(t *testing.T) {
+	// hwloc's "[NUMANode]" after a level gives each of its objects a NUMA
+	// node as memory; we skipped the tokens and so lost the nodes, and a
+	// string without NUMA nodes gets one for the whole machine.
+	for _, c := range []struct {
+		in, numa, syn string
+	}{
+		{"pack:2 [numa] core:2 pu:1", "P#0{0-1}@Package P#1{2-3}@Package", "Package:2 [NUMANode] Core:2 PU:1"},
+		{"[NUMANode(memory=1024)] pack:2 core:1 pu:1", "P#0{0-1}@Machine", "Package:2 Core:1 PU:1"},
+		{"pack:2 core:1 pu:1", "P#0{0-1}@Machine", "Package:2 Core:1 PU:1"},
+		{"pack:1 l3:2(size=1M) [MemCache(size=1G)] [numa] [numa] core:1 pu:1", "P#0{0}@L3Cache P#1{0}@L3Cache P#2{1}@L3Cache P#3{1}@L3Cache", ""},
+		// Per-thread L1 caches below the Core, which hwloc accepts.
+		{"pack:1 core:2 l1d:2(size=32K) pu:1", "P#0{0-3}@Package", "Package:1 Core:2 L1dCache:2(size=32768) PU:1"},
+	} {
+		topo, err := FromSynthetic(c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if got := strings.Join(numaShape(topo), " "); got != c.numa {
+			t.Errorf("%q: NUMA nodes %s, want %s", c.in, got, c.numa)
+		}
+		syn, err := topo.Synthetic()
+		if c.syn != "" && (err != nil || syn != c.syn) {
+			t.Errorf("%q: synthetic %q, %v; want %q", c.in, syn, err, c.syn)
+		}
+	}
+	if _, err := FromSynthetic("pack:2 [core] pu:1"); err == nil || !strings.Contains(err.Error(), `"[core]" is not a NUMA node`) {
+		t.Errorf("memory child [core]: %v", err)
 	}
 }

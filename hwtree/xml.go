@@ -215,6 +215,9 @@ func xmlType(o *xmlObject) (t Type, keep, descend bool) {
 	case "Die":
 		return Die, true, true
 	case "Group":
+		if infoValue(o.Infos, "Type") == "Die" { // hwloc 1.x XML has no Die type
+			return Die, true, true
+		}
 		return Group, true, true
 	case "NUMANode", "Node":
 		return NUMANode, true, true

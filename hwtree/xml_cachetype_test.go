@@ -73,3 +73,21 @@ func TestXMLPackageWithOnlyAllowedMemory(t *testing.T) {
 		t.Errorf("tree %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+func TestXMLVersion1Die(t *testing.T) {
+	// hwloc's v1 export writes a Die as a Group with info Type=Die, which
+	// hwloc reads back as a Die; we read a Group and merged it away.
+	x := `<topology><object type="Machine" os_index="0" cpuset="0x00000003"><object type="Socket" os_index="0" cpuset="0x00000003">` +
+		`<object type="Group" os_index="0" cpuset="0x00000001"><info name="Type" value="Die"/>` +
+		`<object type="Cache" cpuset="0x00000001" cache_size="1024" depth="3" cache_type="0"><object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0" cpuset="0x00000001"/></object></object></object>` +
+		`<object type="Group" os_index="1" cpuset="0x00000002"><info name="Type" value="Die"/>` +
+		`<object type="Cache" cpuset="0x00000002" cache_size="1024" depth="3" cache_type="0"><object type="Core" os_index="1" cpuset="0x00000002"><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object>` +
+		`</object></object></topology>`
+	topo, err := FromXML([]byte(x), "v1die.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := topo.Root.Canonical(), "Machine(Package(Die(L3Cache[1KiB](Core(PU)))*2))"; got != want {
+		t.Errorf("tree %s, want %s", got, want)
+	}
+}
