@@ -22,8 +22,9 @@ type proto struct {
 type node struct {
 	proto
 	children []*node
-	memory   []*node // NUMA nodes merged into this object as its memory
-	allowed  bool    // a PU in the allowed cpuset or a NUMANode in the allowed mems
+	memory   []*node       // NUMA nodes merged into this object as its memory
+	byCPU    map[int]*node // the child holding each CPU, while inserting
+	allowed  bool          // a PU in the allowed cpuset or a NUMANode in the allowed mems
 }
 
 // builder turns protos into a tree by cpuset inclusion.
@@ -57,16 +58,28 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 		return nil, fmt.Errorf("no PU found")
 	}
 	all = all.Or(b.extent)
-	sort.SliceStable(protos, func(i, j int) bool {
-		a, c := protos[i], protos[j]
-		if a.complete.Len() != c.complete.Len() {
-			return a.complete.Len() > c.complete.Len()
+	type sized struct {
+		proto
+		size int
+	}
+	order := make([]sized, len(protos))
+	for i, p := range protos {
+		order[i] = sized{p, p.complete.Len()} // counted once: Len is linear in the set's words
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, c := order[i], order[j]
+		if a.size != c.size {
+			return a.size > c.size
 		}
 		if a.typ != c.typ {
 			return a.typ < c.typ
 		}
 		return a.complete.Compare(c.complete) < 0
 	})
+	protos = make([]proto, len(order))
+	for i, o := range order {
+		protos[i] = o.proto
+	}
 	root := &node{proto: proto{typ: Machine, osIndex: -1, complete: all}}
 	seen := map[string]bool{}
 	for _, p := range protos {
@@ -97,17 +110,24 @@ func (b *builder) insert(root *node, p proto) bool {
 	}
 	n := root
 	for {
+		// Siblings hold disjoint CPUs: the child holding p's first CPU is
+		// the only one that can hold p; when it does not, every child p
+		// meets must lie inside p (else they partially overlap). PUs are
+		// leaves: nothing goes below one.
 		var next *node
-		for _, c := range n.children {
-			if c.typ == PU {
-				continue // PUs are leaves: nothing goes below one
-			}
-			if p.complete.SubsetOf(c.complete) {
-				next = c
-				break
-			}
-			if p.complete.Intersects(c.complete) && !c.complete.SubsetOf(p.complete) {
-				return false
+		if c := n.byCPU[p.complete.First()]; c != nil && c.typ != PU && p.complete.SubsetOf(c.complete) {
+			next = c
+		} else {
+			var last *node
+			for _, cpu := range p.complete.Members() {
+				c := n.byCPU[cpu]
+				if c == nil || c == last || c.typ == PU {
+					continue
+				}
+				last = c
+				if !c.complete.SubsetOf(p.complete) {
+					return false
+				}
 			}
 		}
 		if next == nil {
@@ -119,7 +139,14 @@ func (b *builder) insert(root *node, p proto) bool {
 		// Equal cpusets sorted by type make this impossible; guard anyway.
 		return false
 	}
-	n.children = append(n.children, &node{proto: p})
+	child := &node{proto: p}
+	n.children = append(n.children, child)
+	if n.byCPU == nil {
+		n.byCPU = map[int]*node{}
+	}
+	for _, cpu := range p.complete.Members() {
+		n.byCPU[cpu] = child
+	}
 	return true
 }
 
@@ -186,7 +213,9 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 			// drops one equal to its Package.
 			redundant = levels && cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty()
 		case Group:
-			redundant = levels && cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
+			// hwloc merges such groups from every source (its Group
+			// filter keeps structure only).
+			redundant = cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
 				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
 		case NUMANode:
 			// A NUMA node covering exactly its parent's PUs adds no CPU

@@ -241,3 +241,19 @@ func TestSyntheticMemoryChildren(t *testing.T) {
 		t.Errorf("memory child [core]: %v", err)
 	}
 }
+
+func TestGroupEqualToParentMerges(t *testing.T) {
+	// lstopo drops a Group with its parent's CPUs from synthetic strings
+	// and XML too ("pack:2 group:1 core:2" is "Package:2 Core:2"); we kept
+	// it outside sysfs. A Die stays (lstopo shows "Package:2 Die:1").
+	for in, want := range map[string]string{
+		"pack:2 group:1 core:2 pu:1": "Machine(Package(Core(PU)*2)*2)",
+		"group:2 pack:1 core:2 pu:1": "Machine(Package(Core(PU)*2)*2)",
+		"pack:2 die:1 core:2 pu:1":   "Machine(Package(Die(Core(PU)*2))*2)",
+		"group:2 pack:2 core:2 pu:1": "Machine(Group(Package(Core(PU)*2)*2)*2)",
+	} {
+		if got := mustSynthetic(t, in).Root.Canonical(); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+}
