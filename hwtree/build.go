@@ -221,10 +221,11 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 			// A NUMA node covering exactly its parent's PUs adds no CPU
 			// structure; one holding no allowed PU (memory the cgroup
 			// allows under a disallowed package) is kept as a leaf.
-			// So is one covering exactly its only child's: either way it
-			// becomes memory, of the highest object with its CPUs.
+			// So is one covering exactly its only child's (not a PU's:
+			// hwloc gives PUs no memory): either way it becomes memory, of
+			// the highest object with its CPUs.
 			redundant = len(c.children) > 0 && (cs.Equal(allowedSet(n, cpus)) ||
-				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus)))
+				len(c.children) == 1 && c.children[0].typ != PU && cs.Equal(allowedSet(c.children[0], cpus)))
 		}
 		if redundant {
 			// Its NUMA nodes (and itself, when it is one) become the memory
@@ -250,7 +251,7 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 // toObject converts the built nodes into Objects, ordering children by their
 // complete cpusets (hwloc's order, stable when the allowed set is small).
 func toObject(n *node) *Object {
-	o := &Object{Type: n.typ, OSIndex: n.osIndex, Attrs: n.attrs}
+	o := &Object{Type: n.typ, OSIndex: n.osIndex, Attrs: n.attrs, complete: n.complete}
 	kids := append([]*node{}, n.children...)
 	sort.SliceStable(kids, func(i, j int) bool {
 		if c := kids[i].complete.Compare(kids[j].complete); c != 0 {
@@ -264,7 +265,7 @@ func toObject(n *node) *Object {
 	mem := append([]*node{}, n.memory...)
 	sort.SliceStable(mem, func(i, j int) bool { return mem[i].osIndex < mem[j].osIndex })
 	for _, m := range mem {
-		o.Memory = append(o.Memory, &Object{Type: NUMANode, OSIndex: m.osIndex, Attrs: m.attrs})
+		o.Memory = append(o.Memory, &Object{Type: NUMANode, OSIndex: m.osIndex, Attrs: m.attrs, complete: m.complete})
 	}
 	return o
 }

@@ -146,6 +146,11 @@ type Object struct {
 	Memory []*Object
 	// Depth is 0 for the root.
 	Depth int
+	// complete is the object's CPUs including those the allowed set (a
+	// cgroup) leaves out, where discovery knew them (sysfs, XML); WriteXML
+	// writes it as hwloc's complete_cpuset, so that a package kept only for
+	// its memory keeps its place.
+	complete cpuset.Set
 }
 
 // Topology is a CPU tree rooted at a Machine object.

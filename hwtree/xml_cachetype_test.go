@@ -91,3 +91,43 @@ func TestXMLVersion1Die(t *testing.T) {
 		t.Errorf("tree %s, want %s", got, want)
 	}
 }
+
+func TestXMLWritesCompleteCPUSet(t *testing.T) {
+	// A package kept only for its allowed memory has no allowed CPU; we
+	// wrote complete_cpuset="0x0" for it, and hwloc (and we) then lost its
+	// place. Its complete cpuset, all CPUs included, is written now.
+	in := `<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003" complete_cpuset="0x0000000f">` +
+		`<object type="Package" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003">` +
+		`<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object>` +
+		`<object type="Package" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c">` +
+		`<object type="NUMANode" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c"/></object></object></topology>`
+	topo, err := FromXML([]byte(in), "cgroup.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	if err := topo.WriteXML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{`<object type="Machine" cpuset="0x00000003" complete_cpuset="0x0000000f"`, `<object type="Package" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("written XML lacks %s:\n%s", want, out)
+		}
+	}
+	back, err := FromXML([]byte(out), "ours.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapeOf := func(x *Topology) string {
+		var s []string
+		x.Walk(func(o *Object) bool {
+			s = append(s, o.Type.String()+"{"+o.CPUSet.String()+"}")
+			return true
+		})
+		return strings.Join(s, " ")
+	}
+	if got, want := shapeOf(back), shapeOf(topo); got != want {
+		t.Errorf("read back %s, want %s", got, want)
+	}
+}

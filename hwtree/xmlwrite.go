@@ -67,7 +67,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		}
 		mask := hwlocMask(o.CPUSet)
 		ns := hwlocMask(numaSet(o))
-		fmt.Fprintf(&b, " cpuset=\"%s\" complete_cpuset=\"%s\"", mask, mask)
+		fmt.Fprintf(&b, " cpuset=\"%s\" complete_cpuset=\"%s\"", mask, hwlocMask(o.CPUSet.Or(o.complete)))
 		if o.Type == Machine {
 			fmt.Fprintf(&b, " allowed_cpuset=\"%s\"", mask)
 		}
@@ -110,11 +110,11 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		}
 		for _, m := range memory {
 			gp++
-			ms := hwlocMask(m.CPUSet)
+			ms, mc := hwlocMask(m.CPUSet), hwlocMask(m.CPUSet.Or(m.complete))
 			idx := max(m.OSIndex, 0)
 			nsm := hwlocMask(cpuset.Of(idx))
 			fmt.Fprintf(&b, "%s  <object type=\"NUMANode\" os_index=\"%d\" cpuset=\"%s\" complete_cpuset=\"%s\" nodeset=\"%s\" complete_nodeset=\"%s\" gp_index=\"%d\"/>\n",
-				ind, idx, ms, ms, nsm, nsm, gp)
+				ind, idx, ms, mc, nsm, nsm, gp)
 		}
 		for _, c := range o.Children {
 			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
