@@ -30,9 +30,9 @@ type node struct {
 // builder turns protos into a tree by cpuset inclusion.
 type builder struct {
 	notes []string
-	// mergeLevels merges Die and Group objects identical to their parent or
-	// only child (sysfs discovery). Trees hwloc already built (XML) and
-	// synthetic strings keep them, as lstopo shows them.
+	// mergeLevels merges a Die identical to its parent (sysfs discovery,
+	// where Linux reports a die per package). Trees hwloc already built
+	// (XML) and synthetic strings keep it, as lstopo shows them.
 	mergeLevels bool
 	// extent widens the Machine's complete cpuset beyond the PUs found
 	// (an XML file's complete_cpuset, holding CPUs it leaves out).
@@ -42,11 +42,11 @@ type builder struct {
 // build places every proto below the smallest object that includes its
 // cpuset: larger cpusets first, and for equal cpusets the type closer to the
 // root first. An object whose cpuset partially overlaps one already placed
-// is dropped and noted. Identical duplicates (same type and cpuset) are
-// merged. Then the tree is restricted: PUs outside allowedCPUs and NUMA nodes
-// outside allowedMems (when known) go; objects left without PUs go unless
-// they hold an allowed NUMA node; Die and Group objects identical to their
-// parent or only child, and NUMA nodes covering the whole machine, merge.
+// is dropped and noted. Identical duplicates (same type and cpuset; for NUMA
+// nodes, same OS index too) are merged. Then the tree is restricted: PUs
+// outside allowedCPUs and NUMA nodes outside allowedMems (when known) go, the
+// CPUs below such a node staying; objects left without PUs go unless they
+// hold an allowed NUMA node; redundant levels merge (mergeIdentical).
 func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpuset.Set) (*Object, error) {
 	var all cpuset.Set
 	for _, p := range protos {

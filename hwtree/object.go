@@ -164,7 +164,8 @@ type Topology struct {
 	Notes []string
 	// FormatVersion is, for a tree read from hwloc XML, the file's format
 	// version: its <topology version="..."> ("2.0", "3.0"), or "1.x" for
-	// files without one (hwloc 1.x wrote none). Empty for other sources.
+	// files without one (hwloc 1.x wrote none); JSON that MarshalJSON wrote
+	// for such a tree carries it too. Empty for other sources.
 	FormatVersion string
 }
 
