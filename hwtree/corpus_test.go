@@ -376,6 +376,20 @@ func TestCorpusMatchesLstopo(t *testing.T) {
 	}
 }
 
+var cpusetLine = regexp.MustCompile(`^ *([A-Za-z0-9]+)(?:\([^)]*\))? (L#\d+).* (cpuset=\S+)$`)
+
+// listedCPUSets reads a verbose listing with cpusets (lstopo -v --cpuset,
+// or ours) into, per type name as shown, "L#n cpuset=MASK" in listing order.
+func listedCPUSets(listing []byte) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(listing), "\n") {
+		if m := cpusetLine.FindStringSubmatch(line); m != nil {
+			out[m[1]] = append(out[m[1]], m[2]+" "+m[3])
+		}
+	}
+	return out
+}
+
 // testOptions returns the lstopo options a corpus .test file names.
 func testOptions(t testing.TB, path string) string {
 	b, err := os.ReadFile(path)
@@ -427,6 +441,33 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		}
 		if d := diffNUMA(want, treeSets(back), back.Notes, topo.Notes); d != "" {
 			t.Errorf("%s: NUMA nodes differ: %s", what, d)
+		}
+	}
+	// lstopo --cpuset: every object's logical index and cpuset, in logical
+	// order, as our listing prints them (this checks the order, the
+	// logical indexes and hwloc's bitmap format).
+	args := []string{"--if", "fsroot", "--input", root, "-v", "--cpuset", "--of", "console"}
+	if structure {
+		args = append(args, "--filter", "all:structure")
+	}
+	if out, err := exec.Command(lstopo, append(args, "-")...).Output(); err != nil {
+		t.Errorf("lstopo %v: %v", args, err)
+	} else {
+		var ours bytes.Buffer
+		if err := topo.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
+		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode"} {
+			if typ == "L1iCache" && structure {
+				continue // that snapshot's listing was made with --no-icaches
+			}
+			if typ == "NUMANode" && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
+				continue // CPU-less nodes: see diffNUMA
+			}
+			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
+				t.Errorf("%s objects in logical order:\n\t\tlstopo --cpuset [%s]\n\t\tours [%s]", typ, trunc(w), trunc(g))
+			}
 		}
 	}
 	// lstopo's own XML export of the snapshot, v2 and v1, read by us.

@@ -257,3 +257,28 @@ func TestGroupEqualToParentMerges(t *testing.T) {
 		}
 	}
 }
+
+func TestHwlocMaskFormat(t *testing.T) {
+	// lstopo --cpuset and hwloc's XML print zero words empty, the last one
+	// as "0x0"; we printed every word in full.
+	for set, want := range map[string]string{
+		"":      "0x0",
+		"0-3":   "0x0000000f",
+		"40":    "0x00000100,0x0",
+		"0,64":  "0x00000001,,0x00000001",
+		"96":    "0x00000001,,,0x0",
+		"31-32": "0x00000001,0x80000000",
+	} {
+		s, err := cpuset.ParseList(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hwlocMask(s); got != want {
+			t.Errorf("hwlocMask(%s) = %s, want %s", set, got, want)
+		}
+		back, err := parseHwlocMask(want)
+		if err != nil || !back.Equal(s) {
+			t.Errorf("parseHwlocMask(%s) = %s, %v; want %s", want, back, err, set)
+		}
+	}
+}

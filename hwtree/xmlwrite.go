@@ -138,8 +138,10 @@ func (t *Topology) WriteXML(w io.Writer) error {
 	return err
 }
 
-// hwlocMask writes a set in hwloc's form: comma-separated 32-bit words,
-// each "0x"-prefixed, most significant first.
+// hwlocMask writes a set as hwloc prints bitmaps (hwloc_bitmap_snprintf):
+// comma-separated 32-bit words, most significant first, each "0x%08x";
+// zero words are left empty, except the last, written "0x0"; the empty set
+// is "0x0". lstopo --cpuset and hwloc's XML use this form.
 func hwlocMask(s cpuset.Set) string {
 	m := s.Members()
 	if len(m) == 0 {
@@ -151,7 +153,12 @@ func hwlocMask(s cpuset.Set) string {
 	}
 	parts := make([]string, len(words))
 	for i, w := range words {
-		parts[len(words)-1-i] = fmt.Sprintf("0x%08x", w)
+		switch {
+		case w != 0:
+			parts[len(words)-1-i] = fmt.Sprintf("0x%08x", w)
+		case i == 0:
+			parts[len(words)-1-i] = "0x0"
+		}
 	}
 	return strings.Join(parts, ",")
 }
