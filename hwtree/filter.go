@@ -63,9 +63,10 @@ func (t *Topology) RemoveCaches() {
 	t.finalize()
 }
 
-// Restrict keeps only the PUs in cpus, and the objects left holding one, as
-// lstopo's --restrict does. It fails, changing nothing, when no PU of the
-// tree is in cpus.
+// Restrict keeps only the PUs in cpus, and the objects left holding one or
+// holding memory (a NUMA node), as lstopo's --restrict does: a package
+// whose PUs all go stays, empty, with its NUMA node. It fails, changing
+// nothing, when no PU of the tree is in cpus.
 func (t *Topology) Restrict(cpus cpuset.Set) error {
 	if !t.Root.CPUSet.Intersects(cpus) {
 		return fmt.Errorf("restrict to CPUs %q: none is in this topology (its CPUs are %s)", cpus.String(), t.Root.CPUSet)
@@ -82,7 +83,7 @@ func (t *Topology) Restrict(cpus cpuset.Set) error {
 			}
 		}
 		o.Children = kids
-		return len(kids) > 0
+		return len(kids) > 0 || len(o.Memory) > 0 || o.Type == NUMANode
 	}
 	keep(t.Root)
 	t.finalize()

@@ -24,7 +24,8 @@ type ListingOptions struct {
 	// (" cpuset=0x0000000f"), as lstopo --cpuset does.
 	CPUSet bool
 	// Only, when not empty, lists just the objects of these types, one a
-	// line in logical order without indentation, as lstopo --only does.
+	// line in logical order without indentation, as lstopo --only does
+	// (type after type).
 	Only []Type
 }
 
@@ -41,21 +42,15 @@ func (t *Topology) WriteListingOptions(w io.Writer, opts ListingOptions) error {
 		b.WriteByte('\n')
 	}
 	if len(opts.Only) > 0 {
-		want := map[Type]bool{}
 		for _, typ := range opts.Only {
-			want[typ] = true
-		}
-		t.Walk(func(o *Object) bool {
-			if want[o.Type] {
+			objs := t.Objects(typ)
+			if typ == NUMANode {
+				objs = t.NUMANodes()
+			}
+			for _, o := range objs {
 				line(0, o.Label(), o)
 			}
-			if want[NUMANode] {
-				for _, m := range o.Memory {
-					line(0, m.Label(), m)
-				}
-			}
-			return true
-		})
+		}
 	} else {
 		groups := 0
 		t.Walk(func(o *Object) bool {

@@ -2,6 +2,8 @@ package hwtree
 
 import (
 	"bytes"
+
+	"github.com/barriertune/barriertune/hwtree/cpuset"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +105,28 @@ func TestInteropSyntheticAndXML(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "ours.xml")
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		// lstopo --restrict to the first half of the PUs lists the objects
+		// (logical index and cpuset) our Restrict keeps.
+		restricted := mustSynthetic(t, s)
+		cpus := restricted.CPUs()
+		half := cpuset.Of(cpus[:max(1, len(cpus)/2)]...)
+		if err := restricted.Restrict(half); err != nil {
+			t.Fatal(err)
+		}
+		var listing bytes.Buffer
+		if err := restricted.WriteListingOptions(&listing, ListingOptions{CPUSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(lstopo, "--input", s, "--restrict", hwlocMask(half), "-v", "--cpuset", "--of", "console", "-").Output()
+		if err != nil {
+			t.Fatalf("lstopo --restrict: %v", err)
+		}
+		hw, us := listedCPUSets(out), listedCPUSets(listing.Bytes())
+		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode"} {
+			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
+				t.Errorf("%q restricted to %s: %s objects: lstopo [%s], ours [%s]", s, half, typ, w, g)
+			}
 		}
 		back = lstopoXML(t, lstopo, path)
 		if got := back.Root.Canonical(); got != want {

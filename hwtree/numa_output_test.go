@@ -221,6 +221,9 @@ func TestSyntheticMemoryChildren(t *testing.T) {
 		{"[NUMANode(memory=1024)] pack:2 core:1 pu:1", "P#0{0-1}@Machine", "Package:2 Core:1 PU:1"},
 		{"pack:2 core:1 pu:1", "P#0{0-1}@Machine", "Package:2 Core:1 PU:1"},
 		{"pack:1 l3:2(size=1M) [MemCache(size=1G)] [numa] [numa] core:1 pu:1", "P#0{0}@L3Cache P#1{0}@L3Cache P#2{1}@L3Cache P#3{1}@L3Cache", ""},
+		// Logical (and, in synthetic trees, OS) indexes as hwloc gives
+		// them: the nodes below an object before its own.
+		{"[numa] pack:2 [numa] core:1 pu:1", "P#0{0}@Package P#1{1}@Package P#2{0-1}@Machine", "[NUMANode] Package:2 [NUMANode] Core:1 PU:1"},
 		// Per-thread L1 caches below the Core, which hwloc accepts.
 		{"pack:1 core:2 l1d:2(size=32K) pu:1", "P#0{0-3}@Package", "Package:1 Core:2 L1dCache:2(size=32768) PU:1"},
 	} {

@@ -10,6 +10,7 @@ package hwtree
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
@@ -207,6 +208,7 @@ func (t *Topology) NUMANodes() []*Object {
 		out = append(out, o.Memory...)
 		return true
 	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].LogicalIndex < out[j].LogicalIndex })
 	return out
 }
 
@@ -256,12 +258,9 @@ func (t *Topology) finalize() {
 	var rec func(o *Object, parent *Object, depth int) cpuset.Set
 	rec = func(o *Object, parent *Object, depth int) cpuset.Set {
 		o.Parent, o.Depth = parent, depth
-		o.LogicalIndex = counters[o.Type]
-		counters[o.Type]++
-		for _, m := range o.Memory { // numbered before the CPU children, as hwloc does
-			m.Parent, m.Depth, m.Children, m.Memory = o, depth+1, nil, nil
-			m.LogicalIndex = counters[NUMANode]
-			counters[NUMANode]++
+		if o.Type != NUMANode {
+			o.LogicalIndex = counters[o.Type]
+			counters[o.Type]++
 		}
 		var s cpuset.Set
 		if o.Type == PU {
@@ -274,7 +273,17 @@ func (t *Topology) finalize() {
 			}
 		}
 		o.CPUSet = s
+		// NUMA nodes are numbered as hwloc numbers its NUMA level: those
+		// below an object first, then the object's own memory (a NUMANode
+		// level is the memory of the Group hwloc makes for it).
+		if o.Type == NUMANode {
+			o.LogicalIndex = counters[NUMANode]
+			counters[NUMANode]++
+		}
 		for _, m := range o.Memory {
+			m.Parent, m.Depth, m.Children, m.Memory = o, depth+1, nil, nil
+			m.LogicalIndex = counters[NUMANode]
+			counters[NUMANode]++
 			m.CPUSet = s
 		}
 		return s

@@ -176,6 +176,9 @@ func FromSynthetic(s string) (*Topology, error) {
 	}
 	t = &Topology{Root: built, Source: "synthetic:" + s, Notes: b.notes}
 	t.finalize()
+	for _, n := range t.NUMANodes() {
+		n.OSIndex = n.LogicalIndex // hwloc numbers synthetic NUMA nodes in logical order
+	}
 	return t, t.validate()
 }
 
