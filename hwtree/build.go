@@ -100,7 +100,7 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 	if !hasPU(root) {
 		return nil, fmt.Errorf("none of the CPUs %s is allowed (allowed set %s)", all, allowedCPUs)
 	}
-	mergeIdentical(root, allowedCPUs, b.mergeLevels)
+	mergeIdentical(root, allowedCPUs, all, b.mergeLevels)
 	return toObject(root), nil
 }
 
@@ -201,10 +201,11 @@ func allowedSet(n *node, cpus cpuset.Set) cpuset.Set { return n.complete.And(cpu
 // parent's, Group objects equal to their parent or to their only child, and
 // NUMA nodes equal to their parent (they become its memory), as hwloc merges
 // redundant levels.
-func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
+func mergeIdentical(n *node, cpus, all cpuset.Set, levels bool) {
+	full := func(x *node) cpuset.Set { return x.complete.And(all) } // offline CPUs left out
 	for i := 0; i < len(n.children); i++ {
 		c := n.children[i]
-		mergeIdentical(c, cpus, levels)
+		mergeIdentical(c, cpus, all, levels)
 		cs := allowedSet(c, cpus)
 		redundant := false
 		switch c.typ {
@@ -217,28 +218,57 @@ func mergeIdentical(n *node, cpus cpuset.Set, levels bool) {
 			// filter keeps structure only).
 			redundant = cs.Equal(allowedSet(n, cpus)) && !cs.IsEmpty() ||
 				len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus))
-		case NUMANode:
-			// A NUMA node covering exactly its parent's PUs adds no CPU
-			// structure; one holding no allowed PU (memory the cgroup
-			// allows under a disallowed package) is kept as a leaf.
-			// So is one covering exactly its only child's (not a PU's:
-			// hwloc gives PUs no memory): either way it becomes memory, of
-			// the highest object with its CPUs.
-			redundant = len(c.children) > 0 && (cs.Equal(allowedSet(n, cpus)) ||
-				len(c.children) == 1 && c.children[0].typ != PU && cs.Equal(allowedSet(c.children[0], cpus)))
+		}
+		var target *node // where c's memory goes when c is removed
+		switch {
+		case c.typ == NUMANode && len(c.children) > 0:
+			// A NUMA node with exactly the CPUs of an object adds no CPU
+			// structure: it becomes the memory of the highest such object
+			// other than the Machine and the PUs, as hwloc attaches memory
+			// (the Package when an L3 shares its CPUs, the Core of 2ps3-2t
+			// rather than the Machine, an L3 with one Core below it);
+			// else of the Machine when it has those CPUs. Without one it stays a
+			// level (hwloc's Group holding it). Complete cpusets decide,
+			// as in hwloc: a package a cgroup leaves one core of keeps its
+			// node (16amd64-8n2c-cpusets). One holding no allowed PU
+			// (memory a cgroup allows under a disallowed package) is kept
+			// as a leaf.
+			parentEqual := full(c).Equal(full(n))
+			if parentEqual && n.typ != Machine {
+				target = n
+			}
+			for d := c; target == nil && len(d.children) > 0; {
+				var eq *node
+				for _, k := range d.children {
+					if k.typ != PU && full(k).Equal(full(c)) {
+						eq = k
+					}
+				}
+				if eq == nil {
+					break
+				}
+				if eq.typ != NUMANode {
+					target = eq
+				}
+				d = eq
+			}
+			if target == nil && parentEqual {
+				target = n
+			}
+			redundant = target != nil
+		case redundant:
+			target = n
+			if len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus)) && !cs.Equal(allowedSet(n, cpus)) {
+				target = c.children[0]
+			}
 		}
 		if redundant {
-			// Its NUMA nodes (and itself, when it is one) become the memory
-			// of the object with its cpuset, as hwloc attaches them.
+			// Its NUMA nodes (and itself, when it is one) become memory.
 			mem := c.memory
 			if c.typ == NUMANode {
 				mem = append([]*node{{proto: c.proto, allowed: c.allowed}}, mem...)
 			}
-			if len(c.children) == 1 && cs.Equal(allowedSet(c.children[0], cpus)) && !cs.Equal(allowedSet(n, cpus)) {
-				c.children[0].memory = append(c.children[0].memory, mem...)
-			} else {
-				n.memory = append(n.memory, mem...)
-			}
+			target.memory = append(target.memory, mem...)
 			repl := append([]*node{}, n.children[:i]...)
 			repl = append(repl, c.children...)
 			repl = append(repl, n.children[i+1:]...)

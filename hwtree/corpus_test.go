@@ -379,13 +379,42 @@ func TestCorpusMatchesLstopo(t *testing.T) {
 var cpusetLine = regexp.MustCompile(`^ *([A-Za-z0-9]+)(?:\([^)]*\))? (L#\d+).* (cpuset=\S+)$`)
 
 // listedCPUSets reads a verbose listing with cpusets (lstopo -v --cpuset,
-// or ours) into, per type name as shown, "L#n cpuset=MASK" in listing order.
+// or ours) into, per type name as shown, "L#n cpuset=MASK" in listing order;
+// under "NUMANode@" it lists each NUMA node as "L#n@TYPE L#m", the object
+// it is listed under.
 func listedCPUSets(listing []byte) map[string][]string {
 	out := map[string][]string{}
+	type open struct {
+		indent int
+		name   string
+	}
+	var stack []open
 	for _, line := range strings.Split(string(listing), "\n") {
-		if m := cpusetLine.FindStringSubmatch(line); m != nil {
-			out[m[1]] = append(out[m[1]], m[2]+" "+m[3])
+		m := cpusetLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
 		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		out[m[1]] = append(out[m[1]], m[2]+" "+m[3])
+		if m[1] == "NUMANode" {
+			// The holder's type: a MemCache (not modelled) stands for its
+			// own holder, and Groups are compared without their depth
+			// and index (hwloc numbers them with its distance groups).
+			holder := "Machine"
+			for i := len(stack) - 1; i >= 0; i-- {
+				if holder = stack[i].name; !strings.HasPrefix(holder, "MemCache") {
+					break
+				}
+			}
+			if strings.HasPrefix(holder, "Group") {
+				holder = "Group"
+			}
+			out["NUMANode@"] = append(out["NUMANode@"], m[2]+"@"+holder)
+		}
+		stack = append(stack, open{indent, m[1] + " " + m[2]})
 	}
 	return out
 }
@@ -458,11 +487,11 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 			t.Fatal(err)
 		}
 		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
-		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode"} {
+		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode", "NUMANode@"} {
 			if typ == "L1iCache" && structure {
 				continue // that snapshot's listing was made with --no-icaches
 			}
-			if typ == "NUMANode" && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
+			if strings.HasPrefix(typ, "NUMANode") && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
 				continue // CPU-less nodes: see diffNUMA
 			}
 			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {

@@ -10,8 +10,8 @@ import (
 // output (lstopo -v): one object a line, indented by depth, with its logical
 // index (L#), OS index (P#) and attributes. NUMA nodes are shown as lstopo
 // shows them: an object's memory (Object.Memory) is listed first below it,
-// and a NUMANode level holding CPU objects is listed as the Group that hwloc
-// creates for it ("Group0 L#n"), with the NUMANode as its memory.
+// and a NUMANode level is listed as the Group that hwloc creates for it
+// ("Group0 L#n"), with the NUMANode as its memory.
 func (t *Topology) WriteListing(w io.Writer) error {
 	return t.WriteListingOptions(w, ListingOptions{})
 }
@@ -55,7 +55,7 @@ func (t *Topology) WriteListingOptions(w io.Writer, opts ListingOptions) error {
 		groups := 0
 		t.Walk(func(o *Object) bool {
 			depth := o.Depth
-			if o.Type == NUMANode && len(o.Children) > 0 {
+			if o.Type == NUMANode && !o.asMemory() {
 				line(depth, fmt.Sprintf("Group0 L#%d", groups), o)
 				groups++
 				line(depth+1, o.Label(), o)

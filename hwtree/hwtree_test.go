@@ -258,8 +258,8 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestJSONFormAndErrors(t *testing.T) {
 	data, _ := json.Marshal(mustSynthetic(t, "core:1 pu:1"))
-	want := `{"type":"Machine","os_index":null,"attrs":{},"children":[{"type":"Core","os_index":0,"attrs":{},"children":[{"type":"PU","os_index":0,"attrs":{},"children":[]}]}],` +
-		`"memory":[{"type":"NUMANode","os_index":0,"attrs":{},"children":[]}]}`
+	want := `{"type":"Machine","os_index":null,"attrs":{},"children":[{"type":"Core","os_index":0,"attrs":{},"children":[{"type":"PU","os_index":0,"attrs":{},"children":[]}],` +
+		`"memory":[{"type":"NUMANode","os_index":0,"attrs":{},"children":[]}]}]}`
 	if string(data) != want {
 		t.Errorf("JSON = %s\nwant   %s", data, want)
 	}

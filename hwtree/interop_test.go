@@ -123,7 +123,7 @@ func TestInteropSyntheticAndXML(t *testing.T) {
 			t.Fatalf("lstopo --restrict: %v", err)
 		}
 		hw, us := listedCPUSets(out), listedCPUSets(listing.Bytes())
-		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode"} {
+		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode", "NUMANode@"} {
 			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
 				t.Errorf("%q restricted to %s: %s objects: lstopo [%s], ours [%s]", s, half, typ, w, g)
 			}

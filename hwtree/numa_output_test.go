@@ -285,3 +285,30 @@ func TestHwlocMaskFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryHolderAsHwloc(t *testing.T) {
+	// hwloc attaches a node to the highest object with its CPUs other than
+	// the Machine: the single Core of a machine without packages (as on
+	// 2ps3-2t), not the Machine.
+	oneCore := writeSysfs(t, 2, map[string][]string{"thread_siblings": {"3", "3"}, "core_id": {"0", "0"}})
+	topo, err := FromSysfs(oneCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := numaShape(topo), []string{"P#0{0-1}@Core"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("one core: NUMA nodes %v, want %v", got, want)
+	}
+	// Nodes a restriction leaves without CPUs stay listed in the Group
+	// hwloc made for them, as lstopo --restrict lists them.
+	syn := mustSynthetic(t, "pack:2 numa:2 core:2 pu:1")
+	if err := syn.Restrict(cpuset.Range(0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := syn.WriteListing(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  Package L#1 (P#1)\n    Group0 L#2\n      NUMANode L#2 (P#2)\n    Group0 L#3\n      NUMANode L#3 (P#3)\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("restricted listing:\n%s\nwant it to end with\n%s", b.String(), want)
+	}
+}

@@ -197,6 +197,19 @@ func (t *Topology) Objects(typ Type) []*Object {
 	return out
 }
 
+// fullSet is the object's cpuset with the CPUs the allowed set left out,
+// where the source knew them.
+func (o *Object) fullSet() cpuset.Set { return o.CPUSet.Or(o.complete) }
+
+// asMemory reports whether a NUMANode of the CPU tree is shown (and written)
+// as memory of its parent, as lstopo shows it: when it has no CPU objects
+// and its parent's CPUs, disallowed ones included (a package a cgroup
+// leaves only memory of). Other NUMANode levels are hwloc's Groups holding
+// the node.
+func (o *Object) asMemory() bool {
+	return o.Type == NUMANode && len(o.Children) == 0 && o.Parent != nil && o.fullSet().Equal(o.Parent.fullSet())
+}
+
 // NUMANodes returns every NUMA node in logical order: NUMANode levels of
 // the CPU tree and the memory of other objects (Object.Memory) alike.
 func (t *Topology) NUMANodes() []*Object {

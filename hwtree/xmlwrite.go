@@ -104,7 +104,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		}
 		memory = append(memory, o.Memory...)
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
+			if c.asMemory() || c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				memory = append(memory, c)
 			}
 		}
@@ -117,7 +117,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 				ind, idx, ms, mc, nsm, nsm, gp)
 		}
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
+			if c.asMemory() || c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				// Written as a memory child above; its children are ours.
 				for _, g := range c.Children {
 					rec(g, depth+1, nil)
