@@ -499,6 +499,31 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 			}
 		}
 	}
+	// lstopo --no-caches lists the tree our RemoveCaches leaves.
+	if !structure {
+		bare, err := FromSysfs(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare.RemoveCaches()
+		var ours bytes.Buffer
+		if err := bare.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(lstopo, "--if", "fsroot", "--input", root, "--no-caches", "-v", "--cpuset", "--of", "console", "-").Output()
+		if err != nil {
+			t.Errorf("lstopo --no-caches: %v", err)
+		}
+		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
+		for _, typ := range []string{"Package", "Die", "Core", "PU", "NUMANode", "NUMANode@"} {
+			if strings.HasPrefix(typ, "NUMANode") && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
+				continue
+			}
+			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
+				t.Errorf("--no-caches: %s objects in logical order:\n\t\tlstopo [%s]\n\t\tours [%s]", typ, trunc(w), trunc(g))
+			}
+		}
+	}
 	// lstopo's own XML export of the snapshot, v2 and v1, read by us.
 	check("lstopo's v2 XML export", "--if", "fsroot", "--input", root)
 	check("lstopo's v1 XML export", "--if", "fsroot", "--input", root, "--export-xml-flags", "v1")

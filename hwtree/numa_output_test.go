@@ -312,3 +312,41 @@ func TestMemoryHolderAsHwloc(t *testing.T) {
 		t.Errorf("restricted listing:\n%s\nwant it to end with\n%s", b.String(), want)
 	}
 }
+
+func TestRemoveCachesAsLstopo(t *testing.T) {
+	// lstopo --no-caches orders the children the caches leave by cpuset
+	// (cores an L2 grouped as 0,2 and 1,3 become 0,1,2,3), and a NUMA node
+	// that was an L3's memory becomes a level (hwloc's Group) when no
+	// other object has its CPUs. We kept the cache order and moved the
+	// node to the L3's parent, with the wrong CPUs.
+	topo, err := FromJSON([]byte(`{"type":"Machine","children":[{"type":"Package","os_index":0,"children":[
+		{"type":"L2Cache","children":[{"type":"Core","os_index":0,"children":[{"type":"PU","os_index":0}]},{"type":"Core","os_index":2,"children":[{"type":"PU","os_index":2}]}]},
+		{"type":"L2Cache","children":[{"type":"Core","os_index":1,"children":[{"type":"PU","os_index":1}]},{"type":"Core","os_index":3,"children":[{"type":"PU","os_index":3}]}]}]}]}`), "l2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.RemoveCaches()
+	if got := topo.CPUs(); !reflect.DeepEqual(got, []int{0, 1, 2, 3}) {
+		t.Errorf("PUs after --no-caches in order %v, want [0 1 2 3]", got)
+	}
+	topo, err = FromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x0000000f">`+
+		`<object type="Package" os_index="0" cpuset="0x0000000f">`+
+		`<object type="L3Cache" cpuset="0x00000003" cache_size="1024" depth="3" cache_type="0"><object type="NUMANode" os_index="0" cpuset="0x00000003"/>`+
+		`<object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0"/></object><object type="Core" os_index="1" cpuset="0x00000002"><object type="PU" os_index="1"/></object></object>`+
+		`<object type="L3Cache" cpuset="0x0000000c" cache_size="1024" depth="3" cache_type="0"><object type="NUMANode" os_index="1" cpuset="0x0000000c"/>`+
+		`<object type="Core" os_index="2" cpuset="0x00000004"><object type="PU" os_index="2"/></object><object type="Core" os_index="3" cpuset="0x00000008"><object type="PU" os_index="3"/></object></object>`+
+		`</object></object></topology>`), "snc.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := numaShape(topo), []string{"P#0{0-1}@L3Cache", "P#1{2-3}@L3Cache"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("NUMA nodes %v, want %v", got, want)
+	}
+	topo.RemoveCaches()
+	if got, want := numaShape(topo), []string{"P#0{0-1}@Package", "P#1{2-3}@Package"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after RemoveCaches: NUMA nodes %v, want %v", got, want)
+	}
+	if got := topo.Root.Canonical(); got != "Machine(Package(NUMANode(Core(PU)*2)*2))" {
+		t.Errorf("after RemoveCaches: %s", got)
+	}
+}
