@@ -99,10 +99,22 @@ func (t *Topology) Symmetric() bool {
 // back into the same tree. It returns an error when the tree is not
 // symmetric.
 func (t *Topology) Synthetic() (string, error) {
-	if !t.Symmetric() {
-		return "", fmt.Errorf("the tree is not symmetric; only symmetric trees have a synthetic string")
+	if err := t.asymmetry(); err != nil {
+		return "", err
 	}
 	var levels []string
+	// One NUMA node for the whole machine is what FromSynthetic (and
+	// hwloc) give a string without one: it goes unsaid.
+	nodes := t.NUMANodes()
+	memory := func(o *Object) {
+		if len(nodes) == 1 && nodes[0].CPUSet.Equal(t.Root.CPUSet) && nodes[0].Parent == o {
+			return
+		}
+		for range o.Memory {
+			levels = append(levels, "[NUMANode]")
+		}
+	}
+	memory(t.Root)
 	for o := t.Root; len(o.Children) > 0; o = o.Children[0] {
 		c := o.Children[0]
 		level := fmt.Sprintf("%s:%d", c.Type, len(o.Children))
@@ -117,6 +129,90 @@ func (t *Topology) Synthetic() (string, error) {
 			level += "(" + strings.Join(attrs, " ") + ")"
 		}
 		levels = append(levels, level)
+		memory(c)
 	}
 	return strings.Join(levels, " "), nil
+}
+
+// asymmetry names the first level, from the root down, where objects that
+// should be alike are not: hwloc refuses to export a synthetic string for
+// such a tree too.
+func (t *Topology) asymmetry() error {
+	forms := t.CanonicalForms()
+	level := []*Object{t.Root}
+	for depth := 1; len(level) > 0; depth++ {
+		var next []*Object
+		for _, o := range level {
+			for _, c := range o.Children {
+				if first := o.Children[0]; forms[c] != forms[first] {
+					a, b := differing(first, c, forms)
+					return fmt.Errorf("the tree is not symmetric at depth %d (the %s level): %s and %s differ, %s holding %s but %s %s; only symmetric trees have a synthetic string (hwloc refuses them too)",
+						depth, first.Type, first.label(), c.label(), a.label(), childSummary(a), b.label(), childSummary(b))
+				}
+			}
+			next = append(next, o.Children...)
+		}
+		for _, c := range next {
+			if first := next[0]; len(c.Memory) != len(first.Memory) {
+				return fmt.Errorf("the tree is not symmetric at depth %d (the %s level): %s has %d NUMA nodes as memory but %s has %d; only symmetric trees have a synthetic string (hwloc refuses them too)",
+					depth, first.Type, first.label(), len(first.Memory), c.label(), len(c.Memory))
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
+// label is "Package L#1", or "Machine".
+func (o *Object) label() string {
+	if o.Type == Machine {
+		return "Machine"
+	}
+	return fmt.Sprintf("%s L#%d", o.Type, o.LogicalIndex)
+}
+
+// childSummary describes an object's children and attributes briefly:
+// "4 Core", "2 L3Cache, 1 Core", "size=1MiB".
+func childSummary(o *Object) string {
+	var parts []string
+	count := map[Type]int{}
+	var order []Type
+	for _, c := range o.Children {
+		if count[c.Type] == 0 {
+			order = append(order, c.Type)
+		}
+		count[c.Type]++
+	}
+	for _, typ := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", count[typ], typ))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no children")
+	}
+	if o.Attrs.CacheSize > 0 {
+		parts = append(parts, "size="+FormatSize(o.Attrs.CacheSize))
+	}
+	if o.Attrs.CPUKind != "" {
+		parts = append(parts, "kind="+o.Attrs.CPUKind)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// differing descends from two objects with different forms to the first
+// pair whose own children or attributes differ, so that the error names
+// the level where the trees part.
+func differing(a, b *Object, forms map[*Object]string) (*Object, *Object) {
+	for childSummary(a) == childSummary(b) {
+		next := false
+		for i := range a.Children {
+			if forms[a.Children[i]] != forms[b.Children[i]] {
+				a, b, next = a.Children[i], b.Children[i], true
+				break
+			}
+		}
+		if !next {
+			break
+		}
+	}
+	return a, b
 }

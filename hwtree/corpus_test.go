@@ -159,6 +159,8 @@ func parseConsole(r io.Reader) (puSets, error) {
 		indent int
 		typ    string
 		pus    []int
+		os     int   // P# of a NUMANode
+		numa   []int // P# of the NUMA nodes listed as this object's memory
 	}
 	var stack []*open
 	out := puSets{}
@@ -168,6 +170,16 @@ func parseConsole(r io.Reader) (puSets, error) {
 			stack = stack[:len(stack)-1]
 			if len(stack) > 0 {
 				stack[len(stack)-1].pus = append(stack[len(stack)-1].pus, top.pus...)
+				if top.typ == "NUMANode" {
+					stack[len(stack)-1].numa = append(stack[len(stack)-1].numa, top.os)
+				}
+				if top.typ == "MemCache" { // memory side: its nodes are its parent's
+					stack[len(stack)-1].numa = append(stack[len(stack)-1].numa, top.numa...)
+					top.numa = nil
+				}
+			}
+			for _, n := range top.numa {
+				out["NUMANode"] = append(out["NUMANode"], fmt.Sprintf("P#%d%s", n, intsKey(top.pus)))
 			}
 			for _, ct := range comparedTypes {
 				if top.typ == ct {
@@ -197,6 +209,13 @@ func parseConsole(r io.Reader) (puSets, error) {
 			}
 			n, _ := strconv.Atoi(pm[1])
 			o.pus = []int{n}
+		}
+		if o.typ == "NUMANode" {
+			pm := pIndex.FindStringSubmatch(m[3])
+			if pm == nil {
+				return nil, fmt.Errorf("NUMANode line without P#: %q", line)
+			}
+			o.os, _ = strconv.Atoi(pm[1])
 		}
 		stack = append(stack, o)
 	}
@@ -230,6 +249,9 @@ func treeSets(t *Topology) puSets {
 		}
 		return true
 	})
+	for _, n := range t.NUMANodes() {
+		out["NUMANode"] = append(out["NUMANode"], fmt.Sprintf("P#%d%s", n.OSIndex, intsKey(n.CPUSet.Members())))
+	}
 	for k := range out {
 		sort.Strings(out[k])
 	}
@@ -245,6 +267,43 @@ func diffSets(want, got puSets) []string {
 		}
 	}
 	return diffs
+}
+
+// diffNUMA compares the NUMA nodes (OS index and the PUs of the object
+// they are attached to) with lstopo's listing. The tree may lack the nodes
+// that discovery noted as CPU-less: lstopo places them by their memory
+// locality, which sysfs discovery does not read (notes of hwloc XML name
+// the nodes the same way).
+func diffNUMA(want, got puSets, notes ...[]string) string {
+	g := strings.Join(got["NUMANode"], " ")
+	if w := strings.Join(want["NUMANode"], " "); w == g {
+		return ""
+	}
+	cpuless := map[string]bool{}
+	cpulessRE := regexp.MustCompile(`NUMANode P#(\d+) has no CPU`)
+	for _, ns := range notes {
+		for _, n := range ns {
+			if _, list, ok := strings.Cut(n, "NUMA nodes without online CPUs (memory only) are not in the CPU tree: "); ok {
+				for _, x := range strings.Split(list, ",") {
+					cpuless[x] = true
+				}
+			}
+			if m := cpulessRE.FindStringSubmatch(n); m != nil {
+				cpuless[m[1]] = true
+			}
+		}
+	}
+	var kept []string
+	for _, n := range want["NUMANode"] {
+		if !cpuless[strings.SplitN(strings.TrimPrefix(n, "P#"), "{", 2)[0]] {
+			kept = append(kept, n)
+		}
+	}
+	w := strings.Join(kept, " ")
+	if w == g {
+		return ""
+	}
+	return fmt.Sprintf("lstopo [%s]\n\t\tours [%s]", trunc(w), trunc(g))
 }
 
 func trunc(s string) string {
@@ -295,6 +354,9 @@ func TestCorpusMatchesLstopo(t *testing.T) {
 				topo.KeepStructure()
 			}
 			diffs := diffSets(want, treeSets(topo))
+			if d := diffNUMA(want, treeSets(topo), topo.Notes); d != "" {
+				t.Errorf("NUMA nodes differ: %s", d)
+			}
 			if len(diffs) == 0 && !known {
 				corpusInterop(t, topo, root, want, structure)
 			}
@@ -312,6 +374,49 @@ func TestCorpusMatchesLstopo(t *testing.T) {
 			}
 		})
 	}
+}
+
+var cpusetLine = regexp.MustCompile(`^ *([A-Za-z0-9]+)(?:\([^)]*\))? (L#\d+).* (cpuset=\S+)$`)
+
+// listedCPUSets reads a verbose listing with cpusets (lstopo -v --cpuset,
+// or ours) into, per type name as shown, "L#n cpuset=MASK" in listing order;
+// under "NUMANode@" it lists each NUMA node as "L#n@TYPE L#m", the object
+// it is listed under.
+func listedCPUSets(listing []byte) map[string][]string {
+	out := map[string][]string{}
+	type open struct {
+		indent int
+		name   string
+	}
+	var stack []open
+	for _, line := range strings.Split(string(listing), "\n") {
+		m := cpusetLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		out[m[1]] = append(out[m[1]], m[2]+" "+m[3])
+		if m[1] == "NUMANode" {
+			// The holder's type: a MemCache (not modelled) stands for its
+			// own holder, and Groups are compared without their depth
+			// and index (hwloc numbers them with its distance groups).
+			holder := "Machine"
+			for i := len(stack) - 1; i >= 0; i-- {
+				if holder = stack[i].name; !strings.HasPrefix(holder, "MemCache") {
+					break
+				}
+			}
+			if strings.HasPrefix(holder, "Group") {
+				holder = "Group"
+			}
+			out["NUMANode@"] = append(out["NUMANode@"], m[2]+"@"+holder)
+		}
+		stack = append(stack, open{indent, m[1] + " " + m[2]})
+	}
+	return out
 }
 
 // testOptions returns the lstopo options a corpus .test file names.
@@ -342,26 +447,6 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 	if lstopo == "" {
 		return // TestInteropSyntheticAndXML reports the skip
 	}
-	cpuless := false
-	topo.Walk(func(o *Object) bool {
-		cpuless = cpuless || (o.Type != NUMANode && o.CPUSet.IsEmpty())
-		return true
-	})
-	if cpuless {
-		// Known gap: a package the cgroup leaves without PUs (kept for its
-		// allowed memory) needs hwloc's complete_cpuset, which the model
-		// does not carry; WriteXML writes it empty and the reader drops it.
-		t.Logf("XML interop not checked: the tree has objects without allowed PUs")
-		return
-	}
-	var buf bytes.Buffer
-	if err := topo.WriteXML(&buf); err != nil {
-		t.Fatal(err)
-	}
-	ours := filepath.Join(t.TempDir(), "ours.xml")
-	if err := os.WriteFile(ours, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	check := func(what string, args ...string) {
 		out, err := exec.Command(lstopo, append(args, "--of", "xml", "-")...).Output()
 		if err != nil {
@@ -383,6 +468,118 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		if d := diffSets(want, treeSets(back)); len(d) > 0 {
 			t.Errorf("%s does not match lstopo's listing:\n\t%s", what, strings.Join(d, "\n\t"))
 		}
+		if d := diffNUMA(want, treeSets(back), back.Notes, topo.Notes); d != "" {
+			t.Errorf("%s: NUMA nodes differ: %s", what, d)
+		}
+	}
+	// lstopo --cpuset: every object's logical index and cpuset, in logical
+	// order, as our listing prints them (this checks the order, the
+	// logical indexes and hwloc's bitmap format).
+	args := []string{"--if", "fsroot", "--input", root, "-v", "--cpuset", "--of", "console"}
+	if structure {
+		args = append(args, "--filter", "all:structure")
+	}
+	if out, err := exec.Command(lstopo, append(args, "-")...).Output(); err != nil {
+		t.Errorf("lstopo %v: %v", args, err)
+	} else {
+		var ours bytes.Buffer
+		if err := topo.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
+		for _, typ := range []string{"Package", "Die", "L3Cache", "L2Cache", "L1dCache", "L1iCache", "Core", "PU", "NUMANode", "NUMANode@"} {
+			if typ == "L1iCache" && structure {
+				continue // that snapshot's listing was made with --no-icaches
+			}
+			if strings.HasPrefix(typ, "NUMANode") && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
+				continue // CPU-less nodes: see diffNUMA
+			}
+			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
+				t.Errorf("%s objects in logical order:\n\t\tlstopo --cpuset [%s]\n\t\tours [%s]", typ, trunc(w), trunc(g))
+			}
+		}
+	}
+	// lstopo --no-caches lists the tree our RemoveCaches leaves.
+	if !structure {
+		bare, err := FromSysfs(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare.RemoveCaches()
+		var ours bytes.Buffer
+		if err := bare.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(lstopo, "--if", "fsroot", "--input", root, "--no-caches", "-v", "--cpuset", "--of", "console", "-").Output()
+		if err != nil {
+			t.Errorf("lstopo --no-caches: %v", err)
+		}
+		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
+		for _, typ := range []string{"Package", "Die", "Core", "PU", "NUMANode", "NUMANode@"} {
+			if strings.HasPrefix(typ, "NUMANode") && strings.Contains(strings.Join(topo.Notes, " "), "without online CPUs") {
+				continue
+			}
+			if w, g := strings.Join(hw[typ], " "), strings.Join(us[typ], " "); w != g {
+				t.Errorf("--no-caches: %s objects in logical order:\n\t\tlstopo [%s]\n\t\tours [%s]", typ, trunc(w), trunc(g))
+			}
+		}
+	}
+	// lstopo's own XML export of the snapshot, v2 and v1, read by us.
+	check("lstopo's v2 XML export", "--if", "fsroot", "--input", root)
+	check("lstopo's v1 XML export", "--if", "fsroot", "--input", root, "--export-xml-flags", "v1")
+	var buf bytes.Buffer
+	if err := topo.WriteXML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ours := filepath.Join(t.TempDir(), "ours.xml")
+	if err := os.WriteFile(ours, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	check("our XML through lstopo", "--input", ours)
+	// lstopo's console listing of our XML.
+	if out, err := exec.Command(lstopo, "--input", ours, "-v", "--of", "console", "-").Output(); err != nil {
+		t.Errorf("lstopo --input ours.xml --of console: %v", err)
+	} else if listed, err := parseConsole(bytes.NewReader(out)); err != nil {
+		t.Errorf("lstopo's console listing of our XML: %v", err)
+	} else {
+		if d := diffSets(want, listed); len(d) > 0 {
+			t.Errorf("lstopo's listing of our XML does not match:\n\t%s", strings.Join(d, "\n\t"))
+		}
+		if d := diffNUMA(listed, treeSets(topo), topo.Notes); d != "" {
+			t.Errorf("lstopo's listing of our XML: NUMA nodes differ: %s", d)
+		}
+	}
+	// Our synthetic string read by lstopo gives the same tree (PUs are
+	// renumbered depth-first, so the shapes are compared); where we find
+	// the tree asymmetric, lstopo refuses to export one too.
+	syn, synErr := topo.Synthetic()
+	hwSyn, hwErr := exec.Command(lstopo, "--input", ours, "--of", "synthetic", "-").Output()
+	switch {
+	case synErr == nil:
+		out, err := exec.Command(lstopo, "--input", syn, "--of", "xml", "-").Output()
+		if err != nil {
+			t.Errorf("lstopo --input %q: %v", syn, err)
+			break
+		}
+		back, err := FromXML(out, "synthetic")
+		if err != nil {
+			t.Errorf("lstopo's XML of our synthetic %q: %v", syn, err)
+		} else if g, w := back.Root.Canonical(), topo.Root.Canonical(); g != w {
+			t.Errorf("our synthetic %q through lstopo is %s, want %s", syn, g, w)
+		} else if g, w := len(back.NUMANodes()), len(topo.NUMANodes()); g != w {
+			t.Errorf("our synthetic %q through lstopo has %d NUMA nodes, want %d", syn, g, w)
+		}
+		if own, err := FromSynthetic(syn); err != nil {
+			t.Errorf("our synthetic %q does not read back: %v", syn, err)
+		} else if g, w := own.Root.Canonical(), topo.Root.Canonical(); g != w {
+			t.Errorf("our synthetic %q reads back as %s, want %s", syn, g, w)
+		} else if g, w := len(own.NUMANodes()), len(topo.NUMANodes()); g != w {
+			t.Errorf("our synthetic %q reads back with %d NUMA nodes, want %d", syn, g, w)
+		}
+		if hwErr != nil {
+			t.Errorf("we export synthetic %q but lstopo refuses our XML's: %v", syn, hwErr)
+		}
+	case hwErr == nil:
+		t.Errorf("we refuse a synthetic string (%v) but lstopo exports %q", synErr, strings.TrimSpace(string(hwSyn)))
+	}
 }

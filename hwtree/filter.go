@@ -2,6 +2,7 @@ package hwtree
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
 )
@@ -42,13 +43,30 @@ func (t *Topology) KeepStructure() {
 
 func removeType(o *Object, typ Type) {
 	var kids []*Object
+	spliced := false
 	for _, c := range o.Children {
 		removeType(c, typ)
-		if c.Type == typ {
+		switch {
+		case c.Type == typ && len(c.Memory) > 0 && !c.fullSet().Equal(o.fullSet()):
+			// Its memory has no object with its CPUs left: the first node
+			// becomes the level (hwloc's Group) holding its children.
+			n := c.Memory[0]
+			n.Children, n.Memory, n.complete = c.Children, c.Memory[1:], n.complete.Or(c.complete)
+			kids = append(kids, n)
+			spliced = true
+		case c.Type == typ:
 			kids = append(kids, c.Children...)
-		} else {
+			o.Memory = append(o.Memory, c.Memory...)
+			spliced = true
+		default:
 			kids = append(kids, c)
 		}
+	}
+	if spliced {
+		// The children of the removed objects take their places in
+		// cpuset order, as hwloc orders the children of an object (cores
+		// an L2 grouped as 0,4 then 2,6 become 0,2,4,6).
+		sort.SliceStable(kids, func(i, j int) bool { return kids[i].fullSet().Compare(kids[j].fullSet()) < 0 })
 	}
 	o.Children = kids
 }
@@ -62,9 +80,10 @@ func (t *Topology) RemoveCaches() {
 	t.finalize()
 }
 
-// Restrict keeps only the PUs in cpus, and the objects left holding one, as
-// lstopo's --restrict does. It fails, changing nothing, when no PU of the
-// tree is in cpus.
+// Restrict keeps only the PUs in cpus, and the objects left holding one or
+// holding memory (a NUMA node), as lstopo's --restrict does: a package
+// whose PUs all go stays, empty, with its NUMA node. It fails, changing
+// nothing, when no PU of the tree is in cpus.
 func (t *Topology) Restrict(cpus cpuset.Set) error {
 	if !t.Root.CPUSet.Intersects(cpus) {
 		return fmt.Errorf("restrict to CPUs %q: none is in this topology (its CPUs are %s)", cpus.String(), t.Root.CPUSet)
@@ -81,7 +100,7 @@ func (t *Topology) Restrict(cpus cpuset.Set) error {
 			}
 		}
 		o.Children = kids
-		return len(kids) > 0
+		return len(kids) > 0 || len(o.Memory) > 0 || o.Type == NUMANode
 	}
 	keep(t.Root)
 	t.finalize()

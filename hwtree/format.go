@@ -6,17 +6,69 @@ import (
 	"strings"
 )
 
-// WriteListing writes the tree in the style of lstopo's console output: one
-// object a line, indented by depth, with its logical index (L#), OS index
-// (P#) and attributes.
+// WriteListing writes the tree in the style of lstopo's verbose console
+// output (lstopo -v): one object a line, indented by depth, with its logical
+// index (L#), OS index (P#) and attributes. NUMA nodes are shown as lstopo
+// shows them: an object's memory (Object.Memory) is listed first below it,
+// and a NUMANode level is listed as the Group that hwloc creates for it
+// ("Group0 L#n"), with the NUMANode as its memory.
 func (t *Topology) WriteListing(w io.Writer) error {
-	var err error
-	t.Walk(func(o *Object) bool {
-		if err == nil {
-			_, err = fmt.Fprintf(w, "%s%s\n", strings.Repeat("  ", o.Depth), o.Label())
+	return t.WriteListingOptions(w, ListingOptions{})
+}
+
+// ListingOptions are lstopo's console filters that only change what is
+// printed; lstopo's tree filters are Topology methods (RemoveCaches,
+// Restrict).
+type ListingOptions struct {
+	// CPUSet appends each object's cpuset in hwloc's form
+	// (" cpuset=0x0000000f"), as lstopo --cpuset does.
+	CPUSet bool
+	// Only, when not empty, lists just the objects of these types, one a
+	// line in logical order without indentation, as lstopo --only does
+	// (type after type).
+	Only []Type
+}
+
+// WriteListingOptions writes the listing WriteListing writes, filtered by
+// opts.
+func (t *Topology) WriteListingOptions(w io.Writer, opts ListingOptions) error {
+	var b strings.Builder
+	line := func(depth int, label string, o *Object) {
+		b.WriteString(strings.Repeat("  ", depth))
+		b.WriteString(label)
+		if opts.CPUSet {
+			b.WriteString(" cpuset=" + hwlocMask(o.CPUSet))
 		}
-		return err == nil
-	})
+		b.WriteByte('\n')
+	}
+	if len(opts.Only) > 0 {
+		for _, typ := range opts.Only {
+			objs := t.Objects(typ)
+			if typ == NUMANode {
+				objs = t.NUMANodes()
+			}
+			for _, o := range objs {
+				line(0, o.Label(), o)
+			}
+		}
+	} else {
+		groups := 0
+		t.Walk(func(o *Object) bool {
+			depth := o.Depth
+			if o.Type == NUMANode && !o.asMemory() {
+				line(depth, fmt.Sprintf("Group0 L#%d", groups), o)
+				groups++
+				line(depth+1, o.Label(), o)
+			} else {
+				line(depth, o.Label(), o)
+			}
+			for _, m := range o.Memory {
+				line(depth+1, m.Label(), m)
+			}
+			return true
+		})
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -187,7 +187,7 @@ func TestSyntheticErrors(t *testing.T) {
 		"pu:70000":         "not an integer in 1..65536",
 		"pack:257 pu:256":  "more than",
 		// Issue 10: these panicked or tried to allocate it all.
-		"[x]":                                     "no CPU level",
+		"[x]":                                     "is not a NUMA node",
 		"[NUMANode(memory=1)]":                    "no CPU level",
 		"core:4611686018427387904":                "not an integer in 1..65536",
 		"pack:65536 core:65536 pu:65536":          "more than",
@@ -258,7 +258,8 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestJSONFormAndErrors(t *testing.T) {
 	data, _ := json.Marshal(mustSynthetic(t, "core:1 pu:1"))
-	want := `{"type":"Machine","os_index":null,"attrs":{},"children":[{"type":"Core","os_index":0,"attrs":{},"children":[{"type":"PU","os_index":0,"attrs":{},"children":[]}]}]}`
+	want := `{"type":"Machine","os_index":null,"attrs":{},"children":[{"type":"Core","os_index":0,"attrs":{},"children":[{"type":"PU","os_index":0,"attrs":{},"children":[]}],` +
+		`"memory":[{"type":"NUMANode","os_index":0,"attrs":{},"children":[]}]}]}`
 	if string(data) != want {
 		t.Errorf("JSON = %s\nwant   %s", data, want)
 	}
@@ -539,7 +540,7 @@ func TestXMLMemoryChildren(t *testing.T) {
 		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="Package" os_index="0" cpuset="0x00000003">` +
 			`<object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0" cpuset="0x00000001"><object type="NUMANode" os_index="0" cpuset="0x00000001" local_memory="1000"/></object></object>` +
 			`<object type="Core" os_index="1" cpuset="0x00000002"><object type="NUMANode" os_index="1" cpuset="0x00000002"/><object type="PU" os_index="1" cpuset="0x00000002"/></object>` +
-			`</object><object type="NUMANode" os_index="2" cpuset="0x0"/></object></topology>`: "Machine(Package(NUMANode(Core(PU))*2))",
+			`</object><object type="NUMANode" os_index="2" cpuset="0x0"/></object></topology>`: "Machine(Package(Core(PU)*2))", // nodes 0 and 1: memory of the Cores
 		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="MemCache" cpuset="0x00000003"><object type="NUMANode" os_index="0" cpuset="0x00000003"/></object>` +
 			`<object type="Package" os_index="0" cpuset="0x00000003"><object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object></topology>`: "Machine(Package(Core(PU*2)))",
 	} {

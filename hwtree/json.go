@@ -17,6 +17,11 @@ type jsonObject struct {
 	OSIndex  *int          `json:"os_index"`
 	Attrs    Attrs         `json:"attrs"`
 	Children []*jsonObject `json:"children"`
+	// Memory holds the NUMA nodes attached to the object (Object.Memory).
+	Memory []*jsonObject `json:"memory,omitempty"`
+	// HwlocXMLVersion is, on the root only, the hwloc XML format version
+	// the tree was read from (Topology.FormatVersion).
+	HwlocXMLVersion string `json:"hwloc_xml_version,omitempty"`
 }
 
 func toJSON(o *Object) *jsonObject {
@@ -28,13 +33,20 @@ func toJSON(o *Object) *jsonObject {
 	for _, c := range o.Children {
 		j.Children = append(j.Children, toJSON(c))
 	}
+	for _, m := range o.Memory {
+		j.Memory = append(j.Memory, toJSON(m))
+	}
 	return j
 }
 
 // MarshalJSON writes the tree as nested objects {"type", "os_index" (a number
-// or null), "attrs", "children"}, rooted at the Machine.
+// or null), "attrs", "children"}, rooted at the Machine; "memory" lists an
+// object's NUMA nodes where it has some, and the root carries
+// "hwloc_xml_version" when the tree was read from hwloc XML.
 func (t *Topology) MarshalJSON() ([]byte, error) {
-	return json.Marshal(toJSON(t.Root))
+	j := toJSON(t.Root)
+	j.HwlocXMLVersion = t.FormatVersion
+	return json.Marshal(j)
 }
 
 // FromJSON reads a tree in the form MarshalJSON writes, so any tree can be
@@ -78,12 +90,26 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 				without++
 			}
 		}
+		if j.HwlocXMLVersion != "" && path != "root" {
+			return nil, fmt.Errorf("%s: hwloc_xml_version belongs on the root object only", path)
+		}
 		for i, c := range j.Children {
 			child, err := conv(c, fmt.Sprintf("%s.children[%d]", path, i))
 			if err != nil {
 				return nil, err
 			}
 			o.Children = append(o.Children, child)
+		}
+		for i, m := range j.Memory {
+			mp := fmt.Sprintf("%s.memory[%d]", path, i)
+			if m == nil || m.Type != "NUMANode" || len(m.Children) > 0 || len(m.Memory) > 0 {
+				return nil, fmt.Errorf("%s: memory holds NUMANode objects without children", mp)
+			}
+			node, err := conv(m, mp)
+			if err != nil {
+				return nil, err
+			}
+			o.Memory = append(o.Memory, node)
 		}
 		return o, nil
 	}
@@ -94,7 +120,7 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 	if withIndex > 0 && without > 0 {
 		return nil, fmt.Errorf("%s: %d PUs have an os_index and %d do not; give all or none", source, withIndex, without)
 	}
-	t := &Topology{Root: obj, Source: "json:" + source}
+	t := &Topology{Root: obj, Source: "json:" + source, FormatVersion: root.HwlocXMLVersion}
 	if without > 0 {
 		for i, p := range t.PUs() {
 			p.OSIndex = i

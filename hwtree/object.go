@@ -10,6 +10,7 @@ package hwtree
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree/cpuset"
@@ -67,6 +68,27 @@ func ParseType(s string) (Type, error) {
 	return 0, fmt.Errorf("unknown object type %q (accepted: %s)", s, strings.Join(typeNames[:], ", "))
 }
 
+// LookupType returns the type that s names, as lstopo's --only and hwloc's
+// synthetic strings accept them: hwloc's names and abbreviations in any
+// case ("Core", "core", "L3Cache", "l3", "pack", "numa", "pu").
+func LookupType(s string) (Type, error) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range typeNames {
+		if strings.ToLower(n) == low {
+			return Type(i), nil
+		}
+	}
+	if typ, ok := syntheticNames[low]; ok {
+		return typ, nil
+	}
+	if low == "machine" {
+		return Machine, nil
+	}
+	return 0, fmt.Errorf("unknown object type %q (accepted, any case: %s, or the abbreviations %s)", s, strings.Join(typeNames[:], ", "), syntheticAbbrevs)
+}
+
+const syntheticAbbrevs = "pack, socket, numa, node, l3, l2, l1, l1d, l1i"
+
 // IsCache reports whether the type is one of the cache types.
 func (t Type) IsCache() bool { return t >= L3Cache && t <= L1iCache }
 
@@ -117,8 +139,19 @@ type Object struct {
 	Parent *Object
 	// Children are ordered by their first PU.
 	Children []*Object
+	// Memory holds the NUMA nodes attached to this object because their
+	// CPUs are exactly its CPUs: hwloc's memory children. They are not
+	// part of the CPU tree (Walk, Objects and Canonical skip them); a NUMA
+	// node whose CPUs no other object covers is a NUMANode level of the
+	// tree instead. Use Topology.NUMANodes for both kinds.
+	Memory []*Object
 	// Depth is 0 for the root.
 	Depth int
+	// complete is the object's CPUs including those the allowed set (a
+	// cgroup) leaves out, where discovery knew them (sysfs, XML); WriteXML
+	// writes it as hwloc's complete_cpuset, so that a package kept only for
+	// its memory keeps its place.
+	complete cpuset.Set
 }
 
 // Topology is a CPU tree rooted at a Machine object.
@@ -132,7 +165,8 @@ type Topology struct {
 	Notes []string
 	// FormatVersion is, for a tree read from hwloc XML, the file's format
 	// version: its <topology version="..."> ("2.0", "3.0"), or "1.x" for
-	// files without one (hwloc 1.x wrote none). Empty for other sources.
+	// files without one (hwloc 1.x wrote none); JSON that MarshalJSON wrote
+	// for such a tree carries it too. Empty for other sources.
 	FormatVersion string
 }
 
@@ -160,6 +194,34 @@ func (t *Topology) Objects(typ Type) []*Object {
 		}
 		return true
 	})
+	return out
+}
+
+// fullSet is the object's cpuset with the CPUs the allowed set left out,
+// where the source knew them.
+func (o *Object) fullSet() cpuset.Set { return o.CPUSet.Or(o.complete) }
+
+// asMemory reports whether a NUMANode of the CPU tree is shown (and written)
+// as memory of its parent, as lstopo shows it: when it has no CPU objects
+// and its parent's CPUs, disallowed ones included (a package a cgroup
+// leaves only memory of). Other NUMANode levels are hwloc's Groups holding
+// the node.
+func (o *Object) asMemory() bool {
+	return o.Type == NUMANode && len(o.Children) == 0 && o.Parent != nil && o.fullSet().Equal(o.Parent.fullSet())
+}
+
+// NUMANodes returns every NUMA node in logical order: NUMANode levels of
+// the CPU tree and the memory of other objects (Object.Memory) alike.
+func (t *Topology) NUMANodes() []*Object {
+	var out []*Object
+	t.Walk(func(o *Object) bool {
+		if o.Type == NUMANode {
+			out = append(out, o)
+		}
+		out = append(out, o.Memory...)
+		return true
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].LogicalIndex < out[j].LogicalIndex })
 	return out
 }
 
@@ -209,19 +271,34 @@ func (t *Topology) finalize() {
 	var rec func(o *Object, parent *Object, depth int) cpuset.Set
 	rec = func(o *Object, parent *Object, depth int) cpuset.Set {
 		o.Parent, o.Depth = parent, depth
-		o.LogicalIndex = counters[o.Type]
-		counters[o.Type]++
-		if o.Type == PU {
-			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
-				o.CPUSet = cpuset.Of(o.OSIndex)
-			}
-			return o.CPUSet
+		if o.Type != NUMANode {
+			o.LogicalIndex = counters[o.Type]
+			counters[o.Type]++
 		}
 		var s cpuset.Set
-		for _, c := range o.Children {
-			s = s.Or(rec(c, o, depth+1))
+		if o.Type == PU {
+			if o.OSIndex >= 0 && o.OSIndex <= cpuset.MaxCPU { // validate reports the others
+				s = cpuset.Of(o.OSIndex)
+			}
+		} else {
+			for _, c := range o.Children {
+				s = s.Or(rec(c, o, depth+1))
+			}
 		}
 		o.CPUSet = s
+		// NUMA nodes are numbered as hwloc numbers its NUMA level: those
+		// below an object first, then the object's own memory (a NUMANode
+		// level is the memory of the Group hwloc makes for it).
+		if o.Type == NUMANode {
+			o.LogicalIndex = counters[NUMANode]
+			counters[NUMANode]++
+		}
+		for _, m := range o.Memory {
+			m.Parent, m.Depth, m.Children, m.Memory = o, depth+1, nil, nil
+			m.LogicalIndex = counters[NUMANode]
+			counters[NUMANode]++
+			m.CPUSet = s
+		}
 		return s
 	}
 	rec(t.Root, nil, 0)

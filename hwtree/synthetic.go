@@ -30,8 +30,11 @@ const MaxSyntheticPUs = 1 << 16
 // "pack:2 l3:2 core:4 pu:2": each level names a type (hwloc's names and
 // abbreviations, any case) and how many children every object of the level
 // above has. Caches may carry a size, "l3:2(size=32M)". A string that does
-// not end with a PU level gets "pu:1". PUs are numbered depth-first from 0;
-// other objects get their logical index as OS index.
+// not end with a PU level gets "pu:1". "[NUMANode]" after a level gives each
+// of its objects a NUMA node as memory (at the start, the Machine); a string
+// without any NUMA node gets one for the whole machine, as hwloc does. PUs
+// are numbered depth-first from 0; other objects get their logical index as
+// OS index.
 func FromSynthetic(s string) (*Topology, error) {
 	tokens, err := syntheticTokens(s)
 	if err != nil {
@@ -41,15 +44,40 @@ func FromSynthetic(s string) (*Topology, error) {
 		return nil, fmt.Errorf("synthetic %q: empty (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
 	}
 	type level struct {
-		typ   Type
-		count int
-		attrs Attrs
+		typ    Type
+		count  int
+		attrs  Attrs
+		memory int // NUMA nodes attached to each object: "[NUMANode]" tokens after it
 	}
 	var levels []level
+	rootMemory := 0
 	total := 1
+	memTotal := 0
 	for _, tok := range tokens {
 		if strings.HasPrefix(tok, "[") {
-			continue // hwloc's memory children, "[NUMANode(memory=N)]"
+			// hwloc's memory children, "[NUMANode(memory=N)]", attached to
+			// every object of the level before (the Machine at the start).
+			inner, ok := strings.CutSuffix(tok[1:], "]")
+			name, _, _ := strings.Cut(inner, "(")
+			name = strings.ToLower(name)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("synthetic %q: memory child %q lacks its closing ']'", s, tok)
+			case name == "memcache":
+				continue // memory-side caches are not modelled
+			case syntheticNames[name] != NUMANode:
+				return nil, fmt.Errorf("synthetic %q: memory child %q is not a NUMA node (want [NUMANode] or [NUMANode(memory=N)])", s, tok)
+			}
+			memTotal += total
+			if memTotal > MaxSyntheticPUs {
+				return nil, fmt.Errorf("synthetic %q: more than %d NUMA nodes", s, MaxSyntheticPUs)
+			}
+			if len(levels) == 0 {
+				rootMemory++
+			} else {
+				levels[len(levels)-1].memory++
+			}
+			continue
 		}
 		spec, attrText, _ := strings.Cut(tok, "(")
 		name, countText, ok := strings.Cut(spec, ":")
@@ -82,10 +110,17 @@ func FromSynthetic(s string) (*Topology, error) {
 				return nil, fmt.Errorf("synthetic %q: level %q: %w", s, tok, err)
 			}
 		}
-		levels = append(levels, level{typ, count, attrs})
+		levels = append(levels, level{typ: typ, count: count, attrs: attrs})
 	}
 	if len(levels) == 0 {
 		return nil, fmt.Errorf("synthetic %q: no CPU level, only memory children (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
+	}
+	hasNUMA := rootMemory > 0
+	for _, l := range levels {
+		hasNUMA = hasNUMA || l.typ == NUMANode || l.memory > 0
+	}
+	if !hasNUMA {
+		rootMemory = 1 // hwloc gives a machine without NUMA nodes one, P#0
 	}
 	if levels[len(levels)-1].typ != PU {
 		levels = append(levels, level{typ: PU, count: 1})
@@ -119,9 +154,18 @@ func FromSynthetic(s string) (*Topology, error) {
 	// do, so that a NUMA level lands where hwloc attaches it (a NUMA node
 	// with its package's CPUs is that package's memory, not a level).
 	var protos []proto
+	nextNode := counters[NUMANode]
 	t.Walk(func(o *Object) bool {
 		if o.Type != Machine {
 			protos = append(protos, proto{typ: o.Type, osIndex: o.OSIndex, complete: o.CPUSet, attrs: o.Attrs})
+		}
+		mem := rootMemory
+		if o.Depth > 0 {
+			mem = levels[o.Depth-1].memory
+		}
+		for range mem {
+			protos = append(protos, proto{typ: NUMANode, osIndex: nextNode, complete: o.CPUSet})
+			nextNode++
 		}
 		return true
 	})
@@ -132,23 +176,30 @@ func FromSynthetic(s string) (*Topology, error) {
 	}
 	t = &Topology{Root: built, Source: "synthetic:" + s, Notes: b.notes}
 	t.finalize()
+	for _, n := range t.NUMANodes() {
+		n.OSIndex = n.LogicalIndex // hwloc numbers synthetic NUMA nodes in logical order
+	}
 	return t, t.validate()
 }
 
 // syntheticOrderBroken reports whether below may not appear under above:
 // caches, Core and PU keep their order; Package, Die, Group and NUMANode may
 // sit anywhere above the Core (NUMA nodes inside an L3, groups above
-// packages); no type but Group repeats.
+// packages); caches may also sit below the Core; no type but Group repeats.
 func syntheticOrderBroken(above, below Type) bool {
 	if above == below {
 		return below != Group
 	}
 	ordered := func(t Type) bool { return t.IsCache() || t == Core || t == PU }
 	switch {
+	case above == PU:
+		return true // PUs are leaves
+	case above.IsCache() && below.IsCache():
+		return below < above // L3 above L2 above L1d above L1i
 	case ordered(above) && ordered(below):
-		return below < above
+		return false // caches may sit below the Core (per-thread L1s), as hwloc allows
 	case ordered(above):
-		return above == Core || above == PU // nothing but the PU below a Core
+		return above == Core // only caches and the PU below a Core
 	}
 	return false
 }

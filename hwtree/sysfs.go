@@ -243,7 +243,13 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 		}
 		protos = append(protos, r.caches(c, core, complete)...)
 	}
-	protos = append(protos, r.numaNodes(complete)...)
+	nodes := r.numaNodes(complete)
+	if len(nodes) == 0 {
+		// No (usable) NUMA information: hwloc makes one node, P#0, holding
+		// every CPU, the Machine's memory.
+		nodes = []proto{{typ: NUMANode, osIndex: 0, complete: complete}}
+	}
+	protos = append(protos, nodes...)
 	return protos, complete, nil
 }
 

@@ -20,6 +20,7 @@ type xmlObject struct {
 	Subtype   string      `xml:"subtype,attr"`
 	OSIndex   string      `xml:"os_index,attr"`
 	CPUSet    string      `xml:"cpuset,attr"`
+	Complete  string      `xml:"complete_cpuset,attr"`
 	CacheSize string      `xml:"cache_size,attr"`
 	LineSize  string      `xml:"cache_linesize,attr"`
 	Assoc     string      `xml:"cache_associativity,attr"`
@@ -58,7 +59,8 @@ func FromXML(data []byte, source string) (*Topology, error) {
 		return nil, fmt.Errorf("%s: hwloc XML must hold one root <object type=\"Machine\">", source)
 	}
 	r := &xmlReader{}
-	if _, err := r.walk(&doc.Objects[0], true); err != nil {
+	extent, err := r.walk(&doc.Objects[0], true)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if r.pus.IsEmpty() {
@@ -83,7 +85,11 @@ func FromXML(data []byte, source string) (*Topology, error) {
 			}
 		}
 	}
-	b := &builder{}
+	// Objects are placed by their complete cpusets (disallowed CPUs
+	// included) and restricted to the PUs the file holds, as sysfs
+	// discovery does: a package whose CPUs a cgroup disallows but whose
+	// memory it allows stays, holding its NUMA node.
+	b := &builder{extent: extent}
 	root, err := b.build(r.protos, r.pus, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
@@ -112,12 +118,21 @@ type xmlReader struct {
 	notes  []string
 }
 
-// walk converts o and its subtree, returning the PUs below it.
+// walk converts o and its subtree, returning its complete cpuset: the PUs
+// below it and, where the file gives one, its complete_cpuset (CPUs the
+// file leaves out as disallowed).
 func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	var below cpuset.Set
 	typ, keep, descend := xmlType(o)
 	if !descend {
 		return below, nil
+	}
+	if typ != PU && strings.TrimSpace(o.Complete) != "" {
+		set, err := parseHwlocMask(o.Complete)
+		if err != nil {
+			return below, fmt.Errorf("%s object: complete_cpuset: %w", o.Type, err)
+		}
+		below = set
 	}
 	if !keep && !isRoot && !xmlKnownType(o.Type) {
 		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", o.Type))
@@ -200,12 +215,22 @@ func xmlType(o *xmlObject) (t Type, keep, descend bool) {
 	case "Die":
 		return Die, true, true
 	case "Group":
+		if infoValue(o.Infos, "Type") == "Die" { // hwloc 1.x XML has no Die type
+			return Die, true, true
+		}
 		return Group, true, true
 	case "NUMANode", "Node":
 		return NUMANode, true, true
-	case "L3Cache":
-		return L3Cache, true, true
-	case "L2Cache":
+	case "L3Cache", "L2Cache":
+		// hwloc writes a level-2/3 data (1) or instruction (2) cache as
+		// L2Cache/L3Cache with that cache_type; lstopo shows it as
+		// L2dCache/L2iCache, a split cache the model has no type for.
+		if ct := strings.TrimSpace(o.CacheType); ct == "1" || ct == "2" {
+			return 0, false, true
+		}
+		if o.Type == "L3Cache" {
+			return L3Cache, true, true
+		}
 		return L2Cache, true, true
 	case "L1Cache", "L1dCache":
 		return L1dCache, true, true

@@ -17,21 +17,35 @@ import (
 func (t *Topology) WriteXML(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">\n")
-	nodes := t.Objects(NUMANode)
+	nodes := t.NUMANodes()
+	// An object's nodeset: the NUMA nodes in its subtree and those attached
+	// to it or to an ancestor (whose CPUs include its CPUs).
 	numaSet := func(o *Object) cpuset.Set {
-		var ns cpuset.Set
-		for _, n := range nodes {
-			if n.CPUSet.Intersects(o.CPUSet) || o.Type == Machine {
-				ns = ns.Or(cpuset.Of(max(n.OSIndex, 0)))
-			}
-		}
-		for p := o; p != nil; p = p.Parent {
-			if p.Type == NUMANode {
-				ns = ns.Or(cpuset.Of(max(p.OSIndex, 0)))
-			}
-		}
 		if len(nodes) == 0 {
-			ns = cpuset.Of(0)
+			return cpuset.Of(0)
+		}
+		var ns cpuset.Set
+		add := func(n *Object) { ns = ns.Or(cpuset.Of(max(n.OSIndex, 0))) }
+		var sub func(x *Object)
+		sub = func(x *Object) {
+			if x.Type == NUMANode {
+				add(x)
+			}
+			for _, m := range x.Memory {
+				add(m)
+			}
+			for _, c := range x.Children {
+				sub(c)
+			}
+		}
+		sub(o)
+		for p := o.Parent; p != nil; p = p.Parent {
+			if p.Type == NUMANode {
+				add(p)
+			}
+			for _, m := range p.Memory {
+				add(m)
+			}
 		}
 		return ns
 	}
@@ -53,7 +67,7 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		}
 		mask := hwlocMask(o.CPUSet)
 		ns := hwlocMask(numaSet(o))
-		fmt.Fprintf(&b, " cpuset=\"%s\" complete_cpuset=\"%s\"", mask, mask)
+		fmt.Fprintf(&b, " cpuset=\"%s\" complete_cpuset=\"%s\"", mask, hwlocMask(o.CPUSet.Or(o.complete)))
 		if o.Type == Machine {
 			fmt.Fprintf(&b, " allowed_cpuset=\"%s\"", mask)
 		}
@@ -88,21 +102,22 @@ func (t *Topology) WriteXML(w io.Writer) error {
 		if o.Type == NUMANode {
 			memory = append(memory, o)
 		}
+		memory = append(memory, o.Memory...)
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) {
+			if c.asMemory() || c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				memory = append(memory, c)
 			}
 		}
 		for _, m := range memory {
 			gp++
-			ms := hwlocMask(m.CPUSet)
+			ms, mc := hwlocMask(m.CPUSet), hwlocMask(m.CPUSet.Or(m.complete))
 			idx := max(m.OSIndex, 0)
 			nsm := hwlocMask(cpuset.Of(idx))
 			fmt.Fprintf(&b, "%s  <object type=\"NUMANode\" os_index=\"%d\" cpuset=\"%s\" complete_cpuset=\"%s\" nodeset=\"%s\" complete_nodeset=\"%s\" gp_index=\"%d\"/>\n",
-				ind, idx, ms, ms, nsm, nsm, gp)
+				ind, idx, ms, mc, nsm, nsm, gp)
 		}
 		for _, c := range o.Children {
-			if c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) {
+			if c.asMemory() || c.Type == NUMANode && c.CPUSet.Equal(o.CPUSet) && !c.CPUSet.IsEmpty() {
 				// Written as a memory child above; its children are ours.
 				for _, g := range c.Children {
 					rec(g, depth+1, nil)
@@ -123,8 +138,10 @@ func (t *Topology) WriteXML(w io.Writer) error {
 	return err
 }
 
-// hwlocMask writes a set in hwloc's form: comma-separated 32-bit words,
-// each "0x"-prefixed, most significant first.
+// hwlocMask writes a set as hwloc prints bitmaps (hwloc_bitmap_snprintf):
+// comma-separated 32-bit words, most significant first, each "0x%08x";
+// zero words are left empty, except the last, written "0x0"; the empty set
+// is "0x0". lstopo --cpuset and hwloc's XML use this form.
 func hwlocMask(s cpuset.Set) string {
 	m := s.Members()
 	if len(m) == 0 {
@@ -136,7 +153,12 @@ func hwlocMask(s cpuset.Set) string {
 	}
 	parts := make([]string, len(words))
 	for i, w := range words {
-		parts[len(words)-1-i] = fmt.Sprintf("0x%08x", w)
+		switch {
+		case w != 0:
+			parts[len(words)-1-i] = fmt.Sprintf("0x%08x", w)
+		case i == 0:
+			parts[len(words)-1-i] = "0x0"
+		}
 	}
 	return strings.Join(parts, ",")
 }
