@@ -3,7 +3,6 @@ package barriers
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/barriertune/barriertune/osal"
@@ -11,24 +10,23 @@ import (
 
 // goroutineBarrier is the barrier for plain goroutines, above all for more
 // goroutines than GOMAXPROCS. There every waiter must leave its P to the
-// goroutines still to arrive, and a barrier's cost is the scheduler's: a
-// park and a wakeup per waiter per episode (docs/algorithms.md,
+// goroutines still to arrive, and a barrier's cost is the scheduler's: at
+// least one goroutine switch per waiter per episode (docs/algorithms.md,
 // "Goroutines"). It keeps that cost down:
 //
-//   - No mutex. A participant arrives with one atomic add, done inside
-//     sync.Cond.Wait after Wait has taken the participant's wakeup ticket
-//     (the Cond's Locker is the arrival itself). The last arrival's
-//     Broadcast therefore covers every ticket of the episode: no lost
-//     wakeup, and no mutex to hand between goroutines after the wakeup,
-//     which the textbook sync.Cond barrier pays for twice per participant.
+//   - No mutex on the way through. A participant arrives with one atomic
+//     add and waits on the episode word; the mutex and condition variable
+//     are only for participants that park, found by a sleeper count
+//     (Dekker-style: the releaser stores the episode, then loads the
+//     count; a sleeper adds itself, then loads the episode), so an
+//     episode where nobody parks takes no lock at all.
 //   - No allocation per episode, unlike a closed channel per episode.
 //   - Before it parks, a waiter that has arrived spins for its budget
 //     (none under AutoPolicy) and yields its P a bounded number of times
-//     (measured: once, while that keeps paying off): the
-//     goroutines still to arrive then run first, and if they all arrive
-//     before the yield returns, the waiter never parks and nobody has to
-//     wake it, so an episode costs one yield per goroutine instead of a
-//     park and a wakeup.
+//     (measured, see goroutineYields): the goroutines still to arrive then
+//     run first, and if they all arrive before the yield returns, the
+//     waiter never parks and nobody has to wake it, so an episode costs one
+//     yield per goroutine instead of a park and a wakeup.
 //
 // The episode and the broken mark share one word, so breaking the barrier
 // and releasing an episode exclude each other.
@@ -37,10 +35,6 @@ type goroutineBarrier struct {
 	spin   int // relax-hint iterations before yielding (-1: spin until released)
 	yields int // runtime.Gosched calls before parking (-1: never park)
 	_      osal.Pad
-	// cond's ticket counters are written by every Wait: a line of their
-	// own, away from the read-only fields above.
-	cond sync.Cond
-	_    osal.Pad
 	// arrived counts the current episode's arrivals.
 	arrived atomic.Int64
 	_       osal.Pad
@@ -48,6 +42,9 @@ type goroutineBarrier struct {
 	// whether the barrier is broken.
 	state atomic.Uint64
 	_     osal.Pad
+	// sleepers counts the participants whose parked mark is set.
+	sleepers atomic.Int32
+	_        osal.Pad
 	// yieldScore rates the recent yields: up when a waiter's yields
 	// outlasted the episode (it never parked), down by yieldPenalty when
 	// it had to park anyway (the yields were wasted). Below zero, waiters
@@ -55,6 +52,12 @@ type goroutineBarrier struct {
 	yieldScore atomic.Int64
 	// entered counts each participant's episodes, for Episodes.
 	entered []slot
+	// parked[id] is state+1 of the episode participant id parks in (or is
+	// about to), 0 when it does not park; whoever clears it owes id one
+	// token on wakeup[id]. The episode is there so that a slow releaser
+	// of the previous episode does not wake a participant of this one.
+	parked []atomic.Uint64
+	wakeup []chan struct{}
 }
 
 const (
@@ -64,10 +67,14 @@ const (
 
 // goroutineYields is how often a waiter yields its P before it parks under
 // AutoPolicy, as long as yielding pays (see yieldScore): measured with
-// BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines"). AutoPolicy
-// does not spin (unless WithSpinBudget asks): a woken goroutine runs on
-// its waker's P, so once any waiter has parked, a spinning waiter holds
-// the P that the goroutine it waits for is queued on.
+// BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines"). One yield
+// is enough when the goroutines still to arrive are runnable (each of them
+// runs once before the yielder runs again), and more than one loses with
+// two or more Ps, where every yield takes the scheduler's global lock
+// against the other Ps. AutoPolicy does not spin (unless WithSpinBudget
+// asks): a woken goroutine runs on its waker's P, so once any waiter has
+// parked, a spinning waiter holds the P that the goroutine it waits for is
+// queued on.
 const goroutineYields = 1
 
 // errGoroutineBroken is wait's report of a broken barrier; Wait and
@@ -93,7 +100,11 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 		g.yields = -1
 	}
 	g.entered = make([]slot, n)
-	g.cond.L = (*goroutineArrival)(g)
+	g.parked = make([]atomic.Uint64, n)
+	g.wakeup = make([]chan struct{}, n)
+	for i := range g.wakeup {
+		g.wakeup[i] = make(chan struct{}, 1)
+	}
 	return g, nil
 }
 
@@ -149,65 +160,67 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 			}
 		}()
 	}
-	// Arrives (in goroutineArrival.Unlock), waits the bounded spin and
-	// yields, and parks unless the episode's Broadcast came first.
-	g.cond.Wait()
-	for {
+	if g.arrived.Add(1) == int64(g.n) {
+		g.release(s)
+	} else if !g.released(s) {
+		g.sleep(id, s)
+	}
+	s = g.state.Load()
+	if s>>1 >= target {
+		return nil
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errGoroutineBroken
+}
+
+// release ends the episode that state s began, unless the barrier broke,
+// and wakes the sleepers.
+func (g *goroutineBarrier) release(s uint64) {
+	g.arrived.Store(0)
+	for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
 		s = g.state.Load()
-		if s>>1 >= target {
-			return nil
-		}
-		if s&1 != 0 {
-			if ctx != nil && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return errGoroutineBroken
-		}
-		// Unreachable: only a release or a break broadcasts. Wait
-		// without arriving a second time.
-		runtime.Gosched()
+	}
+	if g.sleepers.Load() != 0 {
+		g.wake(s)
 	}
 }
 
-// goroutineArrival is the barrier seen as the sync.Locker of its Cond:
-// Cond.Wait calls Unlock after taking the caller's ticket and before
-// parking, so Unlock is where a participant arrives.
-type goroutineArrival goroutineBarrier
-
-// Lock is called when Cond.Wait returns; there is nothing to lock.
-func (a *goroutineArrival) Lock() {}
-
-// Unlock arrives. The last arrival releases the episode; the others spin
-// and yield for their budgets while the episode is not over.
-func (a *goroutineArrival) Unlock() {
-	g := (*goroutineBarrier)(a)
-	s := g.state.Load()
-	if s&1 != 0 {
-		g.cond.Broadcast() // broken: do not park on a barrier nobody will release
-		return
-	}
-	if g.arrived.Add(1) == int64(g.n) {
-		g.arrived.Store(0)
-		for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
-			s = g.state.Load()
+// wake wakes the participants parked in the episode that state s began,
+// or with s = all, every parked participant: each one whose parked mark it
+// clears gets its token.
+func (g *goroutineBarrier) wake(s uint64) {
+	for id := range g.parked {
+		m := g.parked[id].Load()
+		if m != 0 && (s == all || m == s+1) && g.parked[id].CompareAndSwap(m, 0) {
+			g.sleepers.Add(-1)
+			g.wakeup[id] <- struct{}{} // never blocks: one token owed at most
 		}
-		g.cond.Broadcast()
-		return
 	}
+}
+
+// all asks wake for every parked participant, whatever its episode.
+const all = ^uint64(0)
+
+// released spins and yields for the budgets while state is still s, and
+// reports whether it changed (a release or a break).
+func (g *goroutineBarrier) released(s uint64) bool {
 	for i := 0; i != g.spin; i++ {
 		if g.state.Load() != s {
-			return
+			return true
 		}
 		osal.Relax()
 	}
-	if g.yields == 0 || g.state.Load() != s {
-		return
+	if g.state.Load() != s {
+		return true
 	}
-	if g.yields > 0 {
-		if g.yieldScore.Load() < 0 {
-			g.yieldScore.Add(1)
-			return
-		}
+	if g.yields == 0 {
+		return false
+	}
+	if g.yields > 0 && g.yieldScore.Load() < 0 {
+		g.yieldScore.Add(1)
+		return false
 	}
 	for i := 0; i != g.yields; i++ {
 		runtime.Gosched()
@@ -215,12 +228,27 @@ func (a *goroutineArrival) Unlock() {
 			if g.yields > 0 && g.yieldScore.Load() < yieldScoreMax {
 				g.yieldScore.Add(1)
 			}
-			return
+			return true
 		}
 	}
-	if g.yields > 0 {
-		g.yieldScore.Add(-yieldPenalty)
+	g.yieldScore.Add(-yieldPenalty)
+	return false
+}
+
+// sleep parks participant id until state is no longer s. It sets its
+// parked mark and raises the sleeper count before it checks the state, and
+// release stores the state before it reads the count (all sequentially
+// consistent), so either the sleeper sees the new state or the releaser
+// sees the sleeper and sends it its token. No mutex: a woken participant
+// goes on at once, without re-taking a lock the others queue on.
+func (g *goroutineBarrier) sleep(id int, s uint64) {
+	g.parked[id].Store(s + 1)
+	g.sleepers.Add(1)
+	if g.state.Load() != s && g.parked[id].CompareAndSwap(s+1, 0) {
+		g.sleepers.Add(-1) // not parked after all
+		return
 	}
+	<-g.wakeup[id] // from a releaser (or breaker) that cleared the mark
 }
 
 // breakEpisode breaks the barrier unless episode target is already over.
@@ -231,7 +259,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 			return
 		}
 		if g.state.CompareAndSwap(s, s|1) {
-			g.cond.Broadcast()
+			g.wake(all)
 			return
 		}
 	}
@@ -241,7 +269,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 // waiting participant; their Wait panics and WaitContext returns an error.
 func (g *goroutineBarrier) Break() {
 	g.state.Or(1)
-	g.cond.Broadcast()
+	g.wake(all)
 }
 
 // Reset implements Barrier: it repairs a broken barrier, returning it to
