@@ -3,6 +3,7 @@ package barriers
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/barriertune/barriertune/osal"
@@ -42,9 +43,14 @@ type goroutineBarrier struct {
 	// whether the barrier is broken.
 	state atomic.Uint64
 	_     osal.Pad
-	// sleepers counts the participants whose parked mark is set.
+	// sleepers counts the participants inside a sleep's Cond.Wait, from
+	// when they hold a wakeup ticket.
 	sleepers atomic.Int32
 	_        osal.Pad
+	// beds[e&1] is where participants of episode e park: all of one
+	// bed's sleepers are of the same episode, since episode e+2 begins
+	// only after every participant has left episode e.
+	beds [2]bed
 	// yieldScore rates the recent yields: up when a waiter's yields
 	// outlasted the episode (it never parked), down by yieldPenalty when
 	// it had to park anyway (the yields were wasted). Below zero, waiters
@@ -52,12 +58,33 @@ type goroutineBarrier struct {
 	yieldScore atomic.Int64
 	// entered counts each participant's episodes, for Episodes.
 	entered []slot
-	// parked[id] is state+1 of the episode participant id parks in (or is
-	// about to), 0 when it does not park; whoever clears it owes id one
-	// token on wakeup[id]. The episode is there so that a slow releaser
-	// of the previous episode does not wake a participant of this one.
-	parked []atomic.Uint64
-	wakeup []chan struct{}
+}
+
+// bed is a condition variable whose Locker is the sleeper's last check:
+// Cond.Wait takes the sleeper's wakeup ticket, then calls Unlock, which
+// counts the sleeper and, if the episode it parks for is already over
+// (released or broken), broadcasts itself so that Wait returns at once.
+// A releaser stores the state and then reads the count (both sequentially
+// consistent), so either it sees the sleeper and its Broadcast covers the
+// ticket, or the sleeper sees the new state. No mutex: a woken participant
+// goes on at once, without re-taking a lock the others queue on.
+type bed struct {
+	cond sync.Cond
+	// expect is the state the sleepers wait to change.
+	expect atomic.Uint64
+	g      *goroutineBarrier
+	_      osal.Pad
+}
+
+// Lock is called when Cond.Wait returns; there is nothing to lock.
+func (b *bed) Lock() {}
+
+// Unlock counts the sleeper and wakes it at once if its episode is over.
+func (b *bed) Unlock() {
+	b.g.sleepers.Add(1)
+	if b.g.state.Load() != b.expect.Load() {
+		b.cond.Broadcast()
+	}
 }
 
 const (
@@ -100,10 +127,9 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 		g.yields = -1
 	}
 	g.entered = make([]slot, n)
-	g.parked = make([]atomic.Uint64, n)
-	g.wakeup = make([]chan struct{}, n)
-	for i := range g.wakeup {
-		g.wakeup[i] = make(chan struct{}, 1)
+	for i := range g.beds {
+		g.beds[i].g = g
+		g.beds[i].cond.L = &g.beds[i]
 	}
 	return g, nil
 }
@@ -163,7 +189,7 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 	if g.arrived.Add(1) == int64(g.n) {
 		g.release(s)
 	} else if !g.released(s) {
-		g.sleep(id, s)
+		g.sleep(s)
 	}
 	s = g.state.Load()
 	if s>>1 >= target {
@@ -183,25 +209,15 @@ func (g *goroutineBarrier) release(s uint64) {
 		s = g.state.Load()
 	}
 	if g.sleepers.Load() != 0 {
-		g.wake(s)
+		g.beds[s>>1&1].cond.Broadcast()
 	}
 }
 
-// wake wakes the participants parked in the episode that state s began,
-// or with s = all, every parked participant: each one whose parked mark it
-// clears gets its token.
-func (g *goroutineBarrier) wake(s uint64) {
-	for id := range g.parked {
-		m := g.parked[id].Load()
-		if m != 0 && (s == all || m == s+1) && g.parked[id].CompareAndSwap(m, 0) {
-			g.sleepers.Add(-1)
-			g.wakeup[id] <- struct{}{} // never blocks: one token owed at most
-		}
-	}
+// wake wakes every parked participant.
+func (g *goroutineBarrier) wake() {
+	g.beds[0].cond.Broadcast()
+	g.beds[1].cond.Broadcast()
 }
-
-// all asks wake for every parked participant, whatever its episode.
-const all = ^uint64(0)
 
 // released spins and yields for the budgets while state is still s, and
 // reports whether it changed (a release or a break).
@@ -235,20 +251,14 @@ func (g *goroutineBarrier) released(s uint64) bool {
 	return false
 }
 
-// sleep parks participant id until state is no longer s. It sets its
-// parked mark and raises the sleeper count before it checks the state, and
-// release stores the state before it reads the count (all sequentially
-// consistent), so either the sleeper sees the new state or the releaser
-// sees the sleeper and sends it its token. No mutex: a woken participant
-// goes on at once, without re-taking a lock the others queue on.
-func (g *goroutineBarrier) sleep(id int, s uint64) {
-	g.parked[id].Store(s + 1)
-	g.sleepers.Add(1)
-	if g.state.Load() != s && g.parked[id].CompareAndSwap(s+1, 0) {
-		g.sleepers.Add(-1) // not parked after all
-		return
+// sleep parks until state is no longer s (see bed).
+func (g *goroutineBarrier) sleep(s uint64) {
+	b := &g.beds[s>>1&1]
+	b.expect.Store(s)
+	for g.state.Load() == s {
+		b.cond.Wait()
+		g.sleepers.Add(-1)
 	}
-	<-g.wakeup[id] // from a releaser (or breaker) that cleared the mark
 }
 
 // breakEpisode breaks the barrier unless episode target is already over.
@@ -259,7 +269,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 			return
 		}
 		if g.state.CompareAndSwap(s, s|1) {
-			g.wake(all)
+			g.wake()
 			return
 		}
 	}
@@ -269,7 +279,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 // waiting participant; their Wait panics and WaitContext returns an error.
 func (g *goroutineBarrier) Break() {
 	g.state.Or(1)
-	g.wake(all)
+	g.wake()
 }
 
 // Reset implements Barrier: it repairs a broken barrier, returning it to
