@@ -43,10 +43,6 @@ type goroutineBarrier struct {
 	// whether the barrier is broken.
 	state atomic.Uint64
 	_     osal.Pad
-	// sleepers counts the participants inside a sleep's Cond.Wait, from
-	// when they hold a wakeup ticket.
-	sleepers atomic.Int32
-	_        osal.Pad
 	// beds[e&1] is where participants of episode e park: all of one
 	// bed's sleepers are of the same episode, since episode e+2 begins
 	// only after every participant has left episode e.
@@ -61,13 +57,16 @@ type goroutineBarrier struct {
 }
 
 // bed is a condition variable whose Locker is the sleeper's last check:
-// Cond.Wait takes the sleeper's wakeup ticket, then calls Unlock, which
-// counts the sleeper and, if the episode it parks for is already over
-// (released or broken), broadcasts itself so that Wait returns at once.
-// A releaser stores the state and then reads the count (both sequentially
-// consistent), so either it sees the sleeper and its Broadcast covers the
-// ticket, or the sleeper sees the new state. No mutex: a woken participant
-// goes on at once, without re-taking a lock the others queue on.
+// Cond.Wait takes the sleeper's wakeup ticket, then calls Unlock, which,
+// if the episode it parks for is already over (released or broken),
+// broadcasts so that Wait returns at once. A releaser stores the state and
+// then broadcasts, and Broadcast first compares the tickets taken with the
+// tickets notified (all of these sequentially consistent atomics): either
+// the releaser sees the sleeper's ticket and its Broadcast covers it, or
+// the sleeper sees the new state. When nobody parked since the last
+// Broadcast, Broadcast is those two loads and nothing else, so the releaser
+// needs no count of sleepers. No mutex: a woken participant goes on at
+// once, without re-taking a lock the others queue on.
 type bed struct {
 	cond sync.Cond
 	// expect is the state the sleepers wait to change.
@@ -79,9 +78,8 @@ type bed struct {
 // Lock is called when Cond.Wait returns; there is nothing to lock.
 func (b *bed) Lock() {}
 
-// Unlock counts the sleeper and wakes it at once if its episode is over.
+// Unlock wakes the sleeper at once if its episode is over.
 func (b *bed) Unlock() {
-	b.g.sleepers.Add(1)
 	if b.g.state.Load() != b.expect.Load() {
 		b.cond.Broadcast()
 	}
@@ -208,9 +206,7 @@ func (g *goroutineBarrier) release(s uint64) {
 	for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
 		s = g.state.Load()
 	}
-	if g.sleepers.Load() != 0 {
-		g.beds[s>>1&1].cond.Broadcast()
-	}
+	g.beds[s>>1&1].cond.Broadcast()
 }
 
 // wake wakes every parked participant.
@@ -254,10 +250,11 @@ func (g *goroutineBarrier) released(s uint64) bool {
 // sleep parks until state is no longer s (see bed).
 func (g *goroutineBarrier) sleep(s uint64) {
 	b := &g.beds[s>>1&1]
-	b.expect.Store(s)
+	if b.expect.Load() != s {
+		b.expect.Store(s) // once per episode, not once per sleeper
+	}
 	for g.state.Load() == s {
 		b.cond.Wait()
-		g.sleepers.Add(-1)
 	}
 }
 
