@@ -16,11 +16,10 @@ import (
 // "Goroutines"). It keeps that cost down:
 //
 //   - No mutex on the way through. A participant arrives with one atomic
-//     add and waits on the episode word; the mutex and condition variable
-//     are only for participants that park, found by a sleeper count
-//     (Dekker-style: the releaser stores the episode, then loads the
-//     count; a sleeper adds itself, then loads the episode), so an
-//     episode where nobody parks takes no lock at all.
+//     add and waits on the episode word; the condition variables are only
+//     for participants that park (see bed), and the releaser's Broadcast
+//     finds nobody to wake with two loads, so an episode where nobody
+//     parks takes no lock at all.
 //   - No allocation per episode, unlike a closed channel per episode.
 //   - Before it parks, a waiter that has arrived spins for its budget
 //     (none under AutoPolicy) and yields its P a bounded number of times
