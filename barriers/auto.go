@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/barriertune/barriertune/osal"
@@ -41,6 +42,13 @@ type Tuning struct {
 	// Warning says how the machine differs from the one the forced
 	// results were recorded on (see ForceEnv).
 	Warning string
+	// FanIn is the tree fan-in the check measured (0: the default).
+	FanIn int
+	// Composition is the tuned hybrid's composition, as recorded, and
+	// Levels its levels with their groups for Threads participants; New
+	// builds the hybrid with WithHierarchy(Levels).
+	Composition string
+	Levels      []Level
 }
 
 // fallbackAlgorithm is used when no results apply: dissemination, the
@@ -62,6 +70,11 @@ func fallbackAlgorithm(n int) string {
 // was recorded on a different machine (another CPU, CPU tree or allowed CPU
 // set; unless $BARRIERTUNE_FORCE=1), it returns the fallback with the
 // reason.
+//
+// A tuned hybrid is built with the composition and groups the check
+// measured (Tuning.Levels) when the file holds them for exactly n; its
+// groups do not fit another count, so there the entry's runner-up (the
+// best other algorithm) is used, or the fallback when it has none.
 //
 // The file and this machine's fingerprint are read once per process and
 // cached (per path): later calls cost a lookup. Reload drops the cache,
@@ -163,14 +176,59 @@ func tuning(l *loaded, n int) Tuning {
 	if _, err := Lookup(entry.Best.Algorithm); err != nil {
 		return fallback(n, fmt.Sprintf("%s names %v", path, err))
 	}
-	t := Tuning{Threads: n, Algorithm: entry.Best.Algorithm, MedianNs: entry.Best.MedianNs, Source: path}
+	b := entry.Best
+	if b.FanIn < 0 || b.FanIn == 1 {
+		return fallback(n, fmt.Sprintf("%s: %d threads: fan-in %d (want 0 for the default, or 2 or more)", path, entry.Threads, b.FanIn))
+	}
+	t := Tuning{Threads: n, Algorithm: b.Algorithm, MedianNs: b.MedianNs, Source: path, FanIn: b.FanIn}
 	if why != "" {
 		t.Warning = "forced: recorded on another machine: " + why
 	}
 	if entry.Threads == n {
-		t.CPUs = slices.Clone(entry.Best.CPUs)
+		t.CPUs = slices.Clone(b.CPUs)
+	}
+	if b.Algorithm == "hybrid" && b.Composition != "" {
+		if entry.Threads != n || len(b.LevelKeys) == 0 && strings.Contains(b.Composition, ",") {
+			// The recorded groups are for entry.Threads participants.
+			t.Algorithm, t.FanIn, t.MedianNs = fallbackAlgorithm(n), 0, 0
+			if _, err := Lookup(b.RunnerUp); err == nil && b.RunnerUp != "hybrid" {
+				t.Algorithm = b.RunnerUp
+			}
+			return t
+		}
+		levels, err := tunedLevels(b.Composition, b.LevelKeys, n)
+		if err != nil {
+			return fallback(n, fmt.Sprintf("%s, %d threads: %v", path, n, err))
+		}
+		t.Composition, t.Levels = b.Composition, levels
 	}
 	return t
+}
+
+// tunedLevels rebuilds a recorded hybrid's levels for n participants: the
+// composition string with the level keys (HierarchyFromKeys); a one-level
+// composition needs none.
+func tunedLevels(composition string, keys [][]int, n int) ([]Level, error) {
+	specs, err := ParseComposition(composition)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 && len(specs) == 1 {
+		keys = [][]int{make([]int, n)}
+	}
+	for l, row := range keys {
+		if len(row) != n {
+			return nil, fmt.Errorf("hybrid %s: level_keys row %d has %d entries, want %d (one per participant)", composition, l, len(row), n)
+		}
+	}
+	levels, err := HierarchyFromKeys(specs, keys)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid %s: %w", composition, err)
+	}
+	if err := validateLevels(levels, n); err != nil {
+		return nil, fmt.Errorf("hybrid %s: %w", composition, err)
+	}
+	return levels, nil
 }
 
 func fallback(n int, why string) Tuning {
@@ -186,9 +244,17 @@ func Auto(n int, opts ...Option) (Barrier, error) {
 	return Tuned(n).New(opts...)
 }
 
-// New constructs the tuned barrier.
+// New constructs the tuned barrier: with the tuned fan-in and a hybrid's
+// levels, unless opts choose others.
 func (t Tuning) New(opts ...Option) (Barrier, error) {
-	return New(t.Algorithm, t.Threads, opts...)
+	var tuned []Option
+	if t.FanIn > 0 {
+		tuned = append(tuned, WithFanIn(t.FanIn))
+	}
+	if len(t.Levels) > 0 {
+		tuned = append(tuned, WithHierarchy(t.Levels))
+	}
+	return New(t.Algorithm, t.Threads, append(tuned, opts...)...)
 }
 
 // Team returns a team to run the participants on: pinned locked threads on

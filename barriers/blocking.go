@@ -52,19 +52,34 @@ func (c *condBarrier) episode(id int) bool {
 		sameID(id)
 	}
 	gen := c.gen
+	if traceOn {
+		traceWrite(&c.count)
+	}
 	c.count++
 	if c.count == c.n {
+		if traceOn {
+			traceSaw(&c.count)
+		}
 		c.count = 0
+		if traceOn {
+			traceWrite(&c.gen)
+		}
 		c.gen++
 		c.cond.Broadcast()
 		c.mu.Unlock()
 		return true
 	}
 	c.arrived[id] = gen + 1
+	if traceOn {
+		traceWait(&c.gen)
+	}
 	for gen == c.gen && !c.broken {
 		c.cond.Wait()
 	}
 	ok := gen != c.gen
+	if traceOn && ok {
+		traceSaw(&c.gen)
+	}
 	c.mu.Unlock()
 	return ok
 }
@@ -141,18 +156,33 @@ func (c *channelBarrier) episode(id int) bool {
 		sameID(id)
 	}
 	ep := c.ep
+	if traceOn {
+		traceWrite(&c.count)
+	}
 	c.count++
 	if c.count == c.n {
+		if traceOn {
+			traceSaw(&c.count)
+		}
 		c.count = 0
 		c.gen++
 		c.ep = &chanEpisode{ch: make(chan struct{})}
 		c.mu.Unlock()
+		if traceOn {
+			traceWrite(ep)
+		}
 		close(ep.ch)
 		return true
 	}
 	c.arrived[id] = c.gen + 1
 	c.mu.Unlock()
+	if traceOn {
+		traceWait(ep)
+	}
 	<-ep.ch
+	if traceOn && !ep.broken {
+		traceSaw(ep)
+	}
 	return !ep.broken
 }
 

@@ -39,7 +39,13 @@ func (c *central) episode(id int) bool {
 	if e == 0 {
 		return false
 	}
+	if traceOn {
+		traceWrite(&c.count)
+	}
 	if c.count.Add(1) == e*uint64(c.n) {
+		if traceOn {
+			traceSaw(&c.count)
+		}
 		c.release.set(e, &c.w)
 		return true
 	}

@@ -75,8 +75,14 @@ func (c *combining) episode(id int) bool {
 	}
 	for nd := c.leaf[id]; ; {
 		node := &c.nodes[nd]
+		if traceOn {
+			traceWrite(&node.count)
+		}
 		if node.count.Add(1) != e*node.children {
 			break
+		}
+		if traceOn {
+			traceSaw(&node.count)
 		}
 		if node.parent < 0 {
 			c.release.set(e, &c.w)

@@ -46,6 +46,9 @@ func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 // set publishes episode e and wakes parked waiters. Under Spin and Yield no
 // waiter ever parks, so a release store suffices (no store-load fence).
 func (f *flag) set(e uint64, w *waiter) {
+	if traceOn { // a constant: without the barriertrace tag, no code and no inlining cost
+		traceWrite(f)
+	}
 	if w.policy == Park {
 		f.setPark(e)
 		return
@@ -64,12 +67,18 @@ func (f *flag) setPark(e uint64) {
 
 // or sets bits (MCS's packed child flags) and wakes parked waiters.
 func (f *flag) or(bits uint64) {
+	if traceOn {
+		traceWrite(f)
+	}
 	f.v.Or(bits)
 	f.wake()
 }
 
 // and clears the bits outside mask and wakes parked waiters.
 func (f *flag) and(mask uint64) {
+	if traceOn {
+		traceWrite(f)
+	}
 	f.v.And(mask)
 	f.wake()
 }
@@ -96,6 +105,9 @@ const (
 // may use f.v: the waiter loads its own flag's line anyway, so the nil
 // check that word avoids costs nothing here.
 func (f *flag) await(e uint64, w *waiter) bool {
+	if traceOn { // traced: every wait goes where the observation is recorded
+		return f.awaitSlow(e, w)
+	}
 	if f.v.Load()-e < brokenBit-e { // e <= v < brokenBit, one compare
 		return true
 	}
@@ -103,12 +115,24 @@ func (f *flag) await(e uint64, w *waiter) bool {
 }
 
 //go:noinline
-func (f *flag) awaitSlow(e uint64, w *waiter) bool { return f.wait(e, false, w)&brokenBit == 0 }
+func (f *flag) awaitSlow(e uint64, w *waiter) bool {
+	ok := f.wait(e, false, w)&brokenBit == 0
+	if traceOn && ok {
+		traceSaw(f)
+	}
+	return ok
+}
 
 // awaitEq returns once the flag equals v exactly (true) or the barrier
 // broke (false).
 func (f *flag) awaitEq(v uint64, w *waiter) bool {
-	return f.wait(v, true, w)&brokenBit == 0
+	ok := f.wait(v, true, w)&brokenBit == 0
+	if traceOn {
+		if ok {
+			traceSaw(f)
+		}
+	}
+	return ok
 }
 
 func reached(v, target uint64, eq bool) bool {
@@ -122,6 +146,9 @@ func reached(v, target uint64, eq bool) bool {
 func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 	if v := f.v.Load(); reached(v, target, eq) {
 		return v
+	}
+	if traceOn {
+		traceWait(f)
 	}
 	if w.policy == Spin {
 		for {

@@ -183,13 +183,28 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 			}
 		}()
 	}
+	if traceOn {
+		traceWrite(&g.arrived)
+	}
 	if g.arrived.Add(1) == int64(g.n) {
+		if traceOn {
+			traceSaw(&g.arrived)
+			traceWrite(&g.state)
+		}
 		g.release(s)
-	} else if !g.released(s) {
-		g.sleep(s)
+	} else {
+		if traceOn {
+			traceWait(&g.state)
+		}
+		if !g.released(s) {
+			g.sleep(s)
+		}
 	}
 	s = g.state.Load()
 	if s>>1 >= target {
+		if traceOn {
+			traceSaw(&g.state)
+		}
 		return nil
 	}
 	if ctx != nil && ctx.Err() != nil {

@@ -148,6 +148,44 @@ func HierarchyFromKeys(specs []Level, keys [][]int) ([]Level, error) {
 	return out, nil
 }
 
+// HierarchyKeys is the inverse of HierarchyFromKeys: for levels over n
+// participants (validated as WithHierarchy's), row l gives every
+// participant the index of the group at level l it is under (its own group,
+// or the group of the representative that goes up for it), so that
+// HierarchyFromKeys(levels, keys) rebuilds the same groups. Results files
+// store these rows beside the composition string.
+func HierarchyKeys(levels []Level, n int) ([][]int, error) {
+	if n < 1 || n > maxHybridParticipants {
+		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, maxHybridParticipants)
+	}
+	if len(levels) == 0 {
+		return nil, fmt.Errorf("hybrid: no levels (want at least one)")
+	}
+	if err := validateLevels(levels, n); err != nil {
+		return nil, err
+	}
+	rep := make([]int, n) // the participant that stands for i at this level
+	for i := range rep {
+		rep[i] = i
+	}
+	keys := make([][]int, len(levels))
+	group := make([]int, n)
+	for l, lv := range levels {
+		for gi, g := range lv.Groups {
+			for _, id := range g {
+				group[id] = gi
+			}
+		}
+		keys[l] = make([]int, n)
+		for i := range rep {
+			gi := group[rep[i]]
+			keys[l][i] = gi
+			rep[i] = lv.Groups[gi][0]
+		}
+	}
+	return keys, nil
+}
+
 // maxHybridParticipants caps n so that validation never allocates without bound.
 const maxHybridParticipants = 1 << 16
 
@@ -353,6 +391,11 @@ func (h *hybrid) WaitContext(ctx context.Context, id int) error {
 	}
 	return h.waitContext(ctx, h, id)
 }
+
+// Composition returns the levels the barrier runs, as Composition writes
+// them ("flat:dissemination" without WithHierarchy; a "top" level where the
+// highest given level left several groups).
+func (h *hybrid) Composition() string { return Composition(h.levels) }
 
 // Break implements Barrier: it breaks the release flags and every
 // sub-barrier.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 // treeKeys returns, for n participants placed on a synthetic machine of
@@ -285,5 +289,135 @@ func TestHybridBreakMidEpisode(t *testing.T) {
 			b.Reset()
 			checkBarrier(t, b, n, 30, 11)
 		})
+	}
+}
+
+// TestHierarchyKeysRoundTrip: the key rows HierarchyKeys writes (what a
+// results file stores) rebuild exactly the groups they came from, for
+// matching and mismatched trees, and the barrier reports the composition
+// it runs.
+func TestHierarchyKeysRoundTrip(t *testing.T) {
+	const comp = "core:dissemination,l3:combining(2),package:central"
+	specs, err := ParseComposition(comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 5, 12, 17} {
+		for _, scatter := range []bool{false, true} {
+			levels, err := HierarchyFromKeys(specs, treeKeys(n, 2, 2, 2, 2, scatter))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, err := HierarchyKeys(levels, n)
+			if err != nil {
+				t.Fatalf("n=%d: %v", n, err)
+			}
+			back, err := HierarchyFromKeys(specs, keys)
+			if err != nil || !reflect.DeepEqual(back, levels) {
+				t.Fatalf("n=%d scatter=%v: rebuilt %+v (%v), want %+v", n, scatter, back, err, levels)
+			}
+		}
+	}
+	b := hybridOf(t, 5, comp, treeKeys(5, 2, 2, 2, 2, false))
+	if got := b.(interface{ Composition() string }).Composition(); got != comp {
+		t.Errorf("Composition() = %q, want %q", got, comp)
+	}
+	flat, _ := New("hybrid", 3)
+	if got := flat.(interface{ Composition() string }).Composition(); got != "flat:dissemination" {
+		t.Errorf("plain hybrid's Composition() = %q", got)
+	}
+	bad := []Level{{Groups: [][]int{{0, 1}, {1, 2}}}}
+	if _, err := HierarchyKeys(bad, 3); err == nil || !strings.Contains(err.Error(), "two groups") {
+		t.Errorf("overlapping groups: %v", err)
+	}
+}
+
+// TestAutoBuildsTheTunedHybrid: a results file whose winner is a hybrid
+// with a composition and level keys (as the check writes them) makes Auto
+// build that very hybrid, groups included, for exactly that count; another
+// count takes the runner-up, since the groups do not fit it; keys that do
+// not fit are a fallback with the reason.
+func TestAutoBuildsTheTunedHybrid(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	const n, comp = 6, "core:central,l3:combining(2),package:dissemination"
+	specs, err := ParseComposition(comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, err := HierarchyFromKeys(specs, treeKeys(n, 1, 2, 2, 2, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := HierarchyKeys(levels, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := allowed.Members()
+	cpus := make([]int, n) // the allowed CPUs, round-robin
+	for i := range cpus {
+		cpus[i] = members[i%len(members)]
+	}
+	write := func(keys [][]int) string {
+		f := &results.File{
+			Schema:  results.Schema,
+			Machine: machine(allowed.String()),
+			Threads: []results.Threads{{Threads: n, Complete: true, Best: &results.Choice{Algorithm: "hybrid", Policy: "auto",
+				CPUs: cpus, MedianNs: 900, RunnerUp: "tournament", Composition: comp, LevelKeys: keys}}},
+		}
+		path := filepath.Join(t.TempDir(), "results.json")
+		if err := results.Write(path, f); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	path := write(keys)
+	t.Setenv(ResultsEnv, path)
+	Reload()
+	defer Reload()
+	tu := Tuned(n)
+	if tu.Algorithm != "hybrid" || tu.Composition != comp || tu.Fallback != "" || !reflect.DeepEqual(tu.Levels, levels) {
+		t.Fatalf("Tuned(%d) = %+v, want the hybrid %s with its groups %+v", n, tu, comp, levels)
+	}
+	b, err := Auto(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.(interface{ Composition() string }).Composition(); got != comp {
+		t.Fatalf("Auto(%d) runs %q, want %q", n, got, comp)
+	}
+	if hy := b.(*hybrid); !reflect.DeepEqual(hy.levels, levels) {
+		t.Fatalf("Auto(%d) groups %+v, want %+v", n, hy.levels, levels)
+	}
+	checkBarrier(t, b, n, episodes(t, n), 11)
+	// 1 participant: another count that fits GOMAXPROCS whatever it is.
+	if tu := Tuned(1); tu.Algorithm != "tournament" || tu.Levels != nil || tu.Fallback != "" {
+		t.Errorf("Tuned(1) = %+v, want the runner-up tournament", tu)
+	}
+	short := append([][]int{keys[0][:n-1]}, keys[1:]...)
+	if tu := TunedFrom(write(short), n); tu.Fallback == "" || !strings.Contains(tu.Fallback, "row 0") {
+		t.Errorf("keys for %d participants: %+v, want a fallback naming the row", n-1, tu)
+	}
+	if tu := TunedFrom(write(nil), n); tu.Algorithm != "tournament" {
+		t.Errorf("a multi-level composition without keys: %+v, want the runner-up", tu)
+	}
+}
+
+// TestAutoBuildsTheTunedFanIn: a fan-in the file records is built with; a
+// bad one is a fallback naming it.
+func TestAutoBuildsTheTunedFanIn(t *testing.T) {
+	path := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm, f.Threads[0].Best.FanIn = "combining", 3 })
+	b, err := TunedFrom(path, 2).New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := b.(*combining); !ok || c.fanIn != 3 {
+		t.Errorf("tuned combining(3) built as %T %+v", b, b)
+	}
+	path = writeResults(t, func(f *results.File) { f.Threads[0].Best.FanIn = 1 })
+	if tu := TunedFrom(path, 2); !strings.Contains(tu.Fallback, "fan-in 1") {
+		t.Errorf("fan-in 1 in the file: %+v, want a fallback naming it", tu)
 	}
 }

@@ -8,6 +8,11 @@
 // the floors and every candidate on every placement, in rounds), select
 // (select.go: the winner and the robust choice of each thread count) and
 // assemble (write.go: the results.File, what is partial and what was cut).
+// The hybrid is measured like the flat algorithms, composed for each
+// placement from the tree and the measured floors (hybrid_candidate.go);
+// its composition and level keys are recorded with its measurements and,
+// when it wins, in the winner, so that barriers.Auto builds the same
+// barrier.
 package check
 
 import (
@@ -120,5 +125,8 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(ctx, f, p, s, cfg.Budget)
+	recordLevelLatencies(ctx, f, cfg, s.floors)
+	f, err = assemble(ctx, f, p, s, cfg.Budget)
+	annotate(f, s.notes)
+	return f, err
 }

@@ -1,26 +1,134 @@
 package check
 
 import (
+	"fmt"
+
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
 
-// HybridCandidate composes the hybrid barrier the live check measures on a
-// placement: the tree's levels as cpus see them, composed greedily by the
-// critical-path model over this machine's measured floors (each floor's
-// level gets its median; levels without a floor take typical latencies).
-// The measuring step constructs it with barriers.New("hybrid", len(cpus),
-// opts...) and records the composition in the winner's Choice.
-func HybridCandidate(topo *hwtree.Topology, cpus []int, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
+// The live check measures the hybrid like any flat algorithm, but composed
+// for each placement: the tree's levels as the placement sees them
+// (model.TreeLevels), algorithm and fan-in per level chosen greedily by the
+// critical-path model (model.Hybrid, the model `check --plan` uses too)
+// over this machine's measured floors. Where no level pays, the
+// composition is one flat level ("flat:dissemination"): still measured,
+// through the hybrid's code, and recorded as such.
+
+// HybridModel is the cost model the live check composes the hybrid with.
+const HybridModel = model.DefaultModel
+
+// hybridComposer composes the hybrid for each placement of one check; the
+// costs are built once, when first needed (O(PUs²)).
+type hybridComposer struct {
+	topo    *hwtree.Topology
+	byLevel map[hwtree.Type]float64
+	costs   model.Costs
+}
+
+// newHybridComposer returns the composer for topo with the measured
+// latencies: each floor's level takes its median, then each per-level
+// latency the file holds for a level without a floor; the other levels take
+// the typical latencies of model.NewTreeCosts.
+func newHybridComposer(topo *hwtree.Topology, floors []results.Floor, latency []results.LevelLatency) *hybridComposer {
 	byLevel := map[hwtree.Type]float64{}
+	for _, l := range latency {
+		if t, err := hwtree.ParseType(l.Level); err == nil && l.MedianNs > 0 {
+			byLevel[t] = l.MedianNs
+		}
+	}
 	for _, f := range floors {
 		if t, err := hwtree.ParseType(f.Level); err == nil && f.MedianNs > 0 {
 			byLevel[t] = f.MedianNs
 		}
 	}
-	comp, _, err := model.HybridFor(model.CriticalPathModel, topo, cpus, model.NewTreeCostsFrom(topo, byLevel))
+	return &hybridComposer{topo: topo, byLevel: byLevel}
+}
+
+// compose returns the hybrid's levels (with their groups) for the placement
+// cpus.
+func (h *hybridComposer) compose(cpus []int) (model.Composition, error) {
+	if h.costs == nil {
+		h.costs = model.NewTreeCostsFrom(h.topo, h.byLevel)
+	}
+	comp, _, err := model.HybridFor(HybridModel, h.topo, cpus, h.costs)
+	if err != nil {
+		return model.Composition{}, fmt.Errorf("composing the hybrid for CPUs %v: %w", cpus, err)
+	}
+	return comp, nil
+}
+
+// annotation is what the results record about a candidate beyond its
+// algorithm: a hybrid's composition and level keys, a tree's fan-in.
+type annotation struct {
+	composition string
+	fanIn       int
+	keys        [][]int
+}
+
+// annotationKey identifies a candidate of a check: its algorithm and
+// placement (one candidate per algorithm per placement).
+func annotationKey(alg string, cpus []int) string { return fmt.Sprint(alg, cpus) }
+
+// candidates returns the measure candidates for algs on the placement cpus
+// (the hybrid composed, the tree algorithms at their default fan-in, all
+// with policy) and what to record about each.
+func (h *hybridComposer) candidates(algs []string, cpus []int, policy barriers.Policy) ([]measure.Candidate, []annotation, error) {
+	cands := make([]measure.Candidate, len(algs))
+	notes := make([]annotation, len(algs))
+	for i, a := range algs {
+		cands[i] = measure.Candidate{Algorithm: a, Policy: policy}
+		switch {
+		case a == "hybrid":
+			comp, err := h.compose(cpus)
+			if err != nil {
+				return nil, nil, err
+			}
+			keys, err := barriers.HierarchyKeys(comp.Levels, len(cpus))
+			if err != nil {
+				return nil, nil, fmt.Errorf("hybrid %s on CPUs %v: %w", comp, cpus, err)
+			}
+			cands[i].Hierarchy = comp.Levels
+			notes[i] = annotation{composition: comp.String(), keys: keys}
+		case model.TakesFanIn(a):
+			cands[i].FanIn = model.DefaultFanIn
+			notes[i].fanIn = model.DefaultFanIn
+		}
+	}
+	return cands, notes, nil
+}
+
+// annotate writes the recorded compositions, fan-ins and level keys into
+// the measurements of f they belong to, and into each winner from its
+// measurement.
+func annotate(f *results.File, notes map[string]annotation) {
+	if f == nil || len(notes) == 0 {
+		return
+	}
+	for ti := range f.Threads {
+		t := &f.Threads[ti]
+		for mi := range t.Measurements {
+			m := &t.Measurements[mi]
+			if n, ok := notes[annotationKey(m.Algorithm, m.CPUs)]; ok {
+				m.Composition, m.FanIn, m.LevelKeys = n.composition, n.fanIn, n.keys
+			}
+		}
+		if b := t.Best; b != nil {
+			if n, ok := notes[annotationKey(b.Algorithm, b.CPUs)]; ok {
+				b.Composition, b.FanIn, b.LevelKeys = n.composition, n.fanIn, n.keys
+			}
+		}
+	}
+}
+
+// HybridCandidate composes the hybrid barrier the live check measures on a
+// placement (see newHybridComposer): the options that build it with
+// barriers.New("hybrid", len(cpus), opts...) and its composition string.
+func HybridCandidate(topo *hwtree.Topology, cpus []int, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
+	comp, err := newHybridComposer(topo, floors, nil).compose(cpus)
 	if err != nil {
 		return nil, "", err
 	}

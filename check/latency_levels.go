@@ -1,11 +1,19 @@
 package check
 
 import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 // LevelLatency is the median latency of the CPU pairs whose deepest shared
@@ -54,4 +62,109 @@ func levelLatencies(topo *hwtree.Topology, c model.Costs) []LevelLatency {
 		out = append(out, LevelLatency{Level: t.String(), Pairs: len(v), MedianNs: measure.Median(v)})
 	}
 	return out
+}
+
+// LatencyFile reads a matrix in the ../shared/latency CSV format for
+// planning and simulation (latency.ReadCSVFile: a regular file, size
+// capped) and the tree clustered from it (latency.Cluster), named after the
+// file. Predicting needs every pair, so a matrix with holes is refused.
+func LatencyFile(path string) (*latency.Matrix, *hwtree.Topology, error) {
+	m, err := latency.ReadCSVFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.Complete(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	topo, err := latency.Cluster(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	topo.Source = "latency:" + filepath.Base(path)
+	return m, topo, nil
+}
+
+// Per-level latencies the check measures (besides the one floor pair per
+// level): levelPairsPerLevel representative pairs per level of the tree,
+// levelPairsMax in all, levelSamples samples each, within
+// levelLatencyBudget (or a twentieth of the check's budget, if less).
+const (
+	levelPairsPerLevel = 3
+	levelPairsMax      = 48
+	levelSamples       = 11
+	levelLatencyBudget = 2 * time.Second
+)
+
+// recordLevelLatencies writes the per-level latencies into f (unless f
+// has them from the file resumed): the floors just measured (one pair per
+// level) and, with the time left before ctx's deadline (at most
+// levelLatencyBudget or a twentieth of the budget), representative pairs
+// per level. A note on what was skipped goes into f's cuts.
+func recordLevelLatencies(ctx context.Context, f *results.File, cfg Config, floors []results.Floor) {
+	if len(f.Latency) > 0 {
+		return
+	}
+	limit := min(levelLatencyBudget, cfg.Budget/20)
+	if d, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(d))
+	}
+	var note string
+	f.Latency, note = measureLevelLatencies(ctx, cfg.Topology, nil, measure.Options{SampleTarget: cfg.SampleTarget}, limit, floors)
+	if note != "" {
+		f.Cuts = append(f.Cuts, note)
+	}
+}
+
+// measureLevelLatencies measures representative CPU pairs per level of topo
+// (latency.RepresentativePairs) by pp (nil: measure.PingPongLatency) and
+// returns each level's median for the results file, innermost first, the
+// pairs of floors (measured already) included. It stops at the time limit
+// or when ctx ends and keeps the pairs measured. Without two CPUs or two
+// Ps it measures nothing and says why (a note for the file's cuts).
+func measureLevelLatencies(ctx context.Context, topo *hwtree.Topology, pp latency.PingPongFunc, opts measure.Options, limit time.Duration, floors []results.Floor) ([]results.LevelLatency, string) {
+	cpus := topo.CPUs()
+	switch {
+	case len(cpus) < 2:
+		return nil, "no per-level latencies: one CPU"
+	case pp == nil && runtime.GOMAXPROCS(0) < 2:
+		return nil, "no per-level latencies: GOMAXPROCS is 1"
+	}
+	pairs := latency.RepresentativePairs(topo, cpus, levelPairsPerLevel, levelPairsMax)
+	mctx, cancel := context.WithTimeout(ctx, max(limit, 0))
+	defer cancel()
+	opts.Samples = levelSamples
+	opts.Context = mctx
+	m, err := latency.MeasurePairs(mctx, cpus, pairs, latency.Options{Measure: opts, PingPong: pp})
+	note := ""
+	if err != nil {
+		note = fmt.Sprintf("per-level latencies from %d of %d representative pairs and the floors: %v", measuredPairs(m), len(pairs), err)
+		if ctx.Err() == nil && mctx.Err() != nil {
+			note = fmt.Sprintf("per-level latencies from %d of %d representative pairs and the floors: the time for them (%s) ran out", measuredPairs(m), len(pairs), limit.Round(time.Millisecond))
+		}
+	}
+	// The floors are pairs of their level too (the same ping-pong).
+	for _, fl := range floors {
+		i, j := slices.Index(m.CPUs, fl.CPUs[0]), slices.Index(m.CPUs, fl.CPUs[1])
+		if i >= 0 && j >= 0 && i != j && math.IsNaN(m.NS[i][j]) {
+			m.NS[i][j], m.NS[j][i] = fl.MedianNs, fl.MedianNs
+		}
+	}
+	var out []results.LevelLatency
+	for _, l := range latency.Levels(m, topo) {
+		out = append(out, results.LevelLatency{Level: l.Level, Pairs: l.Pairs, MedianNs: l.MedianNs})
+	}
+	return out, note
+}
+
+// measuredPairs counts m's measured pairs.
+func measuredPairs(m *latency.Matrix) int {
+	n := 0
+	for i := range m.NS {
+		for j := 0; j < i; j++ {
+			if !math.IsNaN(m.NS[i][j]) {
+				n++
+			}
+		}
+	}
+	return n
 }

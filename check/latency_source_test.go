@@ -19,58 +19,38 @@ func latencyFiles(t testing.TB) []string {
 	return files
 }
 
-func TestReadLatencyCSV(t *testing.T) {
-	m, err := readLatencyCSV(strings.NewReader(",,\n10,,\n50,60,\n"))
+// TestLatencyFile: planning reads a matrix through the latency package
+// (regular files only), refuses one with holes, and names the tree after
+// the file; a CPU with itself costs the smallest latency.
+func TestLatencyFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "m.csv")
+	if err := os.WriteFile(good, []byte(",,,\n10,,,\n50,52,,\n51,49,11,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, topo, err := LatencyFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Latency(0, 1) != 10 || m.Latency(2, 1) != 60 || m.Latency(1, 2) != 60 || m.Latency(0, 0) != 10 || m.Latency(0, 3) == m.Latency(0, 3) {
-		t.Fatalf("matrix %v", m.NS)
+	c := m.Costs()
+	if c.Latency(0, 1) != 10 || c.Latency(2, 1) != 52 || c.Latency(1, 1) != 10 || c.Latency(0, 9) == c.Latency(0, 9) {
+		t.Fatalf("costs %v", m.NS)
 	}
-	for in, want := range map[string]string{
-		",\n":             "1 rows",
-		",,\n10,,\n":      "row 0 has 3 fields",
-		",\nx,\n":         `"x"`,
-		",\n-3,\n":        `"-3"`,
-		",,\n1,,\n2,,,\n": "row 2 has 4 fields",
+	if len(topo.PUs()) != 4 || topo.Source != "latency:m.csv" || len(topo.Objects(hwtree.Core)) != 2 {
+		t.Fatalf("tree %s with %d PUs, %d cores", topo.Source, len(topo.PUs()), len(topo.Objects(hwtree.Core)))
+	}
+	holes := filepath.Join(dir, "holes.csv")
+	if err := os.WriteFile(holes, []byte(",,\n10,,\n,60,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		holes:                          "CPUs 0 and 2 have no latency",
+		filepath.Join(dir, "none.csv"): "no such file",
+		dir:                            "not a regular file",
 	} {
-		if _, err := readLatencyCSV(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want it to mention %s", in, err, want)
+		if _, _, err := LatencyFile(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want it to mention %q", path, err, want)
 		}
-	}
-}
-
-// TestLatencyTree clusters every shared matrix: the tree holds every CPU,
-// and two CPUs sharing the lowest level are closer than two that share
-// only the machine.
-func TestLatencyTree(t *testing.T) {
-	for _, f := range latencyFiles(t) {
-		m, err := ReadLatencyFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topo, err := LatencyTree(m, filepath.Base(f))
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if got := len(topo.PUs()); got != len(m.NS) {
-			t.Fatalf("%s: %d PUs, want %d", f, got, len(m.NS))
-		}
-		syn, _ := topo.Synthetic()
-		t.Logf("%s: %d CPUs: %s", filepath.Base(f), len(m.NS), syn)
-	}
-	if _, err := ReadLatencyFile(filepath.Join(t.TempDir(), "none.csv")); err == nil || !os.IsNotExist(errorsUnwrapAll(err)) {
-		t.Fatalf("missing file: %v", err)
-	}
-}
-
-func errorsUnwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok || u.Unwrap() == nil {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }
 

@@ -28,6 +28,9 @@ type samples struct {
 	cut             map[key]bool
 	measured, total int // placement passes measured, planned
 	stopped         bool
+	// notes record each candidate's composition, fan-in and level keys,
+	// by annotationKey.
+	notes map[string]annotation
 }
 
 // measurePlan measures the plan's floors, then every candidate on every
@@ -37,6 +40,7 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, algs []string, start 
 	s := &samples{
 		pooled: map[key][]measure.Result{}, ratios: map[key][][]float64{},
 		floorSamples: map[key][]float64{}, cut: map[key]bool{}, total: p.placements() * p.rounds,
+		notes: map[string]annotation{},
 	}
 	for i, pair := range p.floors {
 		pp, err := measure.PingPongLatency(pair[0], pair[1], opts)
@@ -45,6 +49,16 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, algs []string, start 
 		}
 		s.floors = append(s.floors, results.Floor{Level: p.levels[i], CPUs: pair, MedianNs: pp.MedianNs, MinNs: pp.MinNs, MaxNs: pp.MaxNs})
 	}
+	floors, latency := s.floors, []results.LevelLatency(nil)
+	if r := cfg.Resume; r != nil {
+		latency = r.Latency
+		if len(floors) == 0 {
+			floors = r.Floor
+		}
+	}
+	composer := newHybridComposer(cfg.Topology, floors, latency)
+	composed := map[key][]measure.Candidate{}
+	var err error
 	estimate := p.estimate(len(algs), cfg.SampleTarget)
 	for round := 0; round < p.rounds; round++ {
 		for ui, u := range p.units {
@@ -58,10 +72,19 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, algs []string, start 
 					cfg.Progress(Progress{Threads: u.threads, Set: si + 1, Sets: len(u.sets), Label: setLabel(u.sets[si]), Round: round + 1, Rounds: p.rounds,
 						Algorithms: len(algs), Done: s.measured, Total: s.total, Elapsed: el, Remaining: max(estimate-el, 0)})
 				}
-				policy := measure.DefaultPolicy(set.CPUs)
-				cands := make([]measure.Candidate, len(algs))
-				for i, a := range algs {
-					cands[i] = measure.Candidate{Algorithm: a, Policy: policy}
+				// Composed once per placement: every pass measures the
+				// same barriers, so their samples pool.
+				cands, ok := composed[key{ui, si}]
+				if !ok {
+					var notes []annotation
+					cands, notes, err = composer.candidates(algs, set.CPUs, measure.DefaultPolicy(set.CPUs))
+					if err != nil {
+						return nil, fmt.Errorf("%d threads: %w", u.threads, err)
+					}
+					composed[key{ui, si}] = cands
+					for i, a := range algs {
+						s.notes[annotationKey(a, set.CPUs)] = notes[i]
+					}
 				}
 				run, err := measure.Barriers(set.CPUs, cands, opts)
 				if err != nil {

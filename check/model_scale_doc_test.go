@@ -42,15 +42,11 @@ func TestModelScaleDoc(t *testing.T) {
 	var b strings.Builder
 	var costRows []string
 	for _, name := range machines {
-		m, err := ReadLatencyFile(filepath.Join(dir, name+".csv"))
+		m, topo, err := LatencyFile(filepath.Join(dir, name+".csv"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		topo, err := LatencyTree(m, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row, err := docMachine(&b, name, topo, m)
+		row, err := docMachine(&b, name, topo, m.Costs())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,8 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 		}
 	}
 	c := &results.Choice{Algorithm: win.Algorithm, Policy: win.Policy, CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
-		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
+		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs,
+		Composition: win.Composition, FanIn: win.FanIn, LevelKeys: win.LevelKeys}
 	if tie {
 		c.Tie, c.TieRule = true, TieRule
 	}

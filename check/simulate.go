@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
@@ -170,13 +171,20 @@ func simulateEntry(sc ScaleConfig, topo *hwtree.Topology, e *ScaleEntry) (result
 			if math.IsNaN(ns) {
 				continue
 			}
-			if comp != "" {
-				comps[e.Placements[pi]] = comp
-			}
-			entry.Measurements = append(entry.Measurements, results.Measurement{
+			m := results.Measurement{
 				Algorithm: pr.alg, Policy: "spin", Label: e.Placements[pi], Config: e.configs[pi], CPUs: cpus, Pinned: true,
 				MedianNs: ns, MinNs: ns, MaxNs: ns, CILowNs: ns, CIHighNs: ns, Reps: DefaultSamples, PredictedNs: ns,
-			})
+			}
+			if comp.Levels != nil {
+				// The groups too, so that barriers.Auto rebuilds exactly this
+				// hybrid from a simulated file, as from a measured one.
+				comps[e.Placements[pi]] = comp.String()
+				m.Composition = comp.String()
+				if keys, err := barriers.HierarchyKeys(comp.Levels, len(cpus)); err == nil {
+					m.LevelKeys = keys
+				}
+			}
+			entry.Measurements = append(entry.Measurements, m)
 		}
 	}
 	entry.Best = best(entry.Measurements, nil)
@@ -187,23 +195,23 @@ func simulateEntry(sc ScaleConfig, topo *hwtree.Topology, e *ScaleEntry) (result
 // predictOn predicts alg on cpus; for the hybrid it composes greedily and
 // returns the composition (the best flat algorithm's time when no level
 // pays, so the hybrid never predicts worse than flat).
-func predictOn(sc ScaleConfig, topo *hwtree.Topology, alg string, fanIn int, cpus []int) (float64, string, error) {
+func predictOn(sc ScaleConfig, topo *hwtree.Topology, alg string, fanIn int, cpus []int) (float64, model.Composition, error) {
 	if alg != "hybrid" {
 		ns, err := model.Predict(sc.Model, alg, cpus, sc.Costs, fanIn)
 		if err != nil {
-			return math.NaN(), "", nil
+			return math.NaN(), model.Composition{}, nil
 		}
-		return ns, "", nil
+		return ns, model.Composition{}, nil
 	}
 	levels, err := model.TreeLevels(topo, cpus)
 	if err != nil {
-		return 0, "", err
+		return 0, model.Composition{}, err
 	}
 	comp, ns, err := model.Hybrid(sc.Model, levels, cpus, sc.Costs)
 	if err != nil {
-		return 0, "", err
+		return 0, model.Composition{}, err
 	}
-	return ns, comp.String(), nil
+	return ns, comp, nil
 }
 
 func predictWinner(sc ScaleConfig, topo *hwtree.Topology, alg string, fanIn int, cpus []int) (float64, error) {

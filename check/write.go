@@ -29,6 +29,7 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]bool, error) {
 			return nil, nil, fmt.Errorf("cannot resume results of another machine: %s", why)
 		}
 		f.Floor = r.Floor
+		f.Latency = r.Latency
 		for _, t := range r.Threads {
 			if t.Complete {
 				f.Threads = append(f.Threads, t)

@@ -122,50 +122,106 @@ func (m *Matrix) Latency(a, b int) float64 {
 	return m.NS[i][j]
 }
 
-// Options configure Measure.
+// PingPongFunc measures the one-way latency in ns between OS CPUs a and
+// b. Tests inject a fake one; the default is measure.PingPongLatency's
+// median.
+type PingPongFunc func(a, b int, opts measure.Options) (float64, error)
+
+func pingPong(a, b int, opts measure.Options) (float64, error) {
+	pp, err := measure.PingPongLatency(a, b, opts)
+	return pp.MedianNs, err
+}
+
+// AllPairsUpTo is the most CPUs whose every pair is measured; beyond it
+// MeasureTree measures representative pairs per tree level.
+const AllPairsUpTo = 64
+
+// Defaults of Options.PerLevel and Options.MaxPairs.
+const (
+	DefaultPerLevel = 6
+	DefaultMaxPairs = 256
+)
+
+// Options configure Measure and MeasureTree.
 type Options struct {
 	// Measure is passed to each ping-pong (repetitions, durations).
 	Measure measure.Options
 	// Progress, when set, is called after each pair.
 	Progress func(done, total int)
+	// PingPong measures one pair; nil means measure.PingPongLatency.
+	PingPong PingPongFunc
+	// PerLevel is how many representative pairs MeasureTree measures per
+	// tree level beyond AllPairsUpTo CPUs (0: DefaultPerLevel); MaxPairs
+	// caps their total (0: DefaultMaxPairs).
+	PerLevel, MaxPairs int
 }
 
 // Measure measures the one-way latency (half a round trip of one cache
 // line, measure.PingPongLatency: the same definition as the floor) for
-// every pair of cpus. At most 64 CPUs are measured exhaustively; larger
-// sets are refused (use a tree-guided subset).
+// every pair of cpus. At most AllPairsUpTo CPUs are measured exhaustively;
+// larger sets are refused (MeasureTree measures representative pairs).
 func Measure(ctx context.Context, cpus []int, opts Options) (*Matrix, error) {
-	if len(cpus) < 2 {
-		return nil, fmt.Errorf("latency: %d CPUs given; measuring needs at least 2", len(cpus))
+	if len(cpus) > AllPairsUpTo {
+		return nil, fmt.Errorf("latency: %d CPUs given; all pairs are measured for at most %d", len(cpus), AllPairsUpTo)
 	}
-	if len(cpus) > 64 {
-		return nil, fmt.Errorf("latency: %d CPUs given; all pairs are measured for at most 64", len(cpus))
+	if err := checkCPUs(cpus); err != nil {
+		return nil, err
+	}
+	var pairs []Pair
+	for i := range cpus {
+		for j := 0; j < i; j++ {
+			pairs = append(pairs, Pair{A: cpus[i], B: cpus[j]})
+		}
+	}
+	return MeasurePairs(ctx, cpus, pairs, opts)
+}
+
+func checkCPUs(cpus []int) error {
+	if len(cpus) < 2 {
+		return fmt.Errorf("latency: %d CPUs given; measuring needs at least 2", len(cpus))
+	}
+	if len(cpus) > MaxCPUs {
+		return fmt.Errorf("latency: %d CPUs given; at most %d are accepted", len(cpus), MaxCPUs)
 	}
 	seen := map[int]bool{}
 	for _, c := range cpus {
 		if c < 0 || seen[c] {
-			return nil, fmt.Errorf("latency: CPU %d is negative or repeated; want distinct OS CPU numbers", c)
+			return fmt.Errorf("latency: CPU %d is negative or repeated; want distinct OS CPU numbers", c)
 		}
 		seen[c] = true
 	}
+	return nil
+}
+
+// MeasurePairs measures pairs (two distinct CPUs of cpus each) into a
+// matrix over cpus, NaN for the pairs not measured. When ctx ends or a
+// measurement fails it returns the pairs measured so far with the error.
+func MeasurePairs(ctx context.Context, cpus []int, pairs []Pair, opts Options) (*Matrix, error) {
 	m := newMatrix(cpus)
 	mo := opts.Measure
 	mo.Context = ctx
-	total, done := len(cpus)*(len(cpus)-1)/2, 0
-	for i := range cpus {
-		for j := 0; j < i; j++ {
-			if err := ctx.Err(); err != nil {
-				return m, fmt.Errorf("latency: stopped after %d of %d pairs: %w", done, total, err)
-			}
-			pp, err := measure.PingPongLatency(cpus[i], cpus[j], mo)
-			if err != nil {
-				return m, fmt.Errorf("latency: CPUs %d and %d: %w", cpus[i], cpus[j], err)
-			}
-			m.NS[i][j], m.NS[j][i] = pp.MedianNs, pp.MedianNs
-			done++
-			if opts.Progress != nil {
-				opts.Progress(done, total)
-			}
+	pp := opts.PingPong
+	if pp == nil {
+		pp = pingPong
+	}
+	for done, p := range pairs {
+		if err := ctx.Err(); err != nil {
+			return m, fmt.Errorf("latency: stopped after %d of %d pairs: %w", done, len(pairs), err)
+		}
+		i, j := m.index(p.A), m.index(p.B)
+		if i < 0 || j < 0 || i == j {
+			return m, fmt.Errorf("latency: pair %d-%d is not two of the CPUs measured", p.A, p.B)
+		}
+		v, err := pp(p.A, p.B, mo)
+		if err != nil {
+			return m, fmt.Errorf("latency: CPUs %d and %d: %w", p.A, p.B, err)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return m, fmt.Errorf("latency: CPUs %d and %d measured %v ns; want a finite non-negative time", p.A, p.B, v)
+		}
+		m.NS[i][j], m.NS[j][i] = v, v
+		if opts.Progress != nil {
+			opts.Progress(done+1, len(pairs))
 		}
 	}
 	return m, nil
@@ -199,4 +255,54 @@ func ReadCSVFile(path string) (*Matrix, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// MinNs returns the smallest measured latency of m (NaN when none is).
+func (m *Matrix) MinNs() float64 {
+	low := math.NaN()
+	for i := range m.NS {
+		for j := 0; j < i; j++ {
+			if v := m.NS[i][j]; !math.IsNaN(v) && !(v >= low) {
+				low = v
+			}
+		}
+	}
+	return low
+}
+
+// Complete returns nil when every pair of m holds a latency, else an error
+// naming the first pair without one.
+func (m *Matrix) Complete() error {
+	for i := range m.NS {
+		for j := 0; j < i; j++ {
+			if math.IsNaN(m.NS[i][j]) {
+				return fmt.Errorf("latency matrix: CPUs %d and %d have no latency; predicting needs every pair of the %d CPUs", m.CPUs[j], m.CPUs[i], len(m.CPUs))
+			}
+		}
+	}
+	return nil
+}
+
+// Costs is a matrix as a cost table for the model (model.Costs) in which a
+// CPU with itself - two participants sharing one CPU, oversubscribed -
+// costs the matrix's smallest latency instead of nothing: the two still
+// hand a cache line over, through the core's own cache.
+type Costs struct {
+	m    *Matrix
+	self float64
+}
+
+// Costs returns m as a Costs.
+func (m *Matrix) Costs() Costs { return Costs{m: m, self: m.MinNs()} }
+
+// Latency returns the one-way latency between OS CPUs a and b (the
+// smallest latency for a == b; NaN for a CPU not in the matrix).
+func (c Costs) Latency(a, b int) float64 {
+	if a == b {
+		if c.m.index(a) < 0 {
+			return math.NaN()
+		}
+		return c.self
+	}
+	return c.m.Latency(a, b)
 }

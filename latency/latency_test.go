@@ -56,14 +56,27 @@ func TestClusterAndLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := topo.Objects(hwtree.Group); len(g) != 2 || g[0].CPUSet.Len() != 2 {
-		t.Fatalf("groups %v", g)
+	if g := topo.Objects(hwtree.Core); len(g) != 2 || g[0].CPUSet.Len() != 2 {
+		t.Fatalf("cores %v", g)
 	}
 	lv := Levels(m, topo)
-	if len(lv) != 2 || lv[0].Level != "Group" || lv[0].Pairs != 2 || lv[0].MedianNs != 10.5 ||
+	if len(lv) != 2 || lv[0].Level != "Core" || lv[0].Pairs != 2 || lv[0].MedianNs != 10.5 ||
 		lv[1].Level != "Machine" || lv[1].Pairs != 4 || lv[1].MedianNs != 50.5 {
 		t.Fatalf("levels %+v", lv)
 	}
+}
+
+// sharedTrees are the trees the clustering must find on some shared
+// matrices, as their vendors document them: SMT pairs as cores, one L3 per
+// CCX/CCD on AMD, one package per socket on the dual Xeons.
+var sharedTrees = map[string]string{
+	"amd-ryzen-9-5950x.csv":          "L3Cache:2 Core:8 PU:2",
+	"amd-epyc-7773x.csv":             "L3Cache:8 Core:8 PU:2",
+	"amd-ryzen-7-2700x.csv":          "L3Cache:2 Core:4 PU:2",
+	"dual-intel-xeon-e5-2630-v4.csv": "Package:2 Core:10 PU:2",
+	"dual-intel-xeon-gold-6242.csv":  "Package:2 Core:16 PU:2",
+	"intel-core-i9-9900k.csv":        "Core:8 PU:2",
+	"aws-graviton2.csv":              "Core:64 PU:1",
 }
 
 // On every real matrix the clustering gives a valid tree over all CPUs
@@ -89,6 +102,11 @@ func TestClusterShared(t *testing.T) {
 		}
 		if len(topo.CPUs()) != len(m.CPUs) {
 			t.Fatalf("%s: tree has %d CPUs, matrix %d", path, len(topo.CPUs()), len(m.CPUs))
+		}
+		if want, ok := sharedTrees[filepath.Base(path)]; ok {
+			if got, err := topo.Synthetic(); err != nil || got != want {
+				t.Errorf("%s: clustered tree %q (%v), want %q", filepath.Base(path), got, err, want)
+			}
 		}
 		lv := Levels(m, topo)
 		for i := 1; i < len(lv); i++ {

@@ -34,6 +34,32 @@ type Candidate struct {
 	Algorithm string
 	// Policy is the waiting policy (ignored by the blocking baselines).
 	Policy barriers.Policy
+	// FanIn is the tree algorithms' fan-in (barriers.WithFanIn); 0 takes
+	// the algorithm's default.
+	FanIn int
+	// Hierarchy composes the hybrid (barriers.WithHierarchy): its levels,
+	// lowest first, with their groups. Other algorithms ignore it.
+	Hierarchy []barriers.Level
+}
+
+// options are the barrier options the candidate is built with.
+func (c Candidate) options() []barriers.Option {
+	opts := []barriers.Option{barriers.WithPolicy(c.Policy)}
+	if c.FanIn > 0 {
+		opts = append(opts, barriers.WithFanIn(c.FanIn))
+	}
+	if len(c.Hierarchy) > 0 {
+		opts = append(opts, barriers.WithHierarchy(c.Hierarchy))
+	}
+	return opts
+}
+
+// composition is what Result.Composition records for the candidate.
+func (c Candidate) composition() string {
+	if c.Algorithm != "hybrid" || len(c.Hierarchy) == 0 {
+		return ""
+	}
+	return barriers.Composition(c.Hierarchy)
 }
 
 // Options tune a measurement. Zero values take the defaults.
@@ -89,7 +115,11 @@ type Result struct {
 	Algorithm string `json:"algorithm"`
 	Policy    string `json:"policy"`
 	Threads   int    `json:"threads"`
-	CPUs      []int  `json:"cpus"`
+	// FanIn and Composition are the candidate's fan-in (0: the default)
+	// and, for a hybrid, its levels as barriers.Composition writes them.
+	FanIn       int    `json:"fan_in,omitempty"`
+	Composition string `json:"composition,omitempty"`
+	CPUs        []int  `json:"cpus"`
 	// Pinned is false when the threads outnumbered the CPUs (or
 	// GOMAXPROCS) and ran as plain goroutines.
 	Pinned   bool    `json:"pinned"`
@@ -205,8 +235,11 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	n := len(cpus)
 	works := make([]workload, 0, len(cands)+1)
 	for _, c := range cands {
-		b, err := barriers.New(c.Algorithm, n, barriers.WithPolicy(c.Policy))
+		b, err := barriers.New(c.Algorithm, n, c.options()...)
 		if err != nil {
+			if comp := c.composition(); comp != "" {
+				return Run{}, fmt.Errorf("measure %s %s: %w", c.Algorithm, comp, err)
+			}
 			return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
 		}
 		if opts.Skew > 0 {
@@ -231,6 +264,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	for i, c := range cands {
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
+		r.FanIn, r.Composition = c.FanIn, c.composition()
 		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
 		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
 		r.SkewNs = float64(opts.Skew.Nanoseconds())

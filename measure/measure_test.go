@@ -70,7 +70,7 @@ func TestBarriersMeasures(t *testing.T) {
 	if runtime.NumCPU() > 1 {
 		cpus = []int{0, 1}
 	}
-	cands := []Candidate{{"dissemination", barriers.AutoPolicy}, {"central", barriers.Park}, {"cond", barriers.AutoPolicy}}
+	cands := []Candidate{{Algorithm: "dissemination", Policy: barriers.AutoPolicy}, {Algorithm: "central", Policy: barriers.Park}, {Algorithm: "cond", Policy: barriers.AutoPolicy}}
 	run, err := Barriers(cpus, cands, Options{Samples: 5, SampleTarget: 50 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 	if !Oversubscribed(cpus) || Oversubscribed([]int{0}) {
 		t.Fatal("Oversubscribed is wrong")
 	}
-	run, err := Barriers(cpus, []Candidate{{"combining", barriers.AutoPolicy}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})
+	run, err := Barriers(cpus, []Candidate{{Algorithm: "combining", Policy: barriers.AutoPolicy}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOversubscribedRunsUnpinned(t *testing.T) {
 func TestContextStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	run, err := Barriers([]int{0}, []Candidate{{"central", barriers.AutoPolicy}}, Options{Samples: 50, Context: ctx})
+	run, err := Barriers([]int{0}, []Candidate{{Algorithm: "central", Policy: barriers.AutoPolicy}}, Options{Samples: 50, Context: ctx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +122,13 @@ func TestContextStops(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := Barriers(nil, []Candidate{{"central", barriers.AutoPolicy}}, Options{}); err == nil {
+	if _, err := Barriers(nil, []Candidate{{Algorithm: "central", Policy: barriers.AutoPolicy}}, Options{}); err == nil {
 		t.Error("no CPUs accepted")
 	}
-	if _, err := Barriers([]int{0}, []Candidate{{"nope", barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := Barriers([]int{0}, []Candidate{{Algorithm: "nope", Policy: barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown algorithm: %v", err)
 	}
-	if _, err := Barriers([]int{0, 5000}, []Candidate{{"central", barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "5000") {
+	if _, err := Barriers([]int{0, 5000}, []Candidate{{Algorithm: "central", Policy: barriers.AutoPolicy}}, Options{}); err == nil || !strings.Contains(err.Error(), "5000") {
 		t.Errorf("CPU outside the allowed set: %v", err)
 	}
 	if _, err := PingPongLatency(1, 1, Options{}); err == nil {
@@ -146,5 +146,43 @@ func TestPingPong(t *testing.T) {
 	}
 	if pp.Reps != 5 || !(pp.MinNs > 0 && pp.MinNs <= pp.MedianNs && pp.MedianNs <= pp.MaxNs) {
 		t.Errorf("implausible ping-pong %+v", pp)
+	}
+}
+
+// TestHierarchyCandidate: a hybrid candidate is built with its levels and
+// a tree candidate with its fan-in (a bad one is an error naming it), and
+// the results record both. Runs unpinned, so one CPU suffices.
+func TestHierarchyCandidate(t *testing.T) {
+	cpus := []int{0, 0, 0, 0, 0}
+	specs, err := barriers.ParseComposition("core:central,package:combining(2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels, err := barriers.HierarchyFromKeys(specs, [][]int{{0, 0, 1, 1, 2}, {0, 0, 0, 0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := []Candidate{
+		{Algorithm: "hybrid", Policy: barriers.AutoPolicy, Hierarchy: levels},
+		{Algorithm: "combining", Policy: barriers.AutoPolicy, FanIn: 3},
+		{Algorithm: "central", Policy: barriers.AutoPolicy, Hierarchy: levels}, // ignored
+	}
+	run, err := Barriers(cpus, cands, Options{Samples: 3, SampleTarget: 20 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		comp  string
+		fanIn int
+	}{{"core:central,package:combining(2)", 0}, {"", 3}, {"", 0}}
+	for i, r := range run.Results {
+		if r.Composition != want[i].comp || r.FanIn != want[i].fanIn || r.Reps != 3 {
+			t.Errorf("%s: composition %q fan-in %d reps %d, want %q %d 3", r.Algorithm, r.Composition, r.FanIn, r.Reps, want[i].comp, want[i].fanIn)
+		}
+	}
+	// Levels for another participant count are refused, naming them.
+	_, err = Barriers([]int{0, 0, 0}, cands[:1], Options{Samples: 1})
+	if err == nil || !strings.Contains(err.Error(), "core:central") {
+		t.Errorf("levels for 5 on 3 participants: %v", err)
 	}
 }

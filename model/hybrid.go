@@ -246,11 +246,30 @@ func chooseLevel(k Kind, name string, groups [][]int, cpus []int, c Costs) (barr
 // pattern among its members (groups of a level side by side, in the same
 // stages); then the release goes down, one stage per level below the top,
 // in which every group's representative signals each other member.
+//
+// Like barriers' hybrid, a hierarchy whose highest level still has several
+// groups gets a top level running dissemination among their
+// representatives (whose release then goes down through the highest
+// level's groups too).
 func HybridPattern(levels []barriers.Level, n int) (Pattern, error) {
+	if len(levels) > 0 {
+		if top := levels[len(levels)-1]; len(top.Groups) > 1 {
+			reps := make([]int, 0, len(top.Groups))
+			for _, g := range top.Groups {
+				if len(g) > 0 { // an empty group is reported below
+					reps = append(reps, g[0])
+				}
+			}
+			levels = append(slices.Clone(levels), barriers.Level{Name: "top", Algorithm: "dissemination", Groups: [][]int{reps}})
+		}
+	}
 	var p Pattern
 	for l, lv := range levels {
 		var stages Pattern
-		for _, g := range lv.Groups {
+		for gi, g := range lv.Groups {
+			if len(g) == 0 {
+				return nil, fmt.Errorf("hybrid level %d (%s): group %d is empty (want at least one participant)", l, lv.Name, gi)
+			}
 			if len(g) < 2 {
 				continue
 			}

@@ -119,3 +119,14 @@ func ExamplePin() {
 		fmt.Println("pinning is not available here")
 	}
 }
+
+// Allowed is the set of CPUs this process may run on (its affinity mask on
+// Linux; every CPU elsewhere).
+func ExampleAllowed() {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("at least one CPU:", allowed.Len() >= 1)
+	// Output: at least one CPU: true
+}

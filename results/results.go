@@ -166,6 +166,10 @@ type Choice struct {
 	// algorithm has one.
 	Composition string `json:"composition,omitempty"`
 	FanIn       int    `json:"fan_in,omitempty"`
+	// LevelKeys rebuilds a hybrid's groups for exactly Threads
+	// participants: row l, one per level of Composition, gives each rank
+	// the group it is under at that level (barriers.HierarchyFromKeys).
+	LevelKeys [][]int `json:"level_keys,omitempty"`
 	// Tie is true when the runner-up could not be told apart from the
 	// winner; TieRule says how the tie was decided.
 	Tie     bool   `json:"tie,omitempty"`
@@ -208,6 +212,33 @@ type Measurement struct {
 	Outliers int     `json:"outliers,omitempty"`
 	// PredictedNs is the latency model's prediction for this candidate.
 	PredictedNs float64 `json:"predicted_ns,omitempty"`
+	// Composition, FanIn and LevelKeys describe the barrier measured as
+	// Choice's fields of the same names do.
+	Composition string  `json:"composition,omitempty"`
+	FanIn       int     `json:"fan_in,omitempty"`
+	LevelKeys   [][]int `json:"level_keys,omitempty"`
+}
+
+// Describe names the chosen barrier for people: the algorithm, with its
+// fan-in ("combining(8)") or a hybrid's composition
+// ("hybrid(core:dissemination,package:central)").
+func (c *Choice) Describe() string {
+	return describe(c.Algorithm, c.FanIn, c.Composition)
+}
+
+// Describe names the measured barrier as Choice.Describe does.
+func (m *Measurement) Describe() string {
+	return describe(m.Algorithm, m.FanIn, m.Composition)
+}
+
+func describe(alg string, fanIn int, composition string) string {
+	switch {
+	case composition != "":
+		return alg + "(" + composition + ")"
+	case fanIn > 0:
+		return alg + "(" + strconv.Itoa(fanIn) + ")"
+	}
+	return alg
 }
 
 // Host returns this machine's light fingerprint, computed without reading

@@ -253,7 +253,7 @@ func checkProgressMessage(p check.Progress) string {
 		label = "set"
 	}
 	// The most useful first: a narrow terminal cuts the end.
-	return fmt.Sprintf("%d/%d placements, about %s left; %d threads, placement %d/%d %s, %d algorithms, round %d/%d, elapsed %s",
+	return fmt.Sprintf("%d/%d placement passes, about %s left; %d threads, placement %d/%d %s, %d algorithms, round %d/%d, elapsed %s",
 		p.Done, p.Total, p.Remaining.Round(time.Second), p.Threads, p.Set, p.Sets, label, p.Algorithms, p.Round, p.Rounds, p.Elapsed.Round(time.Second))
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -97,24 +98,24 @@ func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs,
 		topo, err := src.load()
 		return topo, nil, err
 	}
-	m, err := check.ReadLatencyFile(o.latencyFile)
+	m, clustered, err := check.LatencyFile(o.latencyFile)
 	if err != nil {
 		return nil, nil, err
 	}
 	if src.live() {
-		topo, err := check.LatencyTree(m, filepath.Base(o.latencyFile))
-		return topo, m, err
+		return clustered, m.Costs(), nil
 	}
 	topo, err := src.load()
 	if err != nil {
 		return nil, nil, err
 	}
+	costs := m.Costs()
 	for _, cpu := range topo.CPUs() {
-		if cpu >= len(m.NS) {
-			return nil, nil, fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.NS)-1, cpu)
+		if math.IsNaN(costs.Latency(cpu, cpu)) {
+			return nil, nil, fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.CPUs)-1, cpu)
 		}
 	}
-	return topo, m, nil
+	return topo, costs, nil
 }
 
 // runSimulate writes the simulated results file. It needs -o: a simulated
@@ -144,7 +145,7 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src
 		if t.Best == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Algorithm, t.Best.MedianNs, t.Best.Label)
+		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label)
 	}
 	fmt.Fprintf(w, "simulated %d thread counts (%d measured in the plan, %d inferred) in %s; results written to %s\n",
 		len(f.Threads), p.Measured, p.Inferred, time.Since(start).Round(time.Millisecond), path)

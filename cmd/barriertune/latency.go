@@ -16,26 +16,41 @@ import (
 // maxLatencySamples bounds --samples: beyond it a 64-CPU matrix takes hours.
 const maxLatencySamples = 100000
 
+// maxLatencyPairs bounds --max-pairs (and, with --per-level, the
+// representative pairs measured beyond 64 CPUs).
+const maxLatencyPairs = 100000
+
 type latencyOptions struct {
-	from    string
-	cpuList string
-	samples int
-	matrix  bool
-	asJSON  bool
-	src     sourceFlags
+	from     string
+	cpuList  string
+	samples  int
+	perLevel int
+	maxPairs int
+	matrix   bool
+	asJSON   bool
+	src      sourceFlags
+	// pingPong replaces the measurement in tests (nil: measure here).
+	pingPong latency.PingPongFunc
 }
 
 func newLatencyCmd() *cobra.Command {
-	var o latencyOptions
+	o := latencyOptions{samples: 21, perLevel: latency.DefaultPerLevel, maxPairs: latency.DefaultMaxPairs}
 	cmd := &cobra.Command{
 		Use:   "latency",
 		Short: "Measure (or read) the core-to-core latency matrix and summarise it per tree level",
 		Long: `latency measures the one-way core-to-core latency (half a cache-line round
-trip, the same definition as bench's floor) for every pair of this machine's
-allowed CPUs (at most 64), or reads a matrix in the ../shared/latency CSV
-format with --from. It prints the median per tree level (the sysfs tree for a
-measured machine, the tree clustered from the latencies for --from), the
-clustered tree's levels, and with --matrix the matrix.`,
+trip, the same definition as bench's floor) between this machine's allowed
+CPUs: every pair up to 64 CPUs; beyond that representative pairs per tree
+level (--per-level pairs spread over the level's objects, --max-pairs in all:
+pairs under symmetric subtrees share a latency, and the few measured
+spot-check each other). With --from it reads a matrix in the ../shared/latency
+CSV format instead. It prints per level of the tree (the sysfs tree for a
+measured machine; for --from the tree given by a topology source flag, else
+the tree clustered from the latencies) the pairs
+measured, their median and their spread (slowest over fastest pair), the
+clustered tree's levels, where the latencies and the tree disagree (two L3s
+that behave as one; a level with two kinds of link), and with --matrix the
+matrix.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := notifySignals(cmd.Context())
@@ -45,51 +60,86 @@ clustered tree's levels, and with --matrix the matrix.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.from, "from", "", "read the matrix from `FILE` (../shared/latency CSV) instead of measuring")
-	f.StringVar(&o.cpuList, "cpus", "", "CPUs to measure, e.g. 0-15 (default: all allowed, at most 64)")
-	f.IntVar(&o.samples, "samples", 21, "ping-pong samples per pair (1 to 100000)")
+	f.StringVar(&o.cpuList, "cpus", "", "CPUs to measure, e.g. 0-15 (default: all allowed)")
+	f.IntVar(&o.samples, "samples", o.samples, "ping-pong samples per pair (1 to 100000)")
+	f.IntVar(&o.perLevel, "per-level", o.perLevel, "beyond 64 CPUs: representative pairs measured per tree level (1 to 100000)")
+	f.IntVar(&o.maxPairs, "max-pairs", o.maxPairs, "beyond 64 CPUs: representative pairs measured in all (1 to 100000)")
 	f.BoolVar(&o.matrix, "matrix", false, "print the matrix too")
-	f.BoolVar(&o.asJSON, "json", false, "print {cpus, matrix, levels, clustered_levels} as JSON")
+	f.BoolVar(&o.asJSON, "json", false, "print {cpus, matrix, levels, disagreements, clustered_levels} as JSON")
 	o.src.register(f)
 	return cmd
 }
 
-// latencyJSON is `latency --json`'s shape (issue 9); null marks pairs not measured.
+// latencyJSON is `latency --json`'s shape (issue 9); null marks pairs not
+// measured. Disagreements compare the matrix with the sysfs tree of a
+// measured machine (absent for --from).
 type latencyJSON struct {
-	CPUs            []int           `json:"cpus"`
-	Matrix          [][]*float64    `json:"matrix"`
-	Levels          []latency.Level `json:"levels"`
-	ClusteredLevels []latency.Level `json:"clustered_levels"`
-	Groups          int             `json:"clustered_groups"`
+	CPUs            []int                  `json:"cpus"`
+	Matrix          [][]*float64           `json:"matrix"`
+	Levels          []latency.Level        `json:"levels"`
+	PairsMeasured   int                    `json:"pairs_measured"`
+	Disagreements   []latency.Disagreement `json:"disagreements,omitempty"`
+	ClusteredLevels []latency.Level        `json:"clustered_levels"`
+	Groups          int                    `json:"clustered_groups"`
 }
 
-// loadMatrix reads --from or measures the given or allowed CPUs; it returns
-// the sysfs tree too when measuring.
-func loadMatrix(ctx context.Context, from, cpuList string, samples int, src sourceFlags) (*latency.Matrix, *hwtree.Topology, error) {
-	if samples < 1 || samples > maxLatencySamples {
-		return nil, nil, usageErrorf("--samples %d: want 1 to %d ping-pong samples per pair", samples, maxLatencySamples)
+// matrixSource says where loadMatrix gets the matrix.
+type matrixSource struct {
+	from, cpuList      string
+	samples            int
+	perLevel, maxPairs int
+	src                sourceFlags
+	pingPong           latency.PingPongFunc
+}
+
+// loadMatrix reads --from or measures the given or allowed CPUs (every
+// pair up to 64, else representative pairs per level, the others NaN); it
+// returns the tree too when measuring, or when --from comes with a
+// topology source (--sysfs-root, --synthetic, --xml, --topology).
+func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.Topology, error) {
+	if s.samples < 1 || s.samples > maxLatencySamples {
+		return nil, nil, usageErrorf("--samples %d: want 1 to %d ping-pong samples per pair", s.samples, maxLatencySamples)
 	}
-	if from != "" {
-		m, err := latency.ReadCSVFile(from)
+	if s.perLevel < 1 || s.perLevel > maxLatencyPairs {
+		return nil, nil, usageErrorf("--per-level %d: want 1 to %d pairs per level", s.perLevel, maxLatencyPairs)
+	}
+	if s.maxPairs < 1 || s.maxPairs > maxLatencyPairs {
+		return nil, nil, usageErrorf("--max-pairs %d: want 1 to %d pairs", s.maxPairs, maxLatencyPairs)
+	}
+	if s.from != "" {
+		m, err := latency.ReadCSVFile(s.from)
 		if err != nil {
 			return nil, nil, err
 		}
-		return m, nil, nil
+		if s.src.live() {
+			return m, nil, nil
+		}
+		// A tree given with the matrix: compare them.
+		topo, err := s.src.load()
+		if err != nil {
+			return nil, nil, err
+		}
+		costs := m.Costs()
+		for _, cpu := range topo.CPUs() {
+			if math.IsNaN(costs.Latency(cpu, cpu)) {
+				return nil, nil, fmt.Errorf("--from %s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine", s.from, len(m.CPUs)-1, cpu)
+			}
+		}
+		return m, topo, nil
 	}
-	topo, err := src.load()
+	topo, err := s.src.load()
 	if err != nil {
 		return nil, nil, err
 	}
-	cpus, err := parseCPUs("--cpus", cpuList, false)
+	cpus, err := parseCPUs("--cpus", s.cpuList, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cpus == nil {
 		cpus = topo.CPUs()
-		if len(cpus) > 64 {
-			cpus = cpus[:64]
-		}
 	}
-	m, err := latency.Measure(ctx, distinct(cpus), latency.Options{Measure: measure.Options{Samples: samples}})
+	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs}
+	m, err := latency.MeasureTree(ctx, topo, distinct(cpus), opts)
 	if se := interruption(ctx); se != nil {
 		return nil, nil, se
 	}
@@ -100,7 +150,8 @@ func loadMatrix(ctx context.Context, from, cpuList string, samples int, src sour
 }
 
 func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
-	m, topo, err := loadMatrix(ctx, o.from, o.cpuList, o.samples, o.src)
+	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, cpuList: o.cpuList, samples: o.samples,
+		perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
 	if err != nil {
 		return err
 	}
@@ -108,18 +159,22 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 	if err != nil {
 		return err
 	}
-	out := latencyJSON{CPUs: m.CPUs, ClusteredLevels: latency.Levels(m, clustered), Groups: len(clustered.Objects(hwtree.Group))}
+	out := latencyJSON{CPUs: m.CPUs, ClusteredLevels: latency.Levels(m, clustered), Groups: len(clustered.Root.Children)}
 	if topo != nil {
 		out.Levels = latency.Levels(m, topo)
+		out.Disagreements = latency.Disagreements(m, topo)
 	} else {
 		out.Levels = out.ClusteredLevels
 	}
-	for _, row := range m.NS {
+	for i, row := range m.NS {
 		r := make([]*float64, len(row))
 		for j, v := range row {
 			if !math.IsNaN(v) {
 				v := v
 				r[j] = &v
+				if j < i {
+					out.PairsMeasured++
+				}
 			}
 		}
 		out.Matrix = append(out.Matrix, r)
@@ -127,15 +182,24 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 	if o.asJSON {
 		return writeJSON(w, out)
 	}
-	fmt.Fprintf(w, "%d CPUs\n%-12s %8s %10s\n", len(m.CPUs), "level", "pairs", "median_ns")
-	for _, l := range out.Levels {
-		fmt.Fprintf(w, "%-12s %8d %10.1f\n", l.Level, l.Pairs, l.MedianNs)
-	}
+	all := len(m.CPUs) * (len(m.CPUs) - 1) / 2
+	fmt.Fprintf(w, "%d CPUs, %d of %d pairs measured\n", len(m.CPUs), out.PairsMeasured, all)
+	writeLevels(w, out.Levels)
 	if topo != nil {
-		fmt.Fprintf(w, "\nclustered from the latencies (%d groups):\n", out.Groups)
-		for _, l := range out.ClusteredLevels {
-			fmt.Fprintf(w, "%-12s %8d %10.1f\n", l.Level, l.Pairs, l.MedianNs)
+		if len(out.Disagreements) == 0 {
+			fmt.Fprintln(w, "\nthe latencies agree with the tree's levels")
+		} else {
+			fmt.Fprintln(w, "\nwhere the latencies and the tree disagree:")
+			for _, d := range out.Disagreements {
+				fmt.Fprintf(w, "  %s (%s): %s\n", d.Level, d.Kind, d.Detail)
+			}
 		}
+		syn, err := clustered.Synthetic()
+		if err != nil {
+			syn = "asymmetric"
+		}
+		fmt.Fprintf(w, "\nclustered from the latencies (%s):\n", syn)
+		writeLevels(w, out.ClusteredLevels)
 	}
 	if o.matrix {
 		fmt.Fprintln(w)
@@ -148,4 +212,11 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		}
 	}
 	return nil
+}
+
+func writeLevels(w io.Writer, levels []latency.Level) {
+	fmt.Fprintf(w, "%-12s %8s %10s %8s %8s %7s\n", "level", "pairs", "median_ns", "min_ns", "max_ns", "spread")
+	for _, l := range levels {
+		fmt.Fprintf(w, "%-12s %8d %10.1f %8.1f %8.1f %6.2fx\n", l.Level, l.Pairs, l.MedianNs, l.MinNs, l.MaxNs, l.Spread())
+	}
 }

@@ -4,10 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
+	"github.com/barriertune/barriertune/measure"
 )
 
 const fourCSV = ",,,\n10,,,\n50,52,,\n51,49,11,\n"
@@ -22,7 +30,7 @@ func writeCSV(t *testing.T) string {
 
 func TestLatencyFromJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := runLatency(context.Background(), &out, latencyOptions{from: writeCSV(t), samples: 21, asJSON: true}); err != nil {
+	if err := runLatency(context.Background(), &out, latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, asJSON: true}); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -44,7 +52,7 @@ func TestLatencyFromJSON(t *testing.T) {
 
 func TestModelFromJSON(t *testing.T) {
 	var out bytes.Buffer
-	o := modelOptions{latencyFile: writeCSV(t), threads: 4, kind: "critical-path", algorithm: "all", fanIn: 4, samples: 21, asJSON: true}
+	o := modelOptions{latencyFile: writeCSV(t), threads: 4, kind: "critical-path", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256, asJSON: true}
 	if err := runModel(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
@@ -55,27 +63,240 @@ func TestModelFromJSON(t *testing.T) {
 	// Compact order from the clustering: 0,1 then 2,3. Dissemination:
 	// stage 0 i→i+1 gives finishes [51 10 52 11]; stage 1 i→i+2: rank 0
 	// hears from 2 at 52 + 50 = 102, the latest.
-	if got.Threads != 4 || len(got.Predictions) != 13 {
+	if got.Threads != 4 || len(got.Predictions) != 14 {
 		t.Fatalf("got %s", out.String())
 	}
-	for _, p := range got.Predictions {
+	flat, hybrid := math.Inf(1), modelPrediction{}
+	for i, p := range got.Predictions {
 		if p.Algorithm == "dissemination" && p.PredictedNs != 102 {
 			t.Errorf("dissemination %v, want 102 (52 + 50)", p.PredictedNs)
 		}
+		if i > 0 && p.PredictedNs < got.Predictions[i-1].PredictedNs {
+			t.Errorf("predictions not fastest first: %s", out.String())
+		}
+		if p.Algorithm == "hybrid" {
+			hybrid = p
+		} else {
+			flat = math.Min(flat, p.PredictedNs)
+			if p.Composition != "" {
+				t.Errorf("%s has a composition", p.Algorithm)
+			}
+		}
+	}
+	// The hybrid is composed over the clustered cores {0,1}, {2,3} or
+	// degenerates to the best flat algorithm (butterfly: 11 + 50), never
+	// predicted slower than it.
+	if hybrid.Composition != "flat:"+got.Predictions[0].Algorithm && !strings.HasPrefix(hybrid.Composition, "core:") || !(hybrid.PredictedNs <= flat) {
+		t.Errorf("hybrid %+v against flat %v", hybrid, flat)
 	}
 	for _, bad := range []modelOptions{
-		{threads: 4, kind: "default", algorithm: "all", fanIn: 4, samples: 21},
-		{latencyFile: o.latencyFile, kind: "nope", algorithm: "all", fanIn: 4, samples: 21},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "nope", threads: 2, fanIn: 4, samples: 21},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 0, samples: 21},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 4, samples: -1},
+		{threads: 4, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
+		{latencyFile: o.latencyFile, kind: "nope", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "nope", threads: 2, fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 0, samples: 21, perLevel: 6, maxPairs: 256},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 4, samples: -1, perLevel: 6, maxPairs: 256},
 	} {
 		if err := runModel(context.Background(), &out, bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
 	out.Reset()
-	if err := runModel(context.Background(), &out, modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, samples: 21}); err != nil || strings.Count(out.String(), "threads") != 3 {
-		t.Errorf("table: %v\n%s", err, out.String())
+	if err := runModel(context.Background(), &out, modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}); err != nil {
+		t.Fatal(err)
+	}
+	// The table: a header naming every algorithm and the hybrid, then one
+	// row per thread count 2..4 with exactly its fastest marked.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[1], "dissemination") || !strings.Contains(lines[1], "hybrid composition") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+	for i, l := range lines[2:] {
+		f := strings.Fields(l)
+		if f[0] != strconv.Itoa(i+2) || strings.Count(l, "*") < 1 {
+			t.Errorf("row %q: want thread count %d and its fastest marked", l, i+2)
+		}
+	}
+	// --algorithm hybrid alone, as JSON with its composition.
+	out.Reset()
+	o.algorithm = "hybrid"
+	if err := runModel(context.Background(), &out, o); err != nil {
+		t.Fatal(err)
+	}
+	got = modelJSON{}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Predictions) != 1 || got.Predictions[0].Composition == "" {
+		t.Fatalf("hybrid alone: %v %s", err, out.String())
+	}
+}
+
+// fakeTreeLatency is a ping-pong by tree level: the latency of the pair's
+// lowest common object's type in topo.
+func fakeTreeLatency(t *testing.T, topo *hwtree.Topology, ns map[hwtree.Type]float64, calls *int) latency.PingPongFunc {
+	pu := map[int]*hwtree.Object{}
+	for _, o := range topo.PUs() {
+		pu[o.OSIndex] = o
+	}
+	return func(a, b int, _ measure.Options) (float64, error) {
+		*calls++
+		return ns[topo.Covering(pu[a].CPUSet.Or(pu[b].CPUSet)).Type], nil
+	}
+}
+
+// TestLatencyMeasuredBig measures a synthetic 128-CPU machine through a
+// fake ping-pong whose packages behave like one L3: representative pairs
+// per level (within --max-pairs), null for the others, and the
+// disagreement reported in text and JSON.
+func TestLatencyMeasuredBig(t *testing.T) {
+	const syn = "pack:4 l3:4 core:4 pu:2"
+	topo, err := hwtree.FromSynthetic(syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := map[hwtree.Type]float64{hwtree.Core: 8, hwtree.L3Cache: 30, hwtree.Package: 33, hwtree.Machine: 150}
+	calls := 0
+	o := latencyOptions{samples: 3, perLevel: 4, maxPairs: 12, asJSON: true, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}
+	var out bytes.Buffer
+	if err := runLatency(context.Background(), &out, o); err != nil {
+		t.Fatal(err)
+	}
+	var got latencyJSON
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	nulls := 0
+	for _, row := range got.Matrix {
+		for _, v := range row {
+			if v == nil {
+				nulls++
+			}
+		}
+	}
+	if len(got.CPUs) != 128 || calls > 12 || got.PairsMeasured != calls || nulls != 128*127-2*calls || len(got.Levels) != 4 {
+		t.Fatalf("%d CPUs, %d pairs measured (%d calls, cap 12), %d nulls, levels %+v", len(got.CPUs), got.PairsMeasured, calls, nulls, got.Levels)
+	}
+	if len(got.Disagreements) != 1 || got.Disagreements[0].Level != "Package" || got.Disagreements[0].Kind != "merged" {
+		t.Fatalf("disagreements %+v", got.Disagreements)
+	}
+	out.Reset()
+	o.asJSON = false
+	if err := runLatency(context.Background(), &out, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf("128 CPUs, %d of 8128 pairs measured", calls/2), "Package (merged)", "L3Cache groups under one Package behave as one", "spread"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// model --measured predicts on the same machine: unmeasured pairs take
+	// their level's median, so every count gets a prediction.
+	out.Reset()
+	calls = 0
+	mo := modelOptions{measured: true, threads: 64, kind: "critical-path", algorithm: "all", fanIn: 4, samples: 3, perLevel: 4, maxPairs: 12, asJSON: true,
+		src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}
+	if err := runModel(context.Background(), &out, mo); err != nil {
+		t.Fatal(err)
+	}
+	var mj modelJSON
+	if err := json.Unmarshal(out.Bytes(), &mj); err != nil || mj.Threads != 64 || len(mj.Predictions) != 14 {
+		t.Fatalf("model --measured: %v %s", err, out.String())
+	}
+}
+
+// TestLatencyPairFlags: --per-level and --max-pairs outside 1..100000 are
+// usage errors naming the flag.
+func TestLatencyPairFlags(t *testing.T) {
+	for _, o := range []latencyOptions{
+		{samples: 21, perLevel: 0, maxPairs: 256},
+		{samples: 21, perLevel: 6, maxPairs: 0},
+		{samples: 21, perLevel: 6, maxPairs: maxLatencyPairs + 1},
+	} {
+		err := runLatency(context.Background(), &bytes.Buffer{}, o)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "pairs") {
+			t.Errorf("%+v: %v, want a usage error", o, err)
+		}
+	}
+}
+
+// sharedTreeJSON writes a tree Machine > Package > L3Caches > Cores > PUs
+// in hwtree's JSON form: each L3 a list of cores, each core its PUs.
+func sharedTreeJSON(t *testing.T, l3s [][][]int) string {
+	type obj struct {
+		Type     string         `json:"type"`
+		OSIndex  *int           `json:"os_index"`
+		Attrs    map[string]any `json:"attrs"`
+		Children []obj          `json:"children"`
+	}
+	mk := func(typ string, idx *int, ch []obj) obj {
+		if ch == nil {
+			ch = []obj{}
+		}
+		return obj{typ, idx, map[string]any{}, ch}
+	}
+	var l3objs []obj
+	for _, l3 := range l3s {
+		var cores []obj
+		for _, core := range l3 {
+			var pus []obj
+			for _, p := range core {
+				pus = append(pus, mk("PU", &p, nil))
+			}
+			cores = append(cores, mk("Core", nil, pus))
+		}
+		l3objs = append(l3objs, mk("L3Cache", nil, cores))
+	}
+	data, err := json.Marshal(mk("Machine", nil, []obj{mk("Package", nil, l3objs)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tree.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLatencyFromAgainstTree compares real matrices with wrong trees (SMT
+// siblings c and c+16 on both machines): a Xeon Gold 6242 (one L3) given
+// two L3s shows them "merged"; a Ryzen 9 5950X (two CCDs) given one L3
+// shows the L3 level "bimodal".
+func TestLatencyFromAgainstTree(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "latency")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("no ../shared/latency")
+	}
+	cores := make([][]int, 16)
+	for c := range cores {
+		cores[c] = []int{c, c + 16}
+	}
+	for _, tc := range []struct {
+		file        string
+		l3s         [][][]int
+		level, kind string
+	}{
+		{"intel-xeon-gold-6242.csv", [][][]int{cores[:8], cores[8:]}, "Package", "merged"},
+		{"amd-ryzen-9-5950x.csv", [][][]int{cores}, "L3Cache", "bimodal"},
+	} {
+		o := latencyOptions{from: filepath.Join(dir, tc.file), samples: 21, perLevel: 6, maxPairs: 256, asJSON: true,
+			src: sourceFlags{topology: sharedTreeJSON(t, tc.l3s)}}
+		var out bytes.Buffer
+		if err := runLatency(context.Background(), &out, o); err != nil {
+			t.Fatal(err)
+		}
+		var got latencyJSON
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range got.Disagreements {
+			found = found || d.Level == tc.level && d.Kind == tc.kind
+		}
+		if !found {
+			t.Errorf("%s: disagreements %+v, want %s %s", tc.file, got.Disagreements, tc.level, tc.kind)
+		}
+	}
+	// A tree with CPUs the matrix lacks is refused.
+	o := latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}
+	if err := runLatency(context.Background(), &bytes.Buffer{}, o); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
+		t.Errorf("tree larger than the matrix: %v", err)
 	}
 }

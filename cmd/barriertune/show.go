@@ -85,6 +85,7 @@ func printWinners(w io.Writer, f *results.File) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tieRule := ""
 	fmt.Fprintln(tw, "threads\tbest\tpolicy\tplacement\tns/episode\tx floor\trunner-up\tmargin\trobust")
 	for _, t := range f.Threads {
 		if t.Best == nil {
@@ -99,6 +100,9 @@ func printWinners(w io.Writer, f *results.File) error {
 		runner, margin := "-", "-"
 		if b.RunnerUp != "" {
 			runner, margin = b.RunnerUp, fmt.Sprintf("%+.1f%%", b.MarginPct)
+			if b.Tie {
+				margin += " tie"
+			}
 		}
 		rob := "-"
 		if t.Robust != nil {
@@ -112,9 +116,19 @@ func printWinners(w io.Writer, f *results.File) error {
 		if !t.Complete {
 			incomplete = " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Algorithm, b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Describe(), b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
+		if b.Tie && tieRule == "" {
+			tieRule = b.TieRule
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if tieRule != "" {
+		_, err := fmt.Fprintf(w, "\ntie: the best and the runner-up are within noise (significance test on their samples); the best is the %s\n", tieRule)
+		return err
+	}
+	return nil
 }
 
 // floorFor is the floor a placement cannot beat: the slowest measured

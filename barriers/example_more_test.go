@@ -1,0 +1,125 @@
+package barriers_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/barriertune/barriertune/barriers"
+)
+
+// A hybrid barrier for 8 participants on two packages of two cores with two
+// hardware threads each: SMT siblings meet first, then one representative
+// per core, then one per package.
+func ExampleWithHierarchy() {
+	const n = 8
+	// keys[l][i]: participant i's core, package and machine index.
+	keys := [][]int{
+		{0, 0, 1, 1, 2, 2, 3, 3}, // core
+		{0, 0, 0, 0, 1, 1, 1, 1}, // package
+	}
+	specs, err := barriers.ParseComposition("core:dissemination,package:central")
+	if err != nil {
+		panic(err)
+	}
+	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	if err != nil {
+		panic(err)
+	}
+	b, err := barriers.New("hybrid", n, barriers.WithHierarchy(levels))
+	if err != nil {
+		panic(err)
+	}
+	var counts [n]int
+	var wg sync.WaitGroup
+	for id := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				counts[id]++
+				b.Wait(id)
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(barriers.Composition(levels), counts)
+	// Output: core:dissemination,package:central [100 100 100 100 100 100 100 100]
+}
+
+// ParseComposition reads the composition a results file records; the
+// levels get their groups from HierarchyFromKeys.
+func ExampleParseComposition() {
+	levels, err := barriers.ParseComposition("core:dissemination,l3:combining(4),package:dissemination")
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range levels {
+		fmt.Println(l.Name, l.Algorithm, l.FanIn)
+	}
+	_, err = barriers.ParseComposition("core:fastest")
+	fmt.Println(err != nil)
+	// Output:
+	// core dissemination 0
+	// l3 combining 4
+	// package dissemination 0
+	// true
+}
+
+// HierarchyFromKeys groups participants level by level; a level groups the
+// representatives (lowest ids) of the level below.
+func ExampleHierarchyFromKeys() {
+	specs := []barriers.Level{{Name: "l3"}, {Name: "package"}}
+	keys := [][]int{
+		{0, 0, 0, 1, 1, 2}, // L3 of participants 0..5 (uneven groups)
+		{0, 0, 0, 0, 0, 1}, // package
+	}
+	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range levels {
+		fmt.Println(l.Name, l.Groups)
+	}
+	// Output:
+	// l3 [[0 1 2] [3 4] [5]]
+	// package [[0 3] [5]]
+}
+
+// Composition writes levels in the form results files and the model use.
+func ExampleComposition() {
+	fmt.Println(barriers.Composition([]barriers.Level{
+		{Name: "core", Algorithm: "dissemination"},
+		{Name: "l3", Algorithm: "combining", FanIn: 4},
+	}))
+	// Output: core:dissemination,l3:combining(4)
+}
+
+// TunedFrom reads an explicit results file; a missing one gives the
+// documented fallback with the reason.
+func ExampleTunedFrom() {
+	t := barriers.TunedFrom(filepath.Join(os.TempDir(), "no-such-barriertune-results.json"), 2)
+	fmt.Println(t.Source == "", t.Fallback != "")
+	// Output: true true
+}
+
+// Tuned reads $BARRIERTUNE_RESULTS (else the per-user file) once per
+// process; Reload makes the next call read it again, e.g. after the check
+// ran.
+func ExampleReload() {
+	old, had := os.LookupEnv(barriers.ResultsEnv)
+	os.Setenv(barriers.ResultsEnv, filepath.Join(os.TempDir(), "no-such-barriertune-results.json"))
+	defer func() {
+		if had {
+			os.Setenv(barriers.ResultsEnv, old)
+		} else {
+			os.Unsetenv(barriers.ResultsEnv)
+		}
+		barriers.Reload()
+	}()
+	barriers.Reload()
+	t := barriers.Tuned(2)
+	fmt.Println(t.Source == "", t.Fallback != "")
+	// Output: true true
+}
