@@ -11,24 +11,22 @@ import (
 
 // goroutineBarrier is the barrier for plain goroutines, above all for more
 // goroutines than GOMAXPROCS. There every waiter must leave its P to the
-// goroutines still to arrive, and a barrier's cost is the scheduler's: a
-// park and a wakeup per waiter per episode (docs/algorithms.md,
+// goroutines still to arrive, and a barrier's cost is the scheduler's: at
+// least one goroutine switch per waiter per episode (docs/algorithms.md,
 // "Goroutines"). It keeps that cost down:
 //
-//   - No mutex. A participant arrives with one atomic add, done inside
-//     sync.Cond.Wait after Wait has taken the participant's wakeup ticket
-//     (the Cond's Locker is the arrival itself). The last arrival's
-//     Broadcast therefore covers every ticket of the episode: no lost
-//     wakeup, and no mutex to hand between goroutines after the wakeup,
-//     which the textbook sync.Cond barrier pays for twice per participant.
+//   - No mutex on the way through. A participant arrives with one atomic
+//     add and waits on the episode word; the condition variables are only
+//     for participants that park (see bed), and the releaser's Broadcast
+//     finds nobody to wake with two loads, so an episode where nobody
+//     parks takes no lock at all.
 //   - No allocation per episode, unlike a closed channel per episode.
 //   - Before it parks, a waiter that has arrived spins for its budget
 //     (none under AutoPolicy) and yields its P a bounded number of times
-//     (measured: once, while that keeps paying off): the
-//     goroutines still to arrive then run first, and if they all arrive
-//     before the yield returns, the waiter never parks and nobody has to
-//     wake it, so an episode costs one yield per goroutine instead of a
-//     park and a wakeup.
+//     (measured, see goroutineYields): the goroutines still to arrive then
+//     run first, and if they all arrive before the yield returns, the
+//     waiter never parks and nobody has to wake it, so an episode costs one
+//     yield per goroutine instead of a park and a wakeup.
 //
 // The episode and the broken mark share one word, so breaking the barrier
 // and releasing an episode exclude each other.
@@ -37,10 +35,6 @@ type goroutineBarrier struct {
 	spin   int // relax-hint iterations before yielding (-1: spin until released)
 	yields int // runtime.Gosched calls before parking (-1: never park)
 	_      osal.Pad
-	// cond's ticket counters are written by every Wait: a line of their
-	// own, away from the read-only fields above.
-	cond sync.Cond
-	_    osal.Pad
 	// arrived counts the current episode's arrivals.
 	arrived atomic.Int64
 	_       osal.Pad
@@ -48,6 +42,10 @@ type goroutineBarrier struct {
 	// whether the barrier is broken.
 	state atomic.Uint64
 	_     osal.Pad
+	// beds[e&1] is where participants of episode e park: all of one
+	// bed's sleepers are of the same episode, since episode e+2 begins
+	// only after every participant has left episode e.
+	beds [2]bed
 	// yieldScore rates the recent yields: up when a waiter's yields
 	// outlasted the episode (it never parked), down by yieldPenalty when
 	// it had to park anyway (the yields were wasted). Below zero, waiters
@@ -57,6 +55,35 @@ type goroutineBarrier struct {
 	entered []slot
 }
 
+// bed is a condition variable whose Locker is the sleeper's last check:
+// Cond.Wait takes the sleeper's wakeup ticket, then calls Unlock, which,
+// if the episode it parks for is already over (released or broken),
+// broadcasts so that Wait returns at once. A releaser stores the state and
+// then broadcasts, and Broadcast first compares the tickets taken with the
+// tickets notified (all of these sequentially consistent atomics): either
+// the releaser sees the sleeper's ticket and its Broadcast covers it, or
+// the sleeper sees the new state. When nobody parked since the last
+// Broadcast, Broadcast is those two loads and nothing else, so the releaser
+// needs no count of sleepers. No mutex: a woken participant goes on at
+// once, without re-taking a lock the others queue on.
+type bed struct {
+	cond sync.Cond
+	// expect is the state the sleepers wait to change.
+	expect atomic.Uint64
+	g      *goroutineBarrier
+	_      osal.Pad
+}
+
+// Lock is called when Cond.Wait returns; there is nothing to lock.
+func (b *bed) Lock() {}
+
+// Unlock wakes the sleeper at once if its episode is over.
+func (b *bed) Unlock() {
+	if b.g.state.Load() != b.expect.Load() {
+		b.cond.Broadcast()
+	}
+}
+
 const (
 	yieldScoreMax = 64
 	yieldPenalty  = 4
@@ -64,10 +91,14 @@ const (
 
 // goroutineYields is how often a waiter yields its P before it parks under
 // AutoPolicy, as long as yielding pays (see yieldScore): measured with
-// BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines"). AutoPolicy
-// does not spin (unless WithSpinBudget asks): a woken goroutine runs on
-// its waker's P, so once any waiter has parked, a spinning waiter holds
-// the P that the goroutine it waits for is queued on.
+// BenchmarkGoroutineTuning (docs/algorithms.md, "Goroutines"). One yield
+// is enough when the goroutines still to arrive are runnable (each of them
+// runs once before the yielder runs again), and more than one loses with
+// two or more Ps, where every yield takes the scheduler's global lock
+// against the other Ps. AutoPolicy does not spin (unless WithSpinBudget
+// asks): a woken goroutine runs on its waker's P, so once any waiter has
+// parked, a spinning waiter holds the P that the goroutine it waits for is
+// queued on.
 const goroutineYields = 1
 
 // errGoroutineBroken is wait's report of a broken barrier; Wait and
@@ -93,7 +124,10 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 		g.yields = -1
 	}
 	g.entered = make([]slot, n)
-	g.cond.L = (*goroutineArrival)(g)
+	for i := range g.beds {
+		g.beds[i].g = g
+		g.beds[i].cond.L = &g.beds[i]
+	}
 	return g, nil
 }
 
@@ -149,80 +183,70 @@ func (g *goroutineBarrier) wait(ctx context.Context, id int) error {
 			}
 		}()
 	}
-	// Arrives (in goroutineArrival.Unlock), waits the bounded spin and
-	// yields, and parks unless the episode's Broadcast came first.
-	g.cond.Wait()
-	for {
-		s = g.state.Load()
-		if s>>1 >= target {
-			if traceOn {
-				traceSaw(&g.state)
-			}
-			return nil
-		}
-		if s&1 != 0 {
-			if ctx != nil && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return errGoroutineBroken
-		}
-		// Unreachable: only a release or a break broadcasts. Wait
-		// without arriving a second time.
-		runtime.Gosched()
-	}
-}
-
-// goroutineArrival is the barrier seen as the sync.Locker of its Cond:
-// Cond.Wait calls Unlock after taking the caller's ticket and before
-// parking, so Unlock is where a participant arrives.
-type goroutineArrival goroutineBarrier
-
-// Lock is called when Cond.Wait returns; there is nothing to lock.
-func (a *goroutineArrival) Lock() {}
-
-// Unlock arrives. The last arrival releases the episode; the others spin
-// and yield for their budgets while the episode is not over.
-func (a *goroutineArrival) Unlock() {
-	g := (*goroutineBarrier)(a)
-	s := g.state.Load()
-	if s&1 != 0 {
-		g.cond.Broadcast() // broken: do not park on a barrier nobody will release
-		return
-	}
 	if traceOn {
 		traceWrite(&g.arrived)
 	}
 	if g.arrived.Add(1) == int64(g.n) {
 		if traceOn {
 			traceSaw(&g.arrived)
-		}
-		g.arrived.Store(0)
-		if traceOn {
 			traceWrite(&g.state)
 		}
-		for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
-			s = g.state.Load()
+		g.release(s)
+	} else {
+		if traceOn {
+			traceWait(&g.state)
 		}
-		g.cond.Broadcast()
-		return
+		if !g.released(s) {
+			g.sleep(s)
+		}
 	}
-	if traceOn {
-		traceWait(&g.state)
+	s = g.state.Load()
+	if s>>1 >= target {
+		if traceOn {
+			traceSaw(&g.state)
+		}
+		return nil
 	}
+	if ctx != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errGoroutineBroken
+}
+
+// release ends the episode that state s began, unless the barrier broke,
+// and wakes the sleepers.
+func (g *goroutineBarrier) release(s uint64) {
+	g.arrived.Store(0)
+	for s&1 == 0 && !g.state.CompareAndSwap(s, s+2) {
+		s = g.state.Load()
+	}
+	g.beds[s>>1&1].cond.Broadcast()
+}
+
+// wake wakes every parked participant.
+func (g *goroutineBarrier) wake() {
+	g.beds[0].cond.Broadcast()
+	g.beds[1].cond.Broadcast()
+}
+
+// released spins and yields for the budgets while state is still s, and
+// reports whether it changed (a release or a break).
+func (g *goroutineBarrier) released(s uint64) bool {
 	for i := 0; i != g.spin; i++ {
 		if g.state.Load() != s {
-			return
+			return true
 		}
 		osal.Relax()
 	}
-	if g.yields == 0 || g.state.Load() != s {
-		return
+	if g.state.Load() != s {
+		return true
 	}
-	if g.yields > 0 {
-		if g.yieldScore.Load() < 0 {
-			g.yieldScore.Add(1)
-			return
-		}
+	if g.yields == 0 {
+		return false
+	}
+	if g.yields > 0 && g.yieldScore.Load() < 0 {
+		g.yieldScore.Add(1)
+		return false
 	}
 	for i := 0; i != g.yields; i++ {
 		runtime.Gosched()
@@ -230,11 +254,21 @@ func (a *goroutineArrival) Unlock() {
 			if g.yields > 0 && g.yieldScore.Load() < yieldScoreMax {
 				g.yieldScore.Add(1)
 			}
-			return
+			return true
 		}
 	}
-	if g.yields > 0 {
-		g.yieldScore.Add(-yieldPenalty)
+	g.yieldScore.Add(-yieldPenalty)
+	return false
+}
+
+// sleep parks until state is no longer s (see bed).
+func (g *goroutineBarrier) sleep(s uint64) {
+	b := &g.beds[s>>1&1]
+	if b.expect.Load() != s {
+		b.expect.Store(s) // once per episode, not once per sleeper
+	}
+	for g.state.Load() == s {
+		b.cond.Wait()
 	}
 }
 
@@ -246,7 +280,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 			return
 		}
 		if g.state.CompareAndSwap(s, s|1) {
-			g.cond.Broadcast()
+			g.wake()
 			return
 		}
 	}
@@ -256,7 +290,7 @@ func (g *goroutineBarrier) breakEpisode(target uint64) {
 // waiting participant; their Wait panics and WaitContext returns an error.
 func (g *goroutineBarrier) Break() {
 	g.state.Or(1)
-	g.cond.Broadcast()
+	g.wake()
 }
 
 // Reset implements Barrier: it repairs a broken barrier, returning it to

@@ -197,13 +197,29 @@ func TestGoroutineOptions(t *testing.T) {
 			t.Errorf("spin, yields = %d, %d; want %d, %d", b.spin, b.yields, c.spin, c.yields)
 		}
 	}
+	want := goroutineYields
 	for _, n := range []int{1, 2, 1 << 10} {
 		b := newGoroutineT(t, n)
-		if b.spin != 0 || b.yields != goroutineYields {
-			t.Errorf("auto policy, n=%d: spin, yields = %d, %d; want 0, %d", n, b.spin, b.yields, goroutineYields)
+		if b.spin != 0 || b.yields != want {
+			t.Errorf("auto policy, n=%d: spin, yields = %d, %d; want 0, %d", n, b.spin, b.yields, want)
 		}
 	}
 	if b := newGoroutineT(t, 2, WithSpinBudget(30)); b.spin != 30 {
 		t.Errorf("auto policy with a spin budget of 30 spins %d", b.spin)
+	}
+}
+
+// TestGoroutineParkStress drives the parking path (every waiter parks at
+// once) and the yield-then-park mix through the stress check: a wakeup for
+// one episode must never release a participant of the next.
+func TestGoroutineParkStress(t *testing.T) {
+	for _, n := range []int{2, 5, 17} {
+		for _, yields := range []int{0, 1} {
+			t.Run(fmt.Sprintf("n=%d/yields=%d", n, yields), func(t *testing.T) {
+				b := newGoroutineT(t, n, WithPolicy(Park), WithSpinBudget(0))
+				b.yields = yields
+				checkBarrier(t, b, n, episodes(t, n), 13)
+			})
+		}
 	}
 }

@@ -16,6 +16,10 @@ import (
 //
 //	go test -run '^$' -bench Peers -count 10 ./barriers | benchstat -col /impl -
 //
+// (docs/algorithms.md, "Measured: BenchmarkPeers", has the interleaved
+// runs at GOMAXPROCS 2 and 1 and the factors over the best textbook
+// barrier.)
+//
 // Every implementation is reached through the same interface call, by n
 // plain (unpinned) goroutines each looping Wait; ns/op is ns per episode.
 
@@ -133,6 +137,11 @@ func peers() []peer {
 		{"chan", func(n int) (peerBarrier, error) { return newTextbookChan(n), nil }},
 		{"waitgroup", func(n int) (peerBarrier, error) { return newTextbookWaitGroup(n), nil }},
 		{"cyclicbarrier", func(n int) (peerBarrier, error) { return cyclic{cyclicbarrier.New(n)}, nil }},
+		// What Auto(n) gives plain goroutines when no results file
+		// applies (always, for n > GOMAXPROCS, unless the check measured
+		// exactly n): goroutine when oversubscribed, else dissemination,
+		// both with AutoPolicy.
+		{"auto", func(n int) (peerBarrier, error) { return fallback(n, "benchmark").New() }},
 		catalogPeer("goroutine"),
 		catalogPeer("central"),
 		catalogPeer("dissemination"),
