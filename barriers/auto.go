@@ -53,7 +53,7 @@ type Tuning struct {
 
 // fallbackAlgorithm is used when no results apply: dissemination, the
 // fewest sequential steps, when the participants fit the CPUs; goroutine
-// (an arrival counter inside sync.Cond, one yield before parking) when
+// (a lock-free arrival counter, one yield before parking) when
 // they outnumber GOMAXPROCS. Both measured best or near-best in those
 // regimes on the machines we tried (docs/algorithms.md).
 func fallbackAlgorithm(n int) string {

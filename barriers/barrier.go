@@ -110,7 +110,7 @@ func Algorithms() []Algorithm {
 		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
 		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
 		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
-		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival inside sync.Cond.Wait, one adaptive yield before parking", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
+		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival, one adaptive yield, then a park on a per-episode condition variable", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
 		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
 		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
 	}
