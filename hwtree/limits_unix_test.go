@@ -3,8 +3,10 @@
 package hwtree
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,5 +39,23 @@ func TestFileReadersRefuseNonRegular(t *testing.T) {
 				t.Fatalf("%s reader on %s still reading after 5s", name, p)
 			}
 		}
+	}
+}
+
+// TestLive: on Linux, Live reads this machine; elsewhere it reports
+// errors.ErrUnsupported.
+func TestLive(t *testing.T) {
+	topo, err := Live()
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatalf("Live on %s: %v, want ErrUnsupported", runtime.GOOS, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Skip("no readable sysfs here:", err)
+	}
+	if len(topo.PUs()) == 0 {
+		t.Fatal("Live found no PUs")
 	}
 }

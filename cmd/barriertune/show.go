@@ -63,7 +63,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if opts.json {
 		return writeJSON(w, f)
 	}
-	if topo, err := hwtree.FromSysfs("/"); err == nil && !opts.global.quiet {
+	if topo, err := hwtree.Live(); err == nil && !opts.global.quiet {
 		if why := f.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
 			fmt.Fprintf(stderr, "warning: these results are from another machine: %s\n", why)
 		}

@@ -49,5 +49,5 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 	case s.topology != "":
 		return hwtree.FromJSONFile(s.topology)
 	}
-	return hwtree.FromSysfs("/")
+	return hwtree.Live()
 }
