@@ -89,7 +89,12 @@ func Simulate(cfg SimulateConfig) (*results.File, *ScalePlan, error) {
 		if entry.Best != nil {
 			w := winner{alg: entry.Best.Algorithm, fanIn: fanIns[entry.Best.Algorithm]}
 			if w.alg == "hybrid" {
-				w.composition = comps[entry.Best.Label]
+				// The winning measurement's own composition (best copies it):
+				// two placements may share a label.
+				w.composition = entry.Best.Composition
+				if w.composition == "" {
+					w.composition = comps[entry.Best.Label]
+				}
 			}
 			entry.Best.Composition, entry.Best.FanIn = w.composition, w.fanIn
 			wins[e.Threads] = w
