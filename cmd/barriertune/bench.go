@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -281,17 +282,15 @@ func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts meas
 	return err
 }
 
+// byMedian returns rs sorted by median, fastest first (stable).
+func byMedian(rs []measure.Result) []measure.Result {
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b measure.Result) int { return cmp.Compare(a.MedianNs, b.MedianNs) })
+	return sorted
+}
+
 func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) error {
-	sorted := slices.Clone(results)
-	slices.SortStableFunc(sorted, func(a, b measure.Result) int {
-		switch {
-		case a.MedianNs < b.MedianNs:
-			return -1
-		case a.MedianNs > b.MedianNs:
-			return 1
-		}
-		return 0
-	})
+	sorted := byMedian(results)
 	r0 := sorted[0]
 	mode := "pinned locked threads"
 	if !r0.Pinned {

@@ -245,16 +245,7 @@ func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error)
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("nothing to plot")
 	}
-	sorted := slices.Clone(rs)
-	slices.SortStableFunc(sorted, func(a, b measure.Result) int {
-		switch {
-		case a.MedianNs < b.MedianNs:
-			return -1
-		case a.MedianNs > b.MedianNs:
-			return 1
-		}
-		return 0
-	})
+	sorted := byMedian(rs)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%d threads on CPUs %s", sorted[0].Threads, joinInts(sorted[0].CPUs))
 	if sorted[0].SkewNs > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/results"
 )
 
 // topoFormats are the output formats of `topo --of`, as lstopo names them.
@@ -158,7 +159,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 	}
 	fmt.Fprintf(w, "\nAllowed CPUs: %s (%d PUs)\n", topo.Allowed(), len(topo.PUs()))
 	if opts.src.live() {
-		id := hwtree.HostCPU()
+		id := results.HostCPU()
 		fmt.Fprintf(w, "CPU model (cpuid): %s (vendor %s, family %d, model %d, stepping %d)\n", id.Name, id.Vendor, id.Family, id.Model, id.Stepping)
 	} else if pk := topo.Objects(hwtree.Package); len(pk) > 0 && pk[0].Attrs.Model != "" {
 		fmt.Fprintf(w, "CPU model: %s\n", pk[0].Attrs.Model)
