@@ -167,7 +167,7 @@ func TestLightDependencies(t *testing.T) {
 		t.Skip("go list:", err)
 	}
 	const mod = "github.com/barriertune/barriertune/"
-	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "hwtree/cpuset"}
+	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "cpuset"}
 	for _, p := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(p, "/")
 		switch {

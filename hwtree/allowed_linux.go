@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/osal"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // proto is an object found by discovery before it has a place in the tree.

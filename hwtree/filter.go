@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // KeepStructure removes the levels that bring no structure, as lstopo's

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // shape summarises a tree: per type, the PU sets of its objects in order.

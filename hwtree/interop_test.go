@@ -3,7 +3,7 @@ package hwtree
 import (
 	"bytes"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 	"os"
 	"os/exec"
 	"path/filepath"

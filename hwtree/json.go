@@ -1,7 +1,7 @@
 package hwtree
 
 import (
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 
 	"bytes"
 	"encoding/json"

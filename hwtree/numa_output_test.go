@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // numaShape lists every NUMA node as "P#n{cpus}@parent".

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // Type is an object type, named exactly as hwloc names it.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 type xmlInfo struct {

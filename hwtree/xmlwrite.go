@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // WriteXML writes the tree as hwloc v2 XML, the form `lstopo --input FILE`

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/osal"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // Team runs one function on n participants at once. A pinned team gives each

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/barriertune/barriertune/hwtree/cpuset"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // maxThreads caps thread counts given on the command line before anything

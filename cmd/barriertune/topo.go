@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/hwtree/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
 
