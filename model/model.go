@@ -328,34 +328,52 @@ const (
 	DefaultModel Kind = "default"
 )
 
-// Calibration of the default model, measured on this project's 2-CPU
-// development machine with `barriertune bench` (docs/model.md gives the runs).
-const (
+// Params are the default model's constants: the per-signal overhead, the
+// price of many writers on one line, and the costs of wake-ups. The check
+// calibrates them on the machine it runs on (fitted to its first round of
+// measurements) and records them in the results file, so that a simulated
+// check on a copy of the file predicts with the same numbers.
+type Params struct {
 	// SignalOverheadNs is added to every signal's latency. Fitted at 2
-	// threads it came out between −50 and +3 ns per stage: the floor
-	// already holds the cost of the store and the load, so it is 0.
-	SignalOverheadNs = 0.0
+	// threads on this project's 2-CPU development machine it came out
+	// between −50 and +3 ns per stage: the floor already holds the cost of
+	// the store and the load, so its default is 0.
+	SignalOverheadNs float64 `json:"signal_overhead_ns"`
 	// ContentionNs and ContentionGrowthNs price the extra writers on one
 	// line in a stage (central counter, combining nodes): k extra writers
 	// cost k·(ContentionNs + ContentionGrowthNs·k), each writer's transfer
 	// growing with the writers and spinning readers queued on the line.
-	// Fitted (least squares through k = 2 and 14, checked at k = 6) to the
-	// central barrier at 4, 8 and 16 pinned threads on a 16-vCPU KVM Intel
-	// Xeon (flat 160-260 ns links): 159, 656 and 2034 ns above the
-	// critical path; see docs/model.md. Not separable with 2 CPUs.
-	ContentionNs       = 68.5
-	ContentionGrowthNs = 5.5
+	// Defaults fitted (least squares through k = 2 and 14, checked at
+	// k = 6) to the central barrier at 4, 8 and 16 pinned threads on a
+	// 16-vCPU KVM Intel Xeon (flat 160-260 ns links): 159, 656 and 2034 ns
+	// above the critical path; see docs/model.md. Not separable with 2
+	// CPUs.
+	ContentionNs       float64 `json:"contention_ns"`
+	ContentionGrowthNs float64 `json:"contention_growth_ns"`
 	// FutexWakeNs is a blocking baseline's wake-up of a sleeping OS thread
 	// when the threads fit the CPUs (cond and channel at 2 pinned threads:
 	// medians 40 and 68 µs on the shared development VM).
-	FutexWakeNs = 40000.0
+	FutexWakeNs float64 `json:"futex_wake_ns"`
 	// OversubscribedStageNs is the cost per stage when threads outnumber
 	// CPUs (parked goroutines woken by the Go scheduler), and
 	// OversubscribedSignalNs the cost per signal, shared by the CPUs;
 	// least-squares fit of central and static-tree at 8 threads on 2 CPUs.
-	OversubscribedStageNs  = 525.0
-	OversubscribedSignalNs = 60.0
-)
+	OversubscribedStageNs  float64 `json:"oversubscribed_stage_ns"`
+	OversubscribedSignalNs float64 `json:"oversubscribed_signal_ns"`
+}
+
+// DefaultParams returns the default model's constants as calibrated on
+// this project's machines (see Params and docs/model.md).
+func DefaultParams() Params {
+	return Params{
+		SignalOverheadNs:       0,
+		ContentionNs:           68.5,
+		ContentionGrowthNs:     5.5,
+		FutexWakeNs:            40000,
+		OversubscribedStageNs:  525,
+		OversubscribedSignalNs: 60,
+	}
+}
 
 type plus struct {
 	c Costs
@@ -369,8 +387,15 @@ func (p plus) Latency(a, b int) float64 {
 	return p.c.Latency(a, b) + p.o
 }
 
-// Predict predicts one episode of alg on cpus (rank r on cpus[r]) with model k.
+// Predict predicts one episode of alg on cpus (rank r on cpus[r]) with model k
+// and DefaultParams.
 func Predict(k Kind, alg string, cpus []int, c Costs, fanIn int) (float64, error) {
+	return PredictWith(k, alg, cpus, c, fanIn, DefaultParams())
+}
+
+// PredictWith is Predict with the default model's constants given
+// (calibrated ones, say); the critical-path model ignores them.
+func PredictWith(k Kind, alg string, cpus []int, c Costs, fanIn int, prm Params) (float64, error) {
 	p, err := PatternOf(alg, len(cpus), fanIn)
 	if err != nil {
 		return 0, err
@@ -379,7 +404,7 @@ func Predict(k Kind, alg string, cpus []int, c Costs, fanIn int) (float64, error
 	case CriticalPathModel:
 		return CriticalPath(p, cpus, c), nil
 	case DefaultModel:
-		return defaultModel(alg, p, cpus, c), nil
+		return defaultModel(alg, p, cpus, c, prm), nil
 	}
 	return 0, fmt.Errorf("model: unknown model %q (accepted: %s, %s)", k, CriticalPathModel, DefaultModel)
 }
@@ -404,19 +429,19 @@ func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
 	return out, nil
 }
 
-func defaultModel(alg string, p Pattern, cpus []int, c Costs) float64 {
+func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float64 {
 	blocking := alg == "cond" || alg == "channel" || alg == "goroutine"
 	distinct := map[int]bool{}
 	for _, cpu := range cpus {
 		distinct[cpu] = true
 	}
-	t := CriticalPath(p, cpus, plus{c, SignalOverheadNs})
+	t := CriticalPath(p, cpus, plus{c, prm.SignalOverheadNs})
 	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
 		signals := 0
 		for _, st := range p {
 			signals += len(st)
 		}
-		return t + OversubscribedStageNs*float64(len(p)) + OversubscribedSignalNs*float64(signals)/float64(len(distinct))
+		return t + prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(len(distinct))
 	}
 	// Many writers on one line: the most signals any one receiver takes
 	// in a stage serialise on its line.
@@ -429,11 +454,11 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs) float64 {
 				most = max(most, in[s.To])
 			}
 			k := float64(most - 1)
-			t += k * (ContentionNs + ContentionGrowthNs*k)
+			t += k * (prm.ContentionNs + prm.ContentionGrowthNs*k)
 		}
 	}
 	if blocking && len(cpus) > 1 {
-		t += FutexWakeNs
+		t += prm.FutexWakeNs
 	}
 	return t
 }
