@@ -1,0 +1,47 @@
+// Package text holds the small formatting rules every command's output
+// follows: counts with the right plural, and values too long for one line
+// elided in the middle.
+package text
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Plural returns "1 placement", "2 placements": n and word, with an "s"
+// unless n is 1. Words whose plural is not word+"s" use PluralOf.
+func Plural(n int, word string) string { return PluralOf(n, word, word+"s") }
+
+// PluralOf returns n and one or many, whichever fits n ("1 PU", "4 PUs";
+// "1 entry", "2 entries").
+func PluralOf(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// MaxValue is how much of an offending value an error line quotes.
+const MaxValue = 200
+
+// Elide returns s when it is at most max bytes long, else its first and
+// last parts around " … (N bytes) … ", at most about max bytes in all and
+// cut on rune boundaries, so an error line never echoes a huge input.
+func Elide(s string, max int) string {
+	if max < 40 {
+		max = 40
+	}
+	if len(s) <= max {
+		return s
+	}
+	mid := fmt.Sprintf(" … (%d bytes) … ", len(s))
+	keep := (max - len(mid)) / 2
+	head, tail := s[:keep], s[len(s)-keep:]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	for len(tail) > 0 && !utf8.ValidString(tail) {
+		tail = tail[1:]
+	}
+	return head + mid + tail
+}

@@ -1,0 +1,42 @@
+package text
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 placements"}, {1, "1 placement"}, {2, "2 placements"}} {
+		if got := Plural(c.n, "placement"); got != c.want {
+			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := PluralOf(1, "entry", "entries"); got != "1 entry" {
+		t.Errorf("PluralOf(1) = %q", got)
+	}
+	if got := PluralOf(3, "entry", "entries"); got != "3 entries" {
+		t.Errorf("PluralOf(3) = %q", got)
+	}
+}
+
+func TestElide(t *testing.T) {
+	if got := Elide("short", 100); got != "short" {
+		t.Errorf("Elide kept %q", got)
+	}
+	for _, in := range []string{strings.Repeat("(", 600000), strings.Repeat("é", 100000) + "END"} {
+		got := Elide(in, MaxValue)
+		if len(got) > MaxValue+8 || !utf8.ValidString(got) {
+			t.Errorf("Elide of %d bytes gave %d bytes (valid UTF-8 %v)", len(in), len(got), utf8.ValidString(got))
+		}
+		if !strings.HasPrefix(got, in[:10]) || !strings.HasSuffix(in, got[len(got)-3:]) {
+			t.Errorf("Elide lost the ends: %q", got)
+		}
+		if !strings.Contains(got, "bytes") {
+			t.Errorf("Elide does not say how long the value was: %q", got)
+		}
+	}
+}
