@@ -176,6 +176,9 @@ func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 	if err != nil {
 		return Composition{}, 0, err
 	}
+	if k == DefaultModel {
+		extra += releaseQueue(chosen[:len(chosen)-1], cpus, c, DefaultParams())
+	}
 	ns := CriticalPath(p, cpus, c) + extra
 	if ns >= flatNS {
 		return flat, flatNS, nil
@@ -440,4 +443,34 @@ func LevelNames(levels []LevelKeys) string {
 		names[i] = l.Name
 	}
 	return strings.Join(names, ",")
+}
+
+// releaseQueue is what the default model adds to the hybrid's release: each
+// level below the top releases every group through one flag that the
+// group's other members spin on, so the last of them sees the refetches of
+// the others (queuedFinishes' flag line); per level, the slowest group's
+// delay beyond its slowest link.
+func releaseQueue(levels []barriers.Level, cpus []int, c Costs, prm Params) float64 {
+	total := 0.0
+	for _, lv := range levels {
+		worst := 0.0
+		for _, g := range lv.Groups {
+			if len(g) < 3 {
+				continue
+			}
+			var st Stage
+			sub := make([]int, len(g))
+			for i, id := range g {
+				sub[i] = cpus[id]
+				if i > 0 {
+					st = append(st, Signal{0, i})
+				}
+			}
+			q := queuedFinishes(Pattern{st}, []lineKind{flagLine}, sub, c, prm)
+			cp := Finishes(Pattern{st}, sub, c)
+			worst = max(worst, slices.Max(q)-slices.Max(cp))
+		}
+		total += worst
+	}
+	return total
 }

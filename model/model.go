@@ -360,18 +360,32 @@ type Params struct {
 	// least-squares fit of central and static-tree at 8 threads on 2 CPUs.
 	OversubscribedStageNs  float64 `json:"oversubscribed_stage_ns"`
 	OversubscribedSignalNs float64 `json:"oversubscribed_signal_ns"`
+	// FlagRefetchFraction prices a flag that several waiters spin on (a
+	// release flag): the write invalidates every waiter's copy, each
+	// waiter refetches the line and the owner serves the refetches one
+	// after another, each occupying the line for this fraction of the
+	// link's latency; the k-th waiter served sees k−1 transfers before its
+	// own.
+	FlagRefetchFraction float64 `json:"flag_refetch_fraction,omitempty"`
+	// CounterTransferFraction prices a counter several participants
+	// increment in one stage: each increment takes the line exclusively,
+	// one after another, each occupying it for this fraction of the
+	// writer's link latency.
+	CounterTransferFraction float64 `json:"counter_transfer_fraction,omitempty"`
 }
 
 // DefaultParams returns the default model's constants as calibrated on
 // this project's machines (see Params and docs/model.md).
 func DefaultParams() Params {
 	return Params{
-		SignalOverheadNs:       0,
-		ContentionNs:           68.5,
-		ContentionGrowthNs:     5.5,
-		FutexWakeNs:            40000,
-		OversubscribedStageNs:  525,
-		OversubscribedSignalNs: 60,
+		SignalOverheadNs:        0,
+		ContentionNs:            0,
+		ContentionGrowthNs:      0,
+		FutexWakeNs:             40000,
+		OversubscribedStageNs:   525,
+		OversubscribedSignalNs:  60,
+		FlagRefetchFraction:     0.1,
+		CounterTransferFraction: 0.4,
 	}
 }
 
@@ -435,30 +449,135 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 	for _, cpu := range cpus {
 		distinct[cpu] = true
 	}
-	t := CriticalPath(p, cpus, plus{c, prm.SignalOverheadNs})
+	oc := plus{c, prm.SignalOverheadNs}
 	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
+		t := CriticalPath(p, cpus, oc)
 		signals := 0
 		for _, st := range p {
 			signals += len(st)
 		}
 		return t + prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(len(distinct))
 	}
-	// Many writers on one line: the most signals any one receiver takes
-	// in a stage serialise on its line.
-	if alg == "central" || alg == "combining" || blocking {
-		for _, st := range p {
-			in := map[int]int{}
-			most := 0
-			for _, s := range st {
-				in[s.To]++
-				most = max(most, in[s.To])
-			}
-			k := float64(most - 1)
-			t += k * (prm.ContentionNs + prm.ContentionGrowthNs*k)
+	kinds := lineKinds(alg, p)
+	t := 0.0
+	for _, v := range queuedFinishes(p, kinds, cpus, oc, prm) {
+		if v > t || math.IsNaN(v) {
+			t = v
 		}
+	}
+	// The fitted extra per writer on a counter's line (0 by default: the
+	// line transfers above price it), kept for calibrations that fit it.
+	for s, st := range p {
+		if kinds[s] != counterLine {
+			continue
+		}
+		in := map[int]int{}
+		most := 0
+		for _, sg := range st {
+			in[sg.To]++
+			most = max(most, in[sg.To])
+		}
+		k := float64(most - 1)
+		t += k * (prm.ContentionNs + prm.ContentionGrowthNs*k)
 	}
 	if blocking && len(cpus) > 1 {
 		t += prm.FutexWakeNs
 	}
 	return t
+}
+
+// lineKind says which signals of a stage share one cache line in the
+// implementation: each its own flag, the receiver's counter (every member
+// of a group increments it), or the sender's flag that all the stage's
+// receivers spin on (a release flag).
+type lineKind int
+
+const (
+	ownLines    lineKind = iota // one flag per signal
+	counterLine                 // signals into one receiver share its counter
+	flagLine                    // signals from one sender share its flag
+)
+
+// lineKinds gives each stage of alg's pattern its lineKind, as package
+// barriers lays its episode out: central and the blocking baselines
+// increment one counter and release through one flag; combining's groups
+// increment their node's counter, and one flag releases everybody;
+// static-tree's arrival flags are per participant, its release one flag.
+func lineKinds(alg string, p Pattern) []lineKind {
+	k := make([]lineKind, len(p))
+	switch alg {
+	case "central", "goroutine", "cond", "channel", "combining":
+		for s := range k {
+			k[s] = counterLine
+		}
+		if len(k) > 0 {
+			k[len(k)-1] = flagLine
+		}
+	case "static-tree":
+		if len(k) > 0 {
+			k[len(k)-1] = flagLine
+		}
+	}
+	return k
+}
+
+// queuedFinishes is Finishes with the line transfers a shared line costs:
+// the signals that share a line (lineKinds) are served one after another,
+// in the order they reach it, each occupying the line for a fraction of
+// its link's latency (Params.FlagRefetchFraction for the waiters of one
+// flag, each refetching the line from its owner after the write;
+// Params.CounterTransferFraction for the writers of one counter, each
+// taking the line exclusively). A signal is done at the later of its
+// arrival and the previous one's done plus its own transfer, so a flag
+// that k waiters spin on reaches the last of them about k transfers
+// after it is set, and signals that reach a line at different times do
+// not wait for each other.
+func queuedFinishes(p Pattern, kinds []lineKind, cpus []int, c Costs, prm Params) []float64 {
+	f := make([]float64, len(cpus))
+	g := make([]float64, len(cpus))
+	type arrival struct {
+		to      int
+		at, lat float64
+	}
+	for s, st := range p {
+		copy(g, f)
+		frac := prm.CounterTransferFraction
+		key := func(sg Signal) int { return sg.To }
+		if kinds[s] == ownLines {
+			frac = prm.FlagRefetchFraction
+		} else if kinds[s] == flagLine {
+			frac = prm.FlagRefetchFraction
+			key = func(sg Signal) int { return sg.From }
+		}
+		lines := map[int][]arrival{}
+		var order []int
+		for _, sg := range st {
+			l := c.Latency(cpus[sg.From], cpus[sg.To])
+			k := key(sg)
+			if _, ok := lines[k]; !ok {
+				order = append(order, k)
+			}
+			lines[k] = append(lines[k], arrival{sg.To, f[sg.From] + l, l})
+		}
+		for _, k := range order {
+			q := lines[k]
+			sort.SliceStable(q, func(i, j int) bool { return q[i].at < q[j].at })
+			done := math.Inf(-1)
+			for i, a := range q {
+				d := a.at
+				if i > 0 {
+					d = max(d, done+frac*a.lat)
+				}
+				if math.IsNaN(a.at) {
+					d = a.at
+				}
+				done = d
+				if d > g[a.to] || math.IsNaN(d) {
+					g[a.to] = d
+				}
+			}
+		}
+		f, g = g, f
+	}
+	return f
 }
