@@ -151,66 +151,93 @@ type Partition [][]int
 // times Separation, is at most the smallest latency between groups) and it
 // is neither all singletons nor one group nor the partition kept before.
 // The result is nested, finest first. Unmeasured pairs count as infinitely far.
+//
+// It runs Kruskal's algorithm once over the sorted pairs and keeps, per
+// group, its members and its largest inside latency: two groups merging
+// compare their members once (every pair of CPUs is compared exactly once
+// over the whole run), and the smallest latency between groups is the next
+// pair that merges two groups. O(E log E) for the sort, O(N²) besides, N
+// CPUs and E measured pairs.
 func Partitions(m *Matrix) []Partition {
 	n := len(m.CPUs)
 	type edge struct {
-		i, j int
+		i, j int32
 		v    float64
 	}
-	var es []edge
+	es := make([]edge, 0, n*(n-1)/2)
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {
 			if v := m.NS[i][j]; !math.IsNaN(v) {
-				es = append(es, edge{i, j, v})
+				es = append(es, edge{int32(i), int32(j), v})
 			}
 		}
 	}
 	sort.Slice(es, func(a, b int) bool { return es[a].v < es[b].v })
 	parent := seq(n)
-	var find func(x int) int
-	find = func(x int) int {
+	find := func(x int) int {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]
 		}
 		return x
 	}
+	members := make([][]int, n) // per root, its CPUs
+	for i := range members {
+		members[i] = []int{i}
+	}
 	var out []Partition
+	inside := 0.0        // the largest latency inside any group
+	next := 0            // es[next:] holds the next pair that may merge two groups
 	groups, kept := n, n // groups now, groups of the last partition kept
 	for k := 0; k < len(es); {
 		t := es[k].v
 		for ; k < len(es) && es[k].v == t; k++ {
-			if a, b := find(es[k].i), find(es[k].j); a != b {
-				parent[a] = b
-				groups--
+			a, b := find(int(es[k].i)), find(int(es[k].j))
+			if a == b {
+				continue
 			}
+			if len(members[a]) > len(members[b]) {
+				a, b = b, a
+			}
+			for _, x := range members[a] { // every pair across: compared once in the run
+				row := m.NS[x]
+				for _, y := range members[b] {
+					if v := row[y]; v > inside {
+						inside = v
+					}
+				}
+			}
+			members[b] = append(members[b], members[a]...)
+			members[a] = nil
+			parent[a] = b
+			groups--
 		}
 		if groups == 1 {
 			break
 		}
-		// Clear: the max inside (<= t) against the min between groups.
-		inside, between := 0.0, math.Inf(1)
-		for _, e := range es {
-			if find(e.i) == find(e.j) {
-				inside = math.Max(inside, e.v)
-			} else {
-				between = math.Min(between, e.v)
-			}
+		// Clear: the max inside against the min between groups, the
+		// first pair from here on that still joins two groups.
+		if next < k {
+			next = k
+		}
+		for next < len(es) && find(int(es[next].i)) == find(int(es[next].j)) {
+			next++
+		}
+		between := math.Inf(1)
+		if next < len(es) {
+			between = es[next].v
 		}
 		if inside*Separation <= between && groups != kept {
 			kept = groups
-			p := map[int][]int{}
-			var roots []int
+			root := make([]int, n) // root -> group index + 1
+			var part Partition
 			for i := 0; i < n; i++ {
 				r := find(i)
-				if p[r] == nil {
-					roots = append(roots, r)
+				if root[r] == 0 {
+					part = append(part, nil)
+					root[r] = len(part)
 				}
-				p[r] = append(p[r], i)
-			}
-			var part Partition
-			for _, r := range roots {
-				part = append(part, p[r])
+				part[root[r]-1] = append(part[root[r]-1], i)
 			}
 			out = append(out, part)
 		}

@@ -31,11 +31,15 @@ type Matrix struct {
 // ReadCSV reads a matrix in the ../shared/latency format: N rows, row i
 // holding the lower triangle (fields j < i), the rest empty. CPUs are
 // numbered 0..N-1.
+//
+// Memory: the values are parsed row by row as they are read (the lower
+// triangle, half a matrix), then the matrix itself is allocated once.
 func ReadCSV(r io.Reader) (*Matrix, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = false
-	var rows [][]string
+	cr.ReuseRecord = true
+	var rows [][]float64 // row i: fields 0..i-1 (NaN where empty)
+	var fields []int     // row i's number of fields
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -44,19 +48,16 @@ func ReadCSV(r io.Reader) (*Matrix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("latency CSV: %w", err)
 		}
-		if len(rows) >= MaxCPUs {
+		i := len(rows)
+		if i >= MaxCPUs {
 			return nil, fmt.Errorf("latency CSV: more than %d rows; at most %d CPUs are accepted", MaxCPUs, MaxCPUs)
 		}
-		rows = append(rows, rec)
-	}
-	n := len(rows)
-	if n < 2 {
-		return nil, fmt.Errorf("latency CSV: %d rows; a matrix needs at least 2 CPUs", n)
-	}
-	m := newMatrix(seq(n))
-	for i, rec := range rows {
-		if len(rec) > n {
-			return nil, fmt.Errorf("latency CSV: row %d has %d fields; an N-CPU matrix has at most N=%d", i, len(rec), n)
+		if len(rec) > MaxCPUs {
+			return nil, fmt.Errorf("latency CSV: row %d has %d fields; at most %d CPUs are accepted", i, len(rec), MaxCPUs)
+		}
+		row := make([]float64, i)
+		for j := range row {
+			row[j] = math.NaN()
 		}
 		for j, f := range rec {
 			f = strings.TrimSpace(f)
@@ -70,8 +71,26 @@ func ReadCSV(r io.Reader) (*Matrix, error) {
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 				return nil, fmt.Errorf("latency CSV: row %d field %d is %q; want a positive number of nanoseconds", i, j, f)
 			}
+			row[j] = v
+		}
+		rows = append(rows, row)
+		fields = append(fields, len(rec))
+	}
+	n := len(rows)
+	if n < 2 {
+		return nil, fmt.Errorf("latency CSV: %d rows; a matrix needs at least 2 CPUs", n)
+	}
+	for i, f := range fields {
+		if f > n {
+			return nil, fmt.Errorf("latency CSV: row %d has %d fields; an N-CPU matrix has at most N=%d", i, f, n)
+		}
+	}
+	m := newMatrix(seq(n))
+	for i, row := range rows {
+		for j, v := range row {
 			m.NS[i][j], m.NS[j][i] = v, v
 		}
+		rows[i] = nil
 	}
 	return m, nil
 }
