@@ -9,9 +9,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/barriertune/barriertune/internal/capped"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -254,22 +254,12 @@ const MaxFileSize = 64 << 20
 // most MaxFileSize bytes. Devices (/dev/zero) and FIFOs are refused before
 // opening, so a wrong path gets an error, not a hang or an unbounded read.
 func ReadCSVFile(path string) (*Matrix, error) {
-	fi, err := os.Stat(path)
+	f, err := capped.File{What: "latency matrix", Hint: "give a CSV file", Limit: MaxFileSize}.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("latency matrix: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("latency matrix %s is not a regular file (%s); give a CSV file", path, fi.Mode().Type())
-	}
-	if fi.Size() > MaxFileSize {
-		return nil, fmt.Errorf("latency matrix %s is %d bytes; at most %d are accepted", path, fi.Size(), MaxFileSize)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("latency matrix: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	m, err := ReadCSV(io.LimitReader(f, MaxFileSize))
+	m, err := ReadCSV(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

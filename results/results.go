@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/barriertune/barriertune/internal/capped"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -418,28 +418,9 @@ func (f *File) hasWinner() bool {
 // Only regular files of at most MaxFileSize bytes are read: a device
 // (/dev/zero) or a FIFO gets an error, not a hang.
 func Read(path string) (*File, error) {
-	// Stat before opening: opening a FIFO blocks until a writer comes.
-	fi, err := os.Stat(path)
+	data, err := capped.File{What: "results file", Hint: "give the file `barriertune check` wrote", Limit: MaxFileSize}.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("results file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("results file %s is not a regular file (%s); give the file `barriertune check` wrote", path, fi.Mode().Type())
-	}
-	if fi.Size() > MaxFileSize {
-		return nil, fmt.Errorf("results file %s is %d bytes; results files are at most %d", path, fi.Size(), MaxFileSize)
-	}
-	fd, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("results file: %w", err)
-	}
-	defer fd.Close()
-	data, err := io.ReadAll(io.LimitReader(fd, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("results file %s: %w", path, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("results file %s is over %d bytes; results files are at most that", path, MaxFileSize)
+		return nil, err
 	}
 	return Parse(data, path)
 }

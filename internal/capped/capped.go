@@ -1,0 +1,121 @@
+// Package capped reads regular files of bounded size: the one reader of
+// results files, latency matrices and topology files. A device (/dev/zero)
+// or a FIFO is refused before it is opened (opening a FIFO blocks until a
+// writer comes; a device may never end), a file larger than its cap is
+// refused before it is read, and one that grows past the cap while being
+// read stops there.
+package capped
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// File names a kind of file in errors: What is put before the path ("results
+// file"; empty for none) and Hint after the reason ("give a CSV file").
+type File struct {
+	What, Hint string
+	// Limit is the largest size accepted, in bytes (at least 1).
+	Limit int64
+}
+
+func (k File) name(path string) string {
+	if k.What == "" {
+		return path
+	}
+	return k.What + " " + path
+}
+
+func (k File) hint() string {
+	if k.Hint == "" {
+		return ""
+	}
+	return "; " + k.Hint
+}
+
+// Open opens path after checking it is a regular file of at most k.Limit
+// bytes; reads past k.Limit bytes fail. Errors from os.Stat and os.Open are
+// wrapped as "What: <err>" (the path is in them), so errors.Is(err,
+// os.ErrNotExist) holds for a missing file.
+func (k File) Open(path string) (io.ReadCloser, error) {
+	if k.Limit < 1 {
+		panic("capped: File.Limit must be at least 1")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, k.wrap(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)%s", k.name(path), fi.Mode().Type(), k.hint())
+	}
+	if fi.Size() > k.Limit {
+		return nil, k.tooLarge(path, fi.Size())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, k.wrap(err)
+	}
+	return &reader{f: f, left: k.Limit, k: k, path: path}, nil
+}
+
+// ReadFile reads the whole of path, as Open checks it.
+func (k File) ReadFile(path string) ([]byte, error) {
+	r, err := k.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (k File) wrap(err error) error {
+	if k.What == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", k.What, err)
+}
+
+func (k File) tooLarge(path string, size int64) error {
+	at := fmt.Sprintf("is %d bytes", size)
+	if size < 0 {
+		at = fmt.Sprintf("is over %d bytes", k.Limit)
+	}
+	return fmt.Errorf("%s %s; at most %d bytes (%s) are accepted", k.name(path), at, k.Limit, mib(k.Limit))
+}
+
+func mib(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// reader fails once more than the cap has been read.
+type reader struct {
+	f    *os.File
+	left int64
+	k    File
+	path string
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if int64(len(p)) > r.left+1 {
+		p = p[:r.left+1]
+	}
+	n, err := r.f.Read(p)
+	r.left -= int64(n)
+	if r.left < 0 {
+		return n + int(r.left), r.k.tooLarge(r.path, -1)
+	}
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: %w", r.k.name(r.path), err)
+	}
+	return n, err
+}
+
+func (r *reader) Close() error { return r.f.Close() }

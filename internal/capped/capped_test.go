@@ -1,0 +1,64 @@
+package capped
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	if err := os.WriteFile(small, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := File{What: "test file", Hint: "give a small one", Limit: 5}
+	if b, err := k.ReadFile(small); err != nil || string(b) != "12345" {
+		t.Fatalf("ReadFile(5 bytes, limit 5) = %q, %v", b, err)
+	}
+	k.Limit = 4
+	_, err := k.ReadFile(small)
+	if err == nil || !strings.Contains(err.Error(), "test file "+small+" is 5 bytes; at most 4 bytes (4 bytes) are accepted") {
+		t.Errorf("over the limit: %v", err)
+	}
+	_, err = k.ReadFile(filepath.Join(dir, "missing"))
+	if !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "test file: ") {
+		t.Errorf("missing file: %v, want os.ErrNotExist wrapped with the kind", err)
+	}
+	for _, p := range []string{dir, os.DevNull} {
+		_, err := k.ReadFile(p)
+		if err == nil || !strings.Contains(err.Error(), "test file "+p+" is not a regular file") || !strings.HasSuffix(err.Error(), "; give a small one") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		fifo := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.ReadFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FIFO: %v (and it must not hang)", err)
+		}
+		// /proc files are regular and report size 0: the cap holds while reading.
+		_, err := File{Limit: 16}.ReadFile("/proc/self/maps")
+		if err == nil || !strings.Contains(err.Error(), "/proc/self/maps is over 16 bytes") {
+			t.Errorf("/proc/self/maps with a 16-byte cap: %v", err)
+		}
+		if b, err := (File{Limit: 1 << 20}).ReadFile("/proc/self/maps"); err != nil || len(b) == 0 {
+			t.Errorf("/proc/self/maps with a 1 MiB cap: %d bytes, %v", len(b), err)
+		}
+	}
+}
+
+func TestLimitMisuse(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Limit 0 accepted")
+		}
+	}()
+	File{}.Open(os.DevNull)
+}
