@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -62,26 +61,6 @@ func levelLatencies(topo *hwtree.Topology, c model.Costs) []LevelLatency {
 		out = append(out, LevelLatency{Level: t.String(), Pairs: len(v), MedianNs: measure.Median(v)})
 	}
 	return out
-}
-
-// LatencyFile reads a matrix in the ../shared/latency CSV format for
-// planning and simulation (latency.ReadCSVFile: a regular file, size
-// capped) and the tree clustered from it (latency.Cluster), named after the
-// file. Predicting needs every pair, so a matrix with holes is refused.
-func LatencyFile(path string) (*latency.Matrix, *hwtree.Topology, error) {
-	m, err := latency.ReadCSVFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := m.Complete(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	topo, err := latency.Cluster(m)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	topo.Source = "latency:" + filepath.Base(path)
-	return m, topo, nil
 }
 
 // Per-level latencies the check measures (besides the one floor pair per

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 )
 
@@ -28,7 +29,7 @@ func TestLatencyFile(t *testing.T) {
 	if err := os.WriteFile(good, []byte(",,,\n10,,,\n50,52,,\n51,49,11,\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, topo, err := LatencyFile(good)
+	m, topo, err := latency.LoadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestLatencyFile(t *testing.T) {
 		filepath.Join(dir, "none.csv"): "no such file",
 		dir:                            "not a regular file",
 	} {
-		if _, _, err := LatencyFile(path); err == nil || !strings.Contains(err.Error(), want) {
+		if _, _, err := latency.LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want it to mention %q", path, err, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
@@ -38,7 +39,7 @@ func TestModelDoc(t *testing.T) {
 	versus.WriteString("| machine | threads | hybrid composition | hybrid ns | best flat | flat ns | flat / hybrid |\n|---|---|---|---|---|---|---|\n")
 	cost.WriteString("| machine | CPUs | pruned plan (measurements, est. time) | exhaustive | paper's configuration sets | simulate took here (measured) |\n|---|---|---|---|---|---|\n")
 	for _, name := range machines {
-		m, topo, err := LatencyFile(filepath.Join(dir, name+".csv"))
+		m, topo, err := latency.LoadFile(filepath.Join(dir, name+".csv"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 )
 
@@ -42,7 +43,7 @@ func TestModelScaleDoc(t *testing.T) {
 	var b strings.Builder
 	var costRows []string
 	for _, name := range machines {
-		m, topo, err := LatencyFile(filepath.Join(dir, name+".csv"))
+		m, topo, err := latency.LoadFile(filepath.Join(dir, name+".csv"))
 		if err != nil {
 			t.Fatal(err)
 		}

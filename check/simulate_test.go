@@ -84,7 +84,7 @@ func TestSimulateLatencyMatrices(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			m, topo, err := LatencyFile(path)
+			m, topo, err := latency.LoadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
@@ -98,7 +99,7 @@ func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs,
 		topo, err := src.load()
 		return topo, nil, err
 	}
-	m, clustered, err := check.LatencyFile(o.latencyFile)
+	m, clustered, err := latency.LoadFile(o.latencyFile)
 	if err != nil {
 		return nil, nil, err
 	}
