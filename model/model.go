@@ -423,10 +423,13 @@ func PredictWith(k Kind, alg string, cpus []int, c Costs, fanIn int, prm Params)
 	return 0, fmt.Errorf("model: unknown model %q (accepted: %s, %s)", k, CriticalPathModel, DefaultModel)
 }
 
-// Prediction is one algorithm's predicted episode.
+// Prediction is one algorithm's predicted episode. Composition is the
+// hybrid's (its levels, or "flat:ALG" where no level pays and it
+// degenerates to the best flat algorithm); empty for the others.
 type Prediction struct {
 	Algorithm   string  `json:"algorithm"`
 	PredictedNs float64 `json:"predicted_ns"`
+	Composition string  `json:"composition,omitempty"`
 }
 
 // PredictAll predicts every algorithm, fastest first.
@@ -437,7 +440,7 @@ func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Prediction{a, v})
+		out = append(out, Prediction{Algorithm: a, PredictedNs: v})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].PredictedNs < out[j].PredictedNs })
 	return out, nil

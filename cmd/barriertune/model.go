@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 )
@@ -78,23 +79,6 @@ docs/model.md).`,
 	return cmd
 }
 
-// modelPrediction is one algorithm's prediction; Composition is the
-// hybrid's (its levels, or "flat:ALG" where no level pays and it
-// degenerates to the best flat algorithm).
-type modelPrediction struct {
-	Algorithm   string  `json:"algorithm"`
-	PredictedNs float64 `json:"predicted_ns"`
-	Composition string  `json:"composition,omitempty"`
-}
-
-// modelJSON is `model --json`'s shape for one thread count (issue 9).
-type modelJSON struct {
-	Threads     int               `json:"threads"`
-	CPUs        []int             `json:"cpus"`
-	Model       string            `json:"model"`
-	Predictions []modelPrediction `json:"predictions"`
-}
-
 func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if (o.latencyFile == "") == !o.measured {
 		return usageErrorf("give exactly one of --latency FILE and --measured")
@@ -130,89 +114,27 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if err := m.Complete(); err != nil {
 		return err
 	}
-	in := map[int]bool{}
-	for _, c := range m.CPUs {
-		in[c] = true
-	}
-	var order []int
-	for _, pu := range tree.PUs() {
-		if in[pu.OSIndex] {
-			order = append(order, pu.OSIndex)
-		}
-	}
 	var fixed []int
 	if o.cpuList != "" {
 		if fixed, err = parseCPUs("--cpus", o.cpuList, true); err != nil {
 			return err
 		}
 		if o.threads != 0 && len(fixed) != o.threads {
-			return usageErrorf("--cpus %q names %d CPUs for --threads %d; give one per thread", o.cpuList, len(fixed), o.threads)
+			return usageErrorf("--cpus %q names %s for --threads %d; give one per thread", text.Elide(o.cpuList, text.MaxValue), text.Plural(len(fixed), "CPU"), o.threads)
 		}
 		for _, c := range fixed {
-			if !in[c] {
-				return usageErrorf("--cpus %q: CPU %d is not in the matrix (CPUs 0..%d)", o.cpuList, c, len(m.CPUs)-1)
+			if !slices.Contains(m.CPUs, c) {
+				return usageErrorf("--cpus %q: CPU %d is not in the matrix (CPUs %s)", text.Elide(o.cpuList, text.MaxValue), c, cpuList(m.CPUs))
 			}
 		}
 	}
-	placement := func(n int) []int {
-		if fixed != nil {
-			return fixed
-		}
-		cpus := make([]int, n)
-		for i := range cpus {
-			cpus[i] = order[i%len(order)]
-		}
-		return cpus
-	}
-	predict := func(cpus []int) ([]modelPrediction, error) {
-		var out []modelPrediction
-		if o.algorithm != "hybrid" {
-			var ps []model.Prediction
-			if o.algorithm == "all" {
-				ps, err = model.PredictAll(kind, cpus, m, o.fanIn)
-			} else {
-				var v float64
-				v, err = model.Predict(kind, o.algorithm, cpus, m, o.fanIn)
-				ps = []model.Prediction{{Algorithm: o.algorithm, PredictedNs: v}}
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range ps {
-				out = append(out, modelPrediction{Algorithm: p.Algorithm, PredictedNs: p.PredictedNs})
-			}
-		}
-		if o.algorithm == "all" || o.algorithm == "hybrid" {
-			comp, ns, err := model.HybridFor(kind, tree, cpus, m)
-			if err != nil {
-				return nil, fmt.Errorf("hybrid on CPUs %v: %w", cpus, err)
-			}
-			out = append(out, modelPrediction{Algorithm: "hybrid", PredictedNs: ns, Composition: comp.String()})
-		}
-		slices.SortStableFunc(out, func(a, b modelPrediction) int { return cmp.Compare(a.PredictedNs, b.PredictedNs) })
-		return out, nil
-	}
-	counts := []int{o.threads}
-	switch {
-	case o.threads == 0 && fixed != nil:
-		counts = []int{len(fixed)}
-	case o.threads == 0:
-		counts = nil
-		for n := 2; n <= len(order); n++ {
-			counts = append(counts, n)
-		}
-	}
-	var all []modelJSON
-	for _, n := range counts {
-		if err := ctx.Err(); err != nil {
+	all, err := model.PredictTable(ctx, m, tree, model.CompactOrder(tree, m.CPUs), model.TableOptions{
+		Kind: kind, Algorithm: o.algorithm, FanIn: o.fanIn, Threads: o.threads, CPUs: fixed})
+	if err != nil {
+		if ctx.Err() != nil {
 			return interruption(ctx)
 		}
-		cpus := placement(n)
-		p, err := predict(cpus)
-		if err != nil {
-			return err
-		}
-		all = append(all, modelJSON{Threads: len(cpus), CPUs: cpus, Model: string(kind), Predictions: p})
+		return err
 	}
 	if o.asJSON {
 		if len(all) == 1 {
@@ -222,7 +144,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	}
 	if len(all) == 1 {
 		r := all[0]
-		fmt.Fprintf(w, "%d threads on CPUs %s (%s model), predicted, fastest first:\n", r.Threads, cpuList(r.CPUs), r.Model)
+		fmt.Fprintf(w, "%s on CPUs %s (%s model), predicted, fastest first:\n", text.Plural(r.Threads, "thread"), cpuList(r.CPUs), r.Model)
 		for _, p := range r.Predictions {
 			fmt.Fprintf(w, "  %-16s %10.1f ns  %s\n", p.Algorithm, p.PredictedNs, p.Composition)
 		}
@@ -235,7 +157,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 // writeModelTable prints one row per thread count and one column per
 // algorithm (predicted ns), the row's fastest marked with *, and the
 // hybrid's composition last.
-func writeModelTable(w io.Writer, all []modelJSON) {
+func writeModelTable(w io.Writer, all []model.Row) {
 	var algs []string
 	for _, p := range all[0].Predictions {
 		algs = append(algs, p.Algorithm)
@@ -280,8 +202,41 @@ func algIndex(a string) int {
 	return len(model.Algorithms())
 }
 
-// cpuList writes cpus as a short list ("0-3,8").
+// maxCPUListLen caps a printed CPU list, so that a line stays under 160
+// characters.
+const maxCPUListLen = 100
+
+// cpuList writes cpus (a placement, in rank order) short: consecutive runs
+// as ranges ("0-3,8"), a placement that repeats one block as the block and
+// its count ("0-7 (×125)": 1000 threads wrapping around 8 CPUs), and the
+// result capped at maxCPUListLen bytes (text.Elide).
 func cpuList(cpus []int) string {
+	block, times := cpus, 1
+	for p := 1; p <= len(cpus)/2; p++ {
+		if len(cpus)%p == 0 && repeats(cpus, p) {
+			block, times = cpus[:p], len(cpus)/p
+			break
+		}
+	}
+	s := ranges(block)
+	if times > 1 {
+		s += fmt.Sprintf(" (×%d)", times)
+	}
+	return text.Elide(s, maxCPUListLen)
+}
+
+// repeats reports whether cpus is its first p entries over and over.
+func repeats(cpus []int, p int) bool {
+	for i := p; i < len(cpus); i++ {
+		if cpus[i] != cpus[i-p] {
+			return false
+		}
+	}
+	return true
+}
+
+// ranges writes cpus in order, consecutive runs as ranges ("0-3,8").
+func ranges(cpus []int) string {
 	var b strings.Builder
 	for i := 0; i < len(cpus); {
 		j := i

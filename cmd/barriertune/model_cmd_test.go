@@ -16,6 +16,7 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/model"
 )
 
 const fourCSV = ",,,\n10,,,\n50,52,,\n51,49,11,\n"
@@ -56,7 +57,7 @@ func TestModelFromJSON(t *testing.T) {
 	if err := runModel(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
-	var got modelJSON
+	var got model.Row
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestModelFromJSON(t *testing.T) {
 	if got.Threads != 4 || len(got.Predictions) != 14 {
 		t.Fatalf("got %s", out.String())
 	}
-	flat, hybrid := math.Inf(1), modelPrediction{}
+	flat, hybrid := math.Inf(1), model.Prediction{}
 	for i, p := range got.Predictions {
 		if p.Algorithm == "dissemination" && p.PredictedNs != 102 {
 			t.Errorf("dissemination %v, want 102 (52 + 50)", p.PredictedNs)
@@ -122,7 +123,7 @@ func TestModelFromJSON(t *testing.T) {
 	if err := runModel(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
-	got = modelJSON{}
+	got = model.Row{}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Predictions) != 1 || got.Predictions[0].Composition == "" {
 		t.Fatalf("hybrid alone: %v %s", err, out.String())
 	}
@@ -195,7 +196,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	if err := runModel(context.Background(), &out, mo); err != nil {
 		t.Fatal(err)
 	}
-	var mj modelJSON
+	var mj model.Row
 	if err := json.Unmarshal(out.Bytes(), &mj); err != nil || mj.Threads != 64 || len(mj.Predictions) != 14 {
 		t.Fatalf("model --measured: %v %s", err, out.String())
 	}
@@ -298,5 +299,64 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 	o := latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}
 	if err := runLatency(context.Background(), &bytes.Buffer{}, o); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
 		t.Errorf("tree larger than the matrix: %v", err)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	seq := func(lo, hi int) []int {
+		var s []int
+		for i := lo; i <= hi; i++ {
+			s = append(s, i)
+		}
+		return s
+	}
+	wrap := func(block []int, times int) []int {
+		var s []int
+		for range times {
+			s = append(s, block...)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		cpus []int
+		want string
+	}{
+		{[]int{0}, "0"},
+		{[]int{0, 1, 2, 3, 8}, "0-3,8"},
+		{[]int{3, 2, 1}, "3,2,1"},
+		{[]int{0, 1, 0}, "0-1,0"},
+		{wrap(seq(0, 7), 125), "0-7 (×125)"},
+		{wrap([]int{0, 2}, 3), "0,2 (×3)"},
+		{append(wrap(seq(0, 7), 2), 0), "0-7,0-7,0"},
+	} {
+		if got := cpuList(c.cpus); got != c.want {
+			t.Errorf("cpuList(%v) = %q, want %q", c.cpus, got, c.want)
+		}
+	}
+	var odd []int // no runs, no repeats: capped
+	for i := 0; i < 4096; i += 2 {
+		odd = append(odd, i)
+	}
+	if got := cpuList(odd); len(got) > maxCPUListLen+20 || !strings.HasPrefix(got, "0,2,4") || !strings.HasSuffix(got, "4092,4094") {
+		t.Errorf("cpuList of 2048 even CPUs: %d bytes %q, want at most about %d", len(got), got, maxCPUListLen)
+	}
+}
+
+// Issue 20: 1000 threads on a 4-CPU matrix print one short line per
+// prediction, the placement as its block and count.
+func TestModelManyThreadsShortLines(t *testing.T) {
+	var out bytes.Buffer
+	o := modelOptions{latencyFile: writeCSV(t), threads: 1000, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}
+	if err := runModel(context.Background(), &out, o); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.HasPrefix(lines[0], "1000 threads on CPUs ") || !strings.Contains(lines[0], "(×250)") {
+		t.Errorf("first line %q: want the placement as a block and its count", lines[0])
+	}
+	for _, l := range lines {
+		if len(l) >= 160 {
+			t.Errorf("line of %d characters: %.80q...", len(l), l)
+		}
 	}
 }
