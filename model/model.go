@@ -4,8 +4,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -536,43 +538,57 @@ func lineKinds(alg string, p Pattern) []lineKind {
 // after it is set, and signals that reach a line at different times do
 // not wait for each other.
 func queuedFinishes(p Pattern, kinds []lineKind, cpus []int, c Costs, prm Params) []float64 {
-	f := make([]float64, len(cpus))
-	g := make([]float64, len(cpus))
+	n := len(cpus)
+	f := make([]float64, n)
+	g := make([]float64, n)
+	start := make([]int, n+1) // per line (a rank), where its arrivals begin in buf
+	fill := make([]int, n)
 	type arrival struct {
 		to      int
 		at, lat float64
 	}
+	var buf []arrival
 	for s, st := range p {
 		copy(g, f)
-		frac := prm.CounterTransferFraction
-		key := func(sg Signal) int { return sg.To }
-		if kinds[s] == ownLines {
+		frac, byFrom := prm.CounterTransferFraction, false
+		switch kinds[s] {
+		case ownLines:
 			frac = prm.FlagRefetchFraction
-		} else if kinds[s] == flagLine {
-			frac = prm.FlagRefetchFraction
-			key = func(sg Signal) int { return sg.From }
+		case flagLine:
+			frac, byFrom = prm.FlagRefetchFraction, true
 		}
-		lines := map[int][]arrival{}
-		var order []int
+		key := func(sg Signal) int {
+			if byFrom {
+				return sg.From
+			}
+			return sg.To
+		}
+		// Bucket the stage's signals by line (a counting sort by rank).
+		clear(start)
+		for _, sg := range st {
+			start[key(sg)+1]++
+		}
+		for i := 1; i <= n; i++ {
+			start[i] += start[i-1]
+		}
+		copy(fill, start[:n])
+		buf = slices.Grow(buf[:0], len(st))[:len(st)]
 		for _, sg := range st {
 			l := c.Latency(cpus[sg.From], cpus[sg.To])
 			k := key(sg)
-			if _, ok := lines[k]; !ok {
-				order = append(order, k)
-			}
-			lines[k] = append(lines[k], arrival{sg.To, f[sg.From] + l, l})
+			buf[fill[k]] = arrival{sg.To, f[sg.From] + l, l}
+			fill[k]++
 		}
-		for _, k := range order {
-			q := lines[k]
-			sort.SliceStable(q, func(i, j int) bool { return q[i].at < q[j].at })
-			done := math.Inf(-1)
+		for k := 0; k < n; k++ {
+			q := buf[start[k]:start[k+1]]
+			if len(q) > 1 {
+				slices.SortStableFunc(q, func(a, b arrival) int { return cmp.Compare(a.at, b.at) })
+			}
+			done := 0.0
 			for i, a := range q {
 				d := a.at
-				if i > 0 {
+				if i > 0 && !math.IsNaN(d) {
 					d = max(d, done+frac*a.lat)
-				}
-				if math.IsNaN(a.at) {
-					d = a.at
 				}
 				done = d
 				if d > g[a.to] || math.IsNaN(d) {
