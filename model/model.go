@@ -341,15 +341,14 @@ type Params struct {
 	// between −50 and +3 ns per stage: the floor already holds the cost of
 	// the store and the load, so its default is 0.
 	SignalOverheadNs float64 `json:"signal_overhead_ns"`
-	// ContentionNs and ContentionGrowthNs price the extra writers on one
-	// line in a stage (central counter, combining nodes): k extra writers
-	// cost k·(ContentionNs + ContentionGrowthNs·k), each writer's transfer
-	// growing with the writers and spinning readers queued on the line.
-	// Defaults fitted (least squares through k = 2 and 14, checked at
-	// k = 6) to the central barrier at 4, 8 and 16 pinned threads on a
-	// 16-vCPU KVM Intel Xeon (flat 160-260 ns links): 159, 656 and 2034 ns
-	// above the critical path; see docs/model.md. Not separable with 2
-	// CPUs.
+	// ContentionNs and ContentionGrowthNs add a fitted price for the extra
+	// writers on one counter line in a stage: k extra writers cost
+	// k·(ContentionNs + ContentionGrowthNs·k) on top of the line transfers
+	// (CounterTransferFraction). Both 0 by default: they were 68.5 and 5.5,
+	// fitted to central at 4, 8 and 16 threads on a 16-vCPU KVM guest, and
+	// extrapolated quadratically to hundreds of writers; the line
+	// transfers replace them (docs/model.md). Kept for calibrations that
+	// fit them.
 	ContentionNs       float64 `json:"contention_ns"`
 	ContentionGrowthNs float64 `json:"contention_growth_ns"`
 	// FutexWakeNs is a blocking baseline's wake-up of a sleeping OS thread
