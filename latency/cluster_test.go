@@ -1,11 +1,13 @@
 package latency
 
 import (
+	"bytes"
 	"math"
 	"math/rand"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 )
 
@@ -180,6 +182,37 @@ func BenchmarkClusterMax(b *testing.B) {
 	for b.Loop() {
 		if _, err := Cluster(m); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadCSVMax parses a MaxCPUs matrix written with one decimal
+// (about 50 MB of CSV): the allocations are the matrix, the lower
+// triangle parsed on the way (half a matrix) and the text's fields.
+func BenchmarkReadCSVMax(b *testing.B) {
+	m := synthetic(8, 16, 16, 2, 0.05, 1, 0, false)
+	var buf bytes.Buffer
+	for i := range m.CPUs {
+		for j := 0; j < len(m.CPUs); j++ {
+			if j > 0 {
+				buf.WriteByte(',')
+			}
+			if j < i {
+				buf.WriteString(strconv.FormatFloat(m.NS[i][j], 'f', 1, 64))
+			}
+		}
+		buf.WriteByte('\n')
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := ReadCSV(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(got.CPUs) != MaxCPUs {
+			b.Fatalf("%d CPUs", len(got.CPUs))
 		}
 	}
 }
