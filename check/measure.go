@@ -304,4 +304,3 @@ func (s *samples) playoff(p *plan, cfg Config, over func() bool,
 		}
 	}
 }
-

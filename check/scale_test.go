@@ -171,13 +171,10 @@ func TestManyCoreMatricesKeepTrees(t *testing.T) {
 			if e.Threads < 64 {
 				continue
 			}
-			if !p.Pruning {
-				t.Errorf("%s: a 2s budget did not prune %d PUs", filepath.Base(path), p.PUs)
-			}
 			if !slices.ContainsFunc(e.Candidates, func(c PlanCandidate) bool { return slices.Contains(trees, c.Algorithm) }) {
 				t.Errorf("%s, %d threads: no tree-shaped candidate kept: %+v", filepath.Base(path), e.Threads, e.Candidates)
 			}
 		}
-		t.Logf("%s: %d PUs planned in %s (clustering included)", filepath.Base(path), p.PUs, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s: pruning %v; %d PUs planned in %s (clustering included)", filepath.Base(path), p.Pruning, p.PUs, time.Since(start).Round(time.Millisecond))
 	}
 }
