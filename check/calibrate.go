@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
@@ -179,4 +180,15 @@ func paramsFrom(c *results.Calibration) model.Params {
 		_ = json.Unmarshal(b, &prm)
 	}
 	return prm
+}
+
+// ParamsFrom is the model's constants a results file's calibration
+// records (the defaults for the constants it does not name).
+func ParamsFrom(c *results.Calibration) model.Params { return paramsFrom(c) }
+
+// CostsFrom are the latencies a results file recorded (its floors and
+// per-level latencies) on topo's levels, for replaying its check
+// (check --simulate --from-results).
+func CostsFrom(topo *hwtree.Topology, f *results.File) model.Costs {
+	return model.NewTreeCostsFrom(topo, byLevel(f.Floor, f.Latency))
 }

@@ -198,16 +198,16 @@ func (p *Plan) Text(verbose bool) string {
 		for _, c := range t.Candidates {
 			names = append(names, c.Name)
 		}
-		line("        measure: %s", strings.Join(names, ", "))
+		wrap(&b, "        measure: ", names)
 		var pls []string
 		for _, pl := range t.Placements {
-			s := pl.Label + " [" + pl.CPUs + "]"
+			s := pl.Label + " [" + text.Elide(pl.CPUs, 100) + "]"
 			if pl.Hybrid != "" && verbose {
 				s += " hybrid " + pl.Hybrid
 			}
 			pls = append(pls, s)
 		}
-		line("        on: %s", strings.Join(pls, "; "))
+		wrap(&b, "        on: ", pls)
 		if verbose {
 			for _, c := range t.Candidates {
 				line("        %s: %s", c.Name, c.Why)
@@ -229,4 +229,24 @@ func round3(x float64) float64 {
 		return 0
 	}
 	return math.Round(x*1000) / 1000
+}
+
+// wrap writes items after head, separated by commas, in lines under
+// 160 characters (continuations indented under the first item).
+func wrap(b *strings.Builder, head string, items []string) {
+	cur := head
+	indent := strings.Repeat(" ", len(head))
+	for i, it := range items {
+		it = text.Elide(it, maxLine-len(head)-2)
+		sep := ""
+		if i < len(items)-1 {
+			sep = ","
+		}
+		if cur != head && cur != indent && len(cur)+len(it)+len(sep)+1 > maxLine {
+			b.WriteString(strings.TrimRight(cur, " ") + "\n")
+			cur = indent
+		}
+		cur += it + sep + " "
+	}
+	b.WriteString(strings.TrimRight(cur, " ") + "\n")
 }
