@@ -178,3 +178,36 @@ func TestManyCoreMatricesKeepTrees(t *testing.T) {
 		t.Logf("%s: pruning %v; %d PUs planned in %s (clustering included)", filepath.Base(path), p.Pruning, p.PUs, time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// TestInterruptedRoundsResume: a check cancelled during its later rounds
+// writes a partial file saying how many rounds ran; resuming it measures
+// the missing rounds and pools them with the file's samples.
+func TestInterruptedRoundsResume(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 core:2 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Topology: topo, Threads: []int{2, 4}, Algorithms: []string{"central", "dissemination"}, Budget: time.Hour}
+	m, _ := NewModelMeasurer(topo, nil, model.DefaultModel, model.DefaultParams(), 0.05, 7)
+	cfg.Measurer = m
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	cfg.Progress = func(p Progress) {
+		if calls++; p.Round == 3 {
+			cancel()
+		}
+	}
+	f, err := Run(ctx, cfg)
+	if err == nil || f == nil || !f.Partial || f.RoundsDone != 2 || f.RoundsPlanned <= 2 {
+		t.Fatalf("cancelled in round 3: err %v, partial %v, rounds %d of %d", err, f != nil && f.Partial, f.RoundsDone, f.RoundsPlanned)
+	}
+	reps := f.Threads[0].Measurements[0].Reps
+	cfg.Resume, cfg.Progress = f, nil
+	g, err := Run(context.Background(), cfg)
+	if err != nil || g.Partial || g.RoundsDone != g.RoundsPlanned || g.RoundsPlanned != f.RoundsPlanned {
+		t.Fatalf("resumed: err %v partial %v rounds %d of %d", err, g.Partial, g.RoundsDone, g.RoundsPlanned)
+	}
+	if got := g.Threads[0].Measurements[0].Reps; got <= reps || g.Threads[0].Samples != nil {
+		t.Errorf("resumed reps %d (before %d), samples kept %v", got, reps, g.Threads[0].Samples != nil)
+	}
+}
