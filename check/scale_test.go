@@ -211,3 +211,29 @@ func TestInterruptedRoundsResume(t *testing.T) {
 		t.Errorf("resumed reps %d (before %d), samples kept %v", got, reps, g.Threads[0].Samples != nil)
 	}
 }
+
+// TestPlayoff: candidates within playoffMargin of the best get extra
+// interleaved samples after the rounds; the others do not.
+func TestPlayoff(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := NewModelMeasurer(topo, nil, model.DefaultModel, model.DefaultParams(), 0.01, 3)
+	// At 8 threads butterfly and pairwise are predicted alike; central is
+	// far behind.
+	f, err := Run(context.Background(), Config{Topology: topo, Measurer: m, Threads: []int{8}, SetsLimit: 1,
+		Algorithms: []string{"central", "butterfly", "pairwise"}, Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := f.RoundsPlanned * defaultSamples
+	reps := map[string]int{}
+	for _, x := range f.Threads[0].Measurements {
+		reps[x.Algorithm] = x.Reps
+	}
+	extra := max(minSamples, defaultSamples/3) * playoffRounds
+	if reps["butterfly"] != base+extra || reps["pairwise"] != base+extra || reps["central"] != base {
+		t.Errorf("reps %v; want %d for the finalists, %d for central", reps, base+extra, base)
+	}
+}
