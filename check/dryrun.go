@@ -105,7 +105,7 @@ func DryRun(cfg Config) (*Plan, error) {
 	for i, pr := range p.floors {
 		out.Floors = append(out.Floors, PlanFloor{Level: p.levels[i], CPUs: pr})
 	}
-	composer := &hybridComposer{topo: cfg.Topology, costs: p.costs}
+	composer := &hybridComposer{topo: cfg.Topology}
 	per := perCandidate(p.samples, cfg.SampleTarget)
 	for _, u := range p.units {
 		t := PlanThreads{Threads: u.threads, FromRound: u.from, Calibration: u.calibrate, Pruned: len(u.pruned),
@@ -122,6 +122,7 @@ func DryRun(cfg Config) (*Plan, error) {
 		for _, s := range u.sets {
 			pp := PlanPlacement{Label: setLabel(s), CPUs: cpuList(s.CPUs)}
 			if hybrid {
+				composer.costs = p.modelCosts()
 				if comp, err := composer.compose(s.CPUs); err == nil {
 					pp.Hybrid = comp.String()
 				}

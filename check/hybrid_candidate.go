@@ -13,8 +13,9 @@ import (
 // The live check measures the hybrid like any flat algorithm, but composed
 // for each placement: the tree's levels as the placement sees them
 // (model.TreeLevels), algorithm and fan-in per level chosen greedily by the
-// critical-path model (model.Hybrid, the model `check --plan` uses too)
-// over this machine's measured floors. Where no level pays, the
+// default model (model.HybridFor) over this machine's measured floors (a
+// simulated check: over the model measurer's latencies; `check --plan`:
+// over the plan's). Where no level pays, the
 // composition is one flat level ("flat:dissemination"): still measured,
 // through the hybrid's code, and recorded as such.
 

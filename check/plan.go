@@ -38,8 +38,11 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 			cfg.Budget, cfg.SetsLimit, cfg.SampleTarget, cfg.Keep)
 	}
 	npus := len(topo.PUs())
-	if npus < 1 || npus > maxPUs {
-		return cfg, fmt.Errorf("check: the topology has %d PUs (accepted: 1..%d)", npus, maxPUs)
+	if npus < 1 {
+		return cfg, fmt.Errorf("check: the topology has no PUs (want at least 1)")
+	}
+	if npus > maxPUs && (dry || cfg.Measurer != nil && cfg.Measurer.Simulated()) {
+		return cfg, fmt.Errorf("check: the topology has %d PUs; planning and simulating accept 1..%d", npus, maxPUs)
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
@@ -144,6 +147,7 @@ type plan struct {
 	params  model.Params
 	calib   *results.Calibration
 	costs   model.Costs
+	cfg     Config
 	topo    *hwtree.Topology
 	keep    int
 	verbose bool
@@ -181,7 +185,7 @@ func makePlan(cfg Config, prev map[int]resumed) (*plan, error) {
 	topo := cfg.Topology
 	p := &plan{samples: defaultSamples, rounds: 1, kind: cfg.Model, topo: topo, keep: cfg.Keep, verbose: cfg.Verbose}
 	p.params, p.calib = paramsOf(cfg)
-	p.costs = planCosts(cfg)
+	p.cfg = cfg // its costs are built when first needed (O(PUs²)): modelCosts
 	if !canPingPong(cfg.Measurer) {
 		// One P cannot ping-pong: measure what can run (oversubscribed
 		// placements) without the floor.
@@ -375,6 +379,7 @@ func (p *plan) prune(first int) error {
 			p.units[0].why[i] = "calibration: every candidate's first round fits the model"
 		}
 	}
+	p.modelCosts() // built once, before the goroutines read them
 	algs := map[string]bool{}
 	for _, u := range p.units {
 		for _, c := range u.cands {
@@ -453,6 +458,15 @@ func (p *plan) pruneUnit(u *unit, algs map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// modelCosts are the latencies pruning predicts with (planCosts), built
+// when first needed.
+func (p *plan) modelCosts() model.Costs {
+	if p.costs == nil {
+		p.costs = planCosts(p.cfg)
+	}
+	return p.costs
 }
 
 // predict is the model's time for c on cpus with the plan's constants.
