@@ -48,6 +48,8 @@ type samples struct {
 	// measurer's clock passed the deadline.
 	stopped, budgetOut bool
 	playoffs           int // play-off passes measured
+	roundsCut          string
+	slowdown           float64 // the first round's time over the plan's estimate (at least 1)
 	// notes record each candidate's composition, fan-in and level keys,
 	// by annotationKey.
 	notes       map[string]annotation
@@ -62,7 +64,7 @@ type samples struct {
 func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed, deadline time.Time) (*samples, error) {
 	m := cfg.Measurer
 	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true}
-	s := &samples{
+	s := &samples{slowdown: 1,
 		pooled: map[key][]measure.Result{}, ratios: map[key][][]float64{},
 		floorSamples: map[key][]float64{}, cut: map[key]bool{}, rounds: map[int]int{}, total: p.placements(),
 		notes: map[string]annotation{}, calibration: p.calib,
@@ -131,6 +133,9 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 		}
 		return run, nil
 	}
+	// The per-level latencies measured after the rounds keep their time.
+	reserve := min(levelLatencyBudget, cfg.Budget/20)
+	roundStart := start
 	for round := 0; round < p.rounds; round++ {
 		for ui := range p.units {
 			u := &p.units[ui]
@@ -161,9 +166,38 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 				s.calibrate(p, composer, cfg)
 			}
 		}
+		if ctx.Err() == nil {
+			now := m.Now()
+			s.fitRounds(p, round, now.Sub(roundStart), deadline.Sub(now)-reserve, estimate/time.Duration(max(p.rounds, 1)))
+			roundStart = now
+		}
 	}
-	s.playoff(p, cfg, over, measureSet, opts, deadline)
+	// The play-off leaves the per-level latencies their time.
+	s.playoff(p, cfg, measureSet, opts, deadline.Add(-reserve))
 	return s, nil
+}
+
+// fitRounds cuts the rounds still to come after round (0-based) when the
+// last one took longer than the time left allows (a loaded machine, slow
+// wake-ups: the plan's estimate was low), so that the check ends with
+// whole rounds instead of running out of budget in the middle of one. The
+// first round's time over the plan's estimate is the slowdown the
+// play-off's time is scaled by.
+func (s *samples) fitRounds(p *plan, round int, took, left, planned time.Duration) {
+	if round == 0 && planned > 0 {
+		s.slowdown = max(1, float64(took)/float64(planned))
+	}
+	if round+1 >= p.rounds || took <= 0 {
+		return
+	}
+	fit := round + 1 + int(left/(took*5/4)) // a quarter's margin: rounds vary
+	if fit >= p.rounds {
+		return
+	}
+	s.roundsCut = fmt.Sprintf("rounds cut from %d to %d: round %d took %s, the plan estimated %s",
+		p.rounds, fit, round+1, took.Round(time.Millisecond), planned.Round(time.Millisecond))
+	p.rounds = fit
+	s.total = p.placements()
 }
 
 // seed pools a resumed unit's samples of its earlier rounds, when the file
@@ -240,7 +274,7 @@ func (s *samples) add(ctx context.Context, k key, run *measure.Run, sub []int, f
 
 // playoff measures the closest candidates of each thread count again,
 // interleaved among themselves, while the budget leaves room.
-func (s *samples) playoff(p *plan, cfg Config, over func() bool,
+func (s *samples) playoff(p *plan, cfg Config,
 	measureSet func(ui, si int, u *unit, cands []cand, sub []int, o measure.Options) (measure.Run, error), opts measure.Options, deadline time.Time) {
 	m := cfg.Measurer
 	opts.Samples = max(minSamples, p.samples/3)
@@ -286,14 +320,14 @@ func (s *samples) playoff(p *plan, cfg Config, over func() bool,
 		for _, si := range sets {
 			cost += len(bySet[si]) + 1
 		}
-		need := time.Duration(cost*playoffRounds) * perCandidate(opts.Samples, cfg.SampleTarget)
+		need := time.Duration(float64(time.Duration(cost*playoffRounds)*perCandidate(opts.Samples, cfg.SampleTarget)) * s.slowdown)
 		if m.Now().Add(need).After(deadline) {
 			continue
 		}
 		for r := 0; r < playoffRounds; r++ {
 			for _, si := range sets {
-				if over() {
-					return
+				if opts.Context.Err() != nil || m.Now().After(deadline) {
+					return // the plan is done: a play-off cut short cuts nothing
 				}
 				run, err := measureSet(ui, si, u, u.cands, bySet[si], opts)
 				if err != nil {

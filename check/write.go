@@ -89,6 +89,9 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget time.Duration) (*results.File, error) {
 	f.Floor = append(f.Floor, s.floors...)
 	f.Calibration = s.calibration
+	if s.roundsCut != "" {
+		f.Cuts = append(f.Cuts, s.roundsCut)
+	}
 	f.RoundsPlanned = p.rounds
 	f.RoundsDone = p.rounds
 	kept := map[int]bool{}

@@ -56,7 +56,8 @@ The check fits its --budget (default 1m): when every candidate does not
 fit, the contention-aware cost model, calibrated on the first round, prunes
 each thread count to its best few and the central and dissemination
 baselines; then it cuts repetitions, placements per thread count, then
-thread counts, and says what it cut. After the rounds, the candidates
+thread counts, and later rounds when the first run slower than planned, and
+says what it cut. After the rounds, the candidates
 within 10% of the best are measured again in a short interleaved play-off.
 Thread counts not measured use the nearest measured one. --plan prints
 exactly what the check would measure with the same flags; --simulate runs
