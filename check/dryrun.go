@@ -172,6 +172,9 @@ func (p *Plan) Text(verbose bool) string {
 	}
 	line("%s of %s: %s, %s, %s, %s per candidate, about %s (budget %s)", what, text.Plural(p.PUs, "PU"), text.Plural(len(p.Threads), "thread count"), mode,
 		text.Plural(p.Rounds, "round"), text.Plural(p.Samples, "sample"), (time.Duration(p.EstimatedS * float64(time.Second))).Round(time.Millisecond), p.Budget)
+	if p.Pruning && !p.Simulated {
+		line("a live check fits the model to its first round and prunes the later thread counts again: it may keep other candidates")
+	}
 	if len(p.Floors) > 0 {
 		var fl []string
 		for _, f := range p.Floors {
