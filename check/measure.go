@@ -89,7 +89,9 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 	}
 	for ui := range p.units {
 		s.seed(ui, &p.units[ui], prev)
+		s.rounds[p.units[ui].threads] = p.units[ui].from
 	}
+	s.total = p.placements() // seeding may have sent a unit back to round 1
 	composed := map[key][]measure.Candidate{}
 	start := m.Now()
 	estimate := p.estimate(cfg.SampleTarget)

@@ -388,6 +388,9 @@ func (p *plan) prune(first int) error {
 	}
 	return parallel(len(p.units)-min(first, len(p.units)), func(i int) error {
 		u := &p.units[first+i]
+		if u.from > 0 {
+			return nil // resumed: its candidates are those its file measured
+		}
 		return p.pruneUnit(u, algs)
 	})
 }
