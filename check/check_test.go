@@ -145,6 +145,9 @@ func TestRunAndResume(t *testing.T) {
 	if f.Partial || len(f.Threads) != 2 || calls == 0 {
 		t.Fatalf("partial %v, %d thread entries, %d progress calls", f.Partial, len(f.Threads), calls)
 	}
+	if f.Calibration == nil || f.Inference != InferenceRule || f.RoundsPlanned < 1 || f.RoundsDone > f.RoundsPlanned {
+		t.Errorf("calibration %+v, inference %q, rounds %d of %d", f.Calibration, f.Inference, f.RoundsDone, f.RoundsPlanned)
+	}
 	for _, e := range f.Threads {
 		if !e.Complete || e.Best == nil || e.Robust == nil || len(e.Best.CPUs) != e.Threads {
 			t.Errorf("entry %+v", e)
