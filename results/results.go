@@ -65,8 +65,9 @@ type File struct {
 	// The check's pipeline record (check.Run, added for issue 17/20):
 	// RoundsPlanned is how many interleaved passes over every placement
 	// the plan asked for and RoundsDone how many every measured thread
-	// count finished (a file with RoundsDone < RoundsPlanned was stopped
-	// early and is Partial; --resume continues the missing rounds).
+	// count finished (absent means 0). Fewer rounds done than planned:
+	// stopped by a signal (then Partial, and --resume continues the
+	// missing rounds) or by the budget (said in Cuts).
 	// Inference says how a thread count absent from Threads is served: by
 	// the nearest measured count (File.Nearest). Calibration is the cost
 	// model the check pruned with, fitted on this machine; --simulate
