@@ -13,13 +13,14 @@ import (
 // The live check measures the hybrid like any flat algorithm, but composed
 // for each placement: the tree's levels as the placement sees them
 // (model.TreeLevels), algorithm and fan-in per level chosen greedily by the
-// critical-path model (model.Hybrid, the model `check --plan` uses too)
-// over this machine's measured floors. Where no level pays, the
+// default model (model.HybridFor) over this machine's measured floors (a
+// simulated check: over the model measurer's latencies; `check --plan`:
+// over the plan's). Where no level pays, the
 // composition is one flat level ("flat:dissemination"): still measured,
 // through the hybrid's code, and recorded as such.
 
-// HybridModel is the cost model the live check composes the hybrid with.
-const HybridModel = model.DefaultModel
+// hybridModel is the cost model the check composes the hybrid with.
+const hybridModel = model.DefaultModel
 
 // hybridComposer composes the hybrid for each placement of one check; the
 // costs are built once, when first needed (O(PUs²)).
@@ -34,18 +35,7 @@ type hybridComposer struct {
 // latency the file holds for a level without a floor; the other levels take
 // the typical latencies of model.NewTreeCosts.
 func newHybridComposer(topo *hwtree.Topology, floors []results.Floor, latency []results.LevelLatency) *hybridComposer {
-	byLevel := map[hwtree.Type]float64{}
-	for _, l := range latency {
-		if t, err := hwtree.ParseType(l.Level); err == nil && l.MedianNs > 0 {
-			byLevel[t] = l.MedianNs
-		}
-	}
-	for _, f := range floors {
-		if t, err := hwtree.ParseType(f.Level); err == nil && f.MedianNs > 0 {
-			byLevel[t] = f.MedianNs
-		}
-	}
-	return &hybridComposer{topo: topo, byLevel: byLevel}
+	return &hybridComposer{topo: topo, byLevel: byLevel(floors, latency)}
 }
 
 // compose returns the hybrid's levels (with their groups) for the placement
@@ -54,7 +44,7 @@ func (h *hybridComposer) compose(cpus []int) (model.Composition, error) {
 	if h.costs == nil {
 		h.costs = model.NewTreeCostsFrom(h.topo, h.byLevel)
 	}
-	comp, _, err := model.HybridFor(HybridModel, h.topo, cpus, h.costs)
+	comp, _, err := model.HybridFor(hybridModel, h.topo, cpus, h.costs)
 	if err != nil {
 		return model.Composition{}, fmt.Errorf("composing the hybrid for CPUs %v: %w", cpus, err)
 	}
@@ -76,10 +66,11 @@ func annotationKey(alg string, cpus []int) string { return fmt.Sprint(alg, cpus)
 // candidates returns the measure candidates for algs on the placement cpus
 // (the hybrid composed, the tree algorithms at their default fan-in, all
 // with policy) and what to record about each.
-func (h *hybridComposer) candidates(algs []string, cpus []int, policy barriers.Policy) ([]measure.Candidate, []annotation, error) {
+func (h *hybridComposer) candidates(algs []cand, cpus []int, policy barriers.Policy) ([]measure.Candidate, []annotation, error) {
 	cands := make([]measure.Candidate, len(algs))
 	notes := make([]annotation, len(algs))
-	for i, a := range algs {
+	for i, c := range algs {
+		a := c.alg
 		cands[i] = measure.Candidate{Algorithm: a, Policy: policy}
 		switch {
 		case a == "hybrid":
@@ -93,9 +84,9 @@ func (h *hybridComposer) candidates(algs []string, cpus []int, policy barriers.P
 			}
 			cands[i].Hierarchy = comp.Levels
 			notes[i] = annotation{composition: comp.String(), keys: keys}
-		case model.TakesFanIn(a):
-			cands[i].FanIn = model.DefaultFanIn
-			notes[i].fanIn = model.DefaultFanIn
+		case c.fanIn > 0:
+			cands[i].FanIn = c.fanIn
+			notes[i].fanIn = c.fanIn
 		}
 	}
 	return cands, notes, nil

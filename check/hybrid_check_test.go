@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/configsets"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -162,7 +163,7 @@ func TestHybridComposedPerPlacement(t *testing.T) {
 	}
 	layered := 0
 	for _, set := range sets {
-		cands, notes, err := c.candidates([]string{"central", "static-tree", "hybrid"}, set.CPUs, barriers.AutoPolicy)
+		cands, notes, err := c.candidates([]cand{{alg: "central"}, {alg: "static-tree", fanIn: model.DefaultFanIn}, {alg: "hybrid"}}, set.CPUs, barriers.AutoPolicy)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,14 +15,6 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-// LevelLatency is the median latency of the CPU pairs whose deepest shared
-// object is of one type (the results file's per-level latencies).
-type LevelLatency struct {
-	Level    string  `json:"level"`
-	Pairs    int     `json:"pairs"`
-	MedianNs float64 `json:"median_ns"`
-}
-
 // maxLevelPairs caps the pairs levelLatencies looks at; beyond it every
 // k-th pair is taken.
 const maxLevelPairs = 1 << 16
@@ -30,7 +22,7 @@ const maxLevelPairs = 1 << 16
 // levelLatencies groups the CPU pairs of topo by the type of their deepest
 // shared object (Core, L2Cache, L3Cache, Package, Machine, ...) and gives
 // each level's median latency under c, deepest level first.
-func levelLatencies(topo *hwtree.Topology, c model.Costs) []LevelLatency {
+func levelLatencies(topo *hwtree.Topology, c model.Costs) []results.LevelLatency {
 	pus := topo.PUs()
 	total := len(pus) * (len(pus) - 1) / 2
 	stride := max(1, total/maxLevelPairs)
@@ -55,10 +47,10 @@ func levelLatencies(topo *hwtree.Topology, c model.Costs) []LevelLatency {
 	}
 	slices.Sort(types)
 	slices.Reverse(types) // deepest (largest Type) first
-	out := make([]LevelLatency, 0, len(types))
+	out := make([]results.LevelLatency, 0, len(types))
 	for _, t := range types {
 		v := byType[t]
-		out = append(out, LevelLatency{Level: t.String(), Pairs: len(v), MedianNs: measure.Median(v)})
+		out = append(out, results.LevelLatency{Level: t.String(), Pairs: len(v), MedianNs: measure.Median(v)})
 	}
 	return out
 }
@@ -84,11 +76,11 @@ func recordLevelLatencies(ctx context.Context, f *results.File, cfg Config, floo
 		return
 	}
 	limit := min(levelLatencyBudget, cfg.Budget/20)
-	if d, ok := ctx.Deadline(); ok {
+	if d, ok := ctx.Deadline(); ok && !cfg.Measurer.Simulated() {
 		limit = min(limit, time.Until(d))
 	}
 	var note string
-	f.Latency, note = measureLevelLatencies(ctx, cfg.Topology, nil, measure.Options{SampleTarget: cfg.SampleTarget}, limit, floors)
+	f.Latency, note = cfg.Measurer.LevelLatencies(ctx, cfg.Topology, measure.Options{SampleTarget: cfg.SampleTarget}, limit, floors)
 	if note != "" {
 		f.Cuts = append(f.Cuts, note)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 func latencyFiles(t testing.TB) []string {
@@ -63,9 +64,9 @@ func TestLevelLatencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := levelLatencies(topo, model.NewTreeCosts(topo))
-	want := []LevelLatency{
-		{"Core", 8, model.SameCoreNS}, {"L3Cache", 16, model.SameL3NS},
-		{"Package", 32, model.SamePackageNS}, {"Machine", 64, model.AcrossNS},
+	want := []results.LevelLatency{
+		{Level: "Core", Pairs: 8, MedianNs: model.SameCoreNS}, {Level: "L3Cache", Pairs: 16, MedianNs: model.SameL3NS},
+		{Level: "Package", Pairs: 32, MedianNs: model.SamePackageNS}, {Level: "Machine", Pairs: 64, MedianNs: model.AcrossNS},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("levelLatencies = %+v, want %+v", got, want)

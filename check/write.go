@@ -3,27 +3,36 @@ package check
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
+	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/results"
 )
 
-// newFile starts the results file: this machine's fingerprint and, when
-// resuming, the floors and complete thread counts of cfg.Resume (done).
-func newFile(cfg Config, start time.Time) (*results.File, map[int]bool, error) {
+// newFile starts the results file: this machine's fingerprint (a
+// simulated one for a simulated check) and, when resuming, the floors and
+// what each thread count of cfg.Resume measured (prev).
+func newFile(cfg Config, start time.Time) (*results.File, map[int]resumed, error) {
 	f := &results.File{
-		Schema:  results.Schema,
-		Tool:    results.Tool{Name: "barriertune", Version: cfg.Version},
-		Time:    start.UTC().Round(time.Second),
-		Machine: CurrentMachine(cfg.Topology),
-		Budget:  cfg.Budget.String(),
-		Cuts:    []string{},
-		Floor:   []results.Floor{},
-		Threads: []results.Threads{},
+		Schema:    results.Schema,
+		Tool:      results.Tool{Name: "barriertune", Version: cfg.Version},
+		Time:      start.UTC().Round(time.Second),
+		Machine:   CurrentMachine(cfg.Topology),
+		Budget:    cfg.Budget.String(),
+		Cuts:      []string{},
+		Floor:     []results.Floor{},
+		Threads:   []results.Threads{},
+		Inference: InferenceRule,
+		Simulated: cfg.Measurer.Simulated(),
 	}
-	done := map[int]bool{}
+	if f.Simulated {
+		f.Machine = simulatedMachine(cfg.Topology)
+		f.Time = time.Now().UTC().Round(time.Second)
+	}
+	prev := map[int]resumed{}
 	if r := cfg.Resume; r != nil {
 		if why := r.Machine.Mismatch(f.Machine); why != "" {
 			return nil, nil, fmt.Errorf("cannot resume results of another machine: %s", why)
@@ -31,29 +40,71 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]bool, error) {
 		f.Floor = r.Floor
 		f.Latency = r.Latency
 		for _, t := range r.Threads {
-			if t.Complete {
+			if !t.Complete && t.Rounds == 0 {
+				continue
+			}
+			rounds := t.Rounds
+			if rounds == 0 && t.Complete {
+				rounds = max(r.RoundsPlanned, 1) // a file of before rounds were recorded
+			}
+			var cpus [][]int
+			for _, m := range t.Measurements {
+				if len(cpus) == 0 || !slices.Equal(cpus[len(cpus)-1], m.CPUs) {
+					cpus = append(cpus, m.CPUs)
+				}
+			}
+			prev[t.Threads] = resumed{rounds: rounds, cpus: cpus, entry: t}
+			if t.Complete && rounds >= max(r.RoundsPlanned, 1) {
+				t.Samples = nil // finished: its samples are not needed again
 				f.Threads = append(f.Threads, t)
-				done[t.Threads] = true
 			}
 		}
 	}
-	return f, done, nil
+	return f, prev, nil
+}
+
+// simulatedMachine fingerprints a simulated machine: its tree, and a CPU
+// name saying it was simulated, so that no library takes it for this one.
+func simulatedMachine(topo *hwtree.Topology) results.Machine {
+	m := results.Machine{
+		CPU:          results.CPUIdentity{Name: "simulated: " + topo.Source},
+		TopologyHash: topo.CanonicalHash(),
+		AllowedCPUs:  topo.Allowed().String(),
+		GoVersion:    runtime.Version(),
+		GOMAXPROCS:   len(topo.PUs()),
+	}
+	if s, err := topo.Synthetic(); err == nil {
+		m.Topology = s
+	} else {
+		m.Topology = "canonical:" + m.TopologyHash
+	}
+	return m
 }
 
 // assemble turns the samples into thread-count entries with their winners,
-// marks the file partial when the plan was not finished (thread counts the
-// plan cut for the budget are listed in Cuts instead), and returns ctx's
-// error unless only the budget ran out.
+// marks the file partial when a round the plan asked for was not measured
+// because ctx ended (thread counts the plan cut for the budget are listed
+// in Cuts instead), and returns ctx's error unless only the budget ran
+// out.
 func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget time.Duration) (*results.File, error) {
 	f.Floor = append(f.Floor, s.floors...)
+	f.Calibration = s.calibration
+	if s.roundsCut != "" {
+		f.Cuts = append(f.Cuts, s.roundsCut)
+	}
+	f.RoundsPlanned = p.rounds
+	f.RoundsDone = p.rounds
+	kept := map[int]bool{}
+	for _, t := range f.Threads {
+		kept[t.Threads] = true
+	}
 	for ui, u := range p.units {
-		entry := s.entry(ui, u)
+		entry := s.entry(ui, u, s.rounds[u.threads])
+		f.RoundsDone = min(f.RoundsDone, entry.Rounds)
 		if len(entry.Measurements) > 0 {
+			f.Threads = slices.DeleteFunc(f.Threads, func(t results.Threads) bool { return t.Threads == u.threads })
 			f.Threads = append(f.Threads, entry)
 		}
-	}
-	if s.stopped && p.rounds > 1 {
-		f.Cuts = append(f.Cuts, fmt.Sprintf("stopped after %d of %d placement passes", s.measured, s.total))
 	}
 	slices.SortFunc(f.Threads, func(a, b results.Threads) int { return a.Threads - b.Threads })
 	for _, u := range p.units {
@@ -61,11 +112,25 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 			f.Partial = true
 		}
 	}
-	if !f.Partial {
-		return f, nil // finished: a signal after the last sample changes nothing
+	if s.stopped && ctx.Err() != context.DeadlineExceeded && f.RoundsDone < f.RoundsPlanned {
+		f.Partial = true // interrupted: the missing rounds are --resume's
+	}
+	if s.stopped || s.budgetOut {
+		f.Cuts = append(f.Cuts, fmt.Sprintf("stopped after %d of %d placement passes (%d of %d rounds done)", s.measured, s.total, f.RoundsDone, f.RoundsPlanned))
+	}
+	if f.Partial {
+		// Keep the raw samples so that --resume pools the missing rounds.
+		for ui, u := range p.units {
+			if e := f.Lookup(u.threads); e != nil {
+				e.Samples = s.rawSamples(ui, u)
+			}
+		}
+	}
+	if !f.Partial && !s.budgetOut && !(s.stopped && ctx.Err() == context.DeadlineExceeded) {
+		return f, nil // finished: a signal after the last sample changes nothing here
 	}
 	cause := context.Cause(ctx)
-	if ctx.Err() == context.DeadlineExceeded {
+	if s.budgetOut || ctx.Err() == context.DeadlineExceeded {
 		f.Cuts = append(f.Cuts, fmt.Sprintf("the budget of %s ran out after %d of %d placement passes", budget, s.measured, s.total))
 		cause = nil
 	}
@@ -78,10 +143,25 @@ func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget 
 	return f, cause
 }
 
+// rawSamples are unit ui's samples, aligned with its entry's
+// measurements.
+func (s *samples) rawSamples(ui int, u unit) [][]float64 {
+	var out [][]float64
+	for si := range u.sets {
+		for _, r := range s.pooled[key{ui, si}] {
+			if len(r.Samples) == 0 && r.Dropped {
+				continue // as entry does
+			}
+			out = append(out, r.Samples)
+		}
+	}
+	return out
+}
+
 // entry is the results entry of unit ui: every measurement, the winner and
 // the robust choice.
-func (s *samples) entry(ui int, u unit) results.Threads {
-	entry := results.Threads{Threads: u.threads, Source: results.SourceMeasured, Measurements: []results.Measurement{}, Complete: true}
+func (s *samples) entry(ui int, u unit, rounds int) results.Threads {
+	entry := results.Threads{Threads: u.threads, Source: results.SourceMeasured, Measurements: []results.Measurement{}, Complete: true, Rounds: rounds}
 	var scoring []scoringSamples // aligned with entry.Measurements, for the tie test
 	for si, set := range u.sets {
 		k := key{ui, si}
@@ -90,6 +170,9 @@ func (s *samples) entry(ui int, u unit) results.Threads {
 			entry.Complete = false
 		}
 		for i, r := range rs {
+			if len(r.Samples) == 0 && r.Dropped {
+				continue // not measured (the model has no pattern for it)
+			}
 			entry.Measurements = append(entry.Measurements, s.measurement(k, i, r, set.Config, setLabel(set)))
 			scoring = append(scoring, s.scoring(k, i, r))
 		}
@@ -104,7 +187,7 @@ func (s *samples) entry(ui int, u unit) results.Threads {
 // floor's median), for the tie test.
 func (s *samples) scoring(k key, i int, r measure.Result) scoringSamples {
 	ss := scoringSamples{raw: r.Samples}
-	if rk := s.ratios[k]; rk != nil && len(rk[i]) > 0 {
+	if rk := s.ratios[k]; rk != nil && i < len(rk) && len(rk[i]) > 0 {
 		fm := measure.Median(s.floorSamples[k])
 		for _, x := range rk[i] {
 			ss.normalized = append(ss.normalized, x*fm)
@@ -120,7 +203,7 @@ func (s *samples) measurement(k key, i int, r measure.Result, config, label stri
 	// at the floor's median. Slow drift on a shared machine hits a round's
 	// candidate and floor alike and cancels.
 	norm := 0.0
-	if rk := s.ratios[k]; rk != nil && len(rk[i]) > 0 {
+	if rk := s.ratios[k]; rk != nil && i < len(rk) && len(rk[i]) > 0 {
 		norm = measure.Median(rk[i]) * measure.Median(s.floorSamples[k])
 	}
 	return results.Measurement{

@@ -60,8 +60,36 @@ type File struct {
 	Latency []LevelLatency `json:"latency,omitempty"`
 	// Simulated is true when the winners were chosen by simulating the
 	// latency model rather than by measuring (check --simulate).
-	Simulated bool      `json:"simulated,omitempty"`
-	Threads   []Threads `json:"threads"`
+	Simulated bool `json:"simulated,omitempty"`
+
+	// The check's pipeline record (check.Run, added for issue 17/20):
+	// RoundsPlanned is how many interleaved passes over every placement
+	// the plan asked for and RoundsDone how many every measured thread
+	// count finished (absent means 0). Fewer rounds done than planned:
+	// stopped by a signal (then Partial, and --resume continues the
+	// missing rounds) or by the budget (said in Cuts).
+	// Inference says how a thread count absent from Threads is served: by
+	// the nearest measured count (File.Nearest). Calibration is the cost
+	// model the check pruned with, fitted on this machine; --simulate
+	// --from-results replays it.
+	RoundsPlanned int          `json:"rounds_planned,omitempty"`
+	RoundsDone    int          `json:"rounds_done,omitempty"`
+	Inference     string       `json:"inference,omitempty"`
+	Calibration   *Calibration `json:"calibration,omitempty"`
+
+	Threads []Threads `json:"threads"`
+}
+
+// Calibration is the cost model a check pruned its candidates with: the
+// model's name, its constants (model.Params by their JSON names; results
+// does not import model) and what they were fitted on.
+type Calibration struct {
+	Model  string             `json:"model"`
+	Params map[string]float64 `json:"params"`
+	// FittedOn says which measurements fitted the constants ("defaults"
+	// when none did); Points counts them.
+	FittedOn string `json:"fitted_on"`
+	Points   int    `json:"points"`
 }
 
 // LevelLatency is the median one-way latency between CPUs whose deepest
@@ -145,6 +173,14 @@ type Threads struct {
 	// placements, for callers that cannot pin.
 	Robust       *Robust       `json:"robust"`
 	Measurements []Measurement `json:"measurements"`
+
+	// The check's pipeline record (check.Run, issue 20): Rounds is how
+	// many passes over this count's placements were measured; in a
+	// partial file Samples keeps each measurement's raw samples (aligned
+	// with Measurements) so that --resume pools the missing rounds with
+	// them.
+	Rounds  int         `json:"rounds,omitempty"`
+	Samples [][]float64 `json:"samples,omitempty"`
 }
 
 // Choice is a winning algorithm and placement.

@@ -52,10 +52,20 @@ measures the core-to-core floor at each level of the CPU tree. Candidates
 twice as slow as the best are dropped early; winners within 3% are tied and
 the simpler algorithm wins, so two runs name the same winner.
 
-The check fits its --budget (default 1m): it cuts repetitions first, then
-placements per thread count, then thread counts, and says what it cut.
-Ctrl-C (SIGINT) or SIGTERM stops it cleanly: what was measured is written,
-marked partial, and --resume FILE continues it (exit code 130 or 143).
+The check fits its --budget (default 1m): when every candidate does not
+fit, the contention-aware cost model, calibrated on the first round, prunes
+each thread count to its best few and the central and dissemination
+baselines; then it cuts repetitions, placements per thread count, then
+thread counts, and later rounds when the first run slower than planned, and
+says what it cut. After the rounds, the candidates
+within 10% of the best are measured again in a short interleaved play-off.
+Thread counts not measured use the nearest measured one. --plan prints
+exactly what the check would measure with the same flags; --simulate runs
+the same check on the cost model.
+
+Ctrl-C (SIGINT) or SIGTERM stops it: what was measured is written, marked
+partial with the rounds done and planned, --resume FILE continues the
+missing rounds, and the exit code is 130 or 143.
 
 Results go to -o FILE, or by default to the per-user config directory
 ($XDG_CONFIG_HOME/barriertune/results.json) unless $BARRIERTUNE_RESULTS
@@ -67,8 +77,15 @@ names another file, where barriers.Auto and
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.plan.validate(cmd.Flags()); err != nil {
+				return err
+			}
 			if opts.plan.active() {
-				return opts.plan.run(cmd, &opts.src)
+				cfg, err := opts.config()
+				if err != nil {
+					return err
+				}
+				return opts.plan.run(cmd, opts, cfg)
 			}
 			return runCheck(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -82,7 +99,7 @@ names another file, where barriers.Auto and
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(barriers.Names(), ", "))
 	f.IntVar(&opts.setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count (at least 1)")
 	f.DurationVar(&opts.budget, "budget", check.DefaultBudget, "time budget for the whole check (positive, e.g. 30s or 5m)")
-	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
+	f.DurationVar(&opts.sampleTime, "sample-time", check.DefaultSampleTime, "target duration of one sample")
 	f.BoolVar(&opts.json, "json", false, "print the results file instead of the table")
 	registerCompletions(cmd, map[string][]string{"algorithms": barriers.Names()})
 	return cmd
@@ -214,10 +231,13 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *
 	if err != nil {
 		return err
 	}
-	// A signal that came after the last measurement cut nothing: the
-	// results are complete and the check succeeded.
-	if se := interruption(ctx); se != nil && f.Partial {
-		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: partial results written to %s; continue with --resume %s", se, path, path)}
+	// Any signal exits 130 or 143; the message says whether the file is
+	// complete (a signal after the last measurement cut nothing).
+	if se := interruption(ctx); se != nil {
+		if !f.Partial {
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v after the last measurement: complete results written to %s", se, path)}
+		}
+		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: partial results (%d of %d rounds) written to %s; continue with --resume %s", se, f.RoundsDone, f.RoundsPlanned, path, path)}
 	}
 	if errors.Is(runErr, context.Canceled) {
 		return fmt.Errorf("interrupted: partial results written to %s; continue with --resume %s", path, path)

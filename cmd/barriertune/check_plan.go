@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,146 +10,200 @@ import (
 
 	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
 
-// planOptions are check's planning flags: --plan (and --exhaustive,
-// --keep, --model) print what the check would measure, from the cost
-// model, without measuring.
+// planOptions are check's planning flags: --plan prints what the check
+// would measure (the same plan step, measuring nothing) and --simulate
+// runs the same check on the cost model; --exhaustive, --keep, --model,
+// --latency, --from-results and --noise tune them and are refused without
+// them.
 type planOptions struct {
 	plan, exhaustive, simulate bool
 	keep                       int
+	noise                      float64
 	modelKind, latencyFile     string
+	fromResults                string
 }
 
 func (o *planOptions) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.plan, "plan", false, "print what the check would measure (placements, algorithms kept after pruning and why, estimated time) for every thread count 2..PUs, without measuring")
-	fs.BoolVar(&o.exhaustive, "exhaustive", false, "with --plan: measure every algorithm at every thread count (no pruning, no budget)")
-	fs.IntVar(&o.keep, "keep", check.DefaultKeep, "with --plan: predicted-best algorithms measured per thread count, besides the central and dissemination baselines")
-	fs.BoolVar(&o.simulate, "simulate", false, "run the whole check on the cost model instead of measuring (sets, pruning, selection, inference) and write a results file marked simulated to -o FILE")
+	fs.BoolVar(&o.plan, "plan", false, "print what the check would measure with the same flags (thread counts, placements, candidates, rounds, samples, estimated time, why each was kept or pruned), measuring nothing")
+	fs.BoolVar(&o.simulate, "simulate", false, "run the same check with the cost model as the measurer (simulated clock) and write a results file marked simulated to -o FILE")
+	fs.BoolVar(&o.exhaustive, "exhaustive", false, "with --plan or --simulate: every candidate at every thread count, no pruning and no budget cuts")
+	fs.IntVar(&o.keep, "keep", 3, "with --plan or --simulate: predicted-best algorithms kept per thread count when pruning, besides the central and dissemination baselines (1..64)")
+	fs.StringVar(&o.modelKind, "model", string(model.DefaultModel), "with --plan or --simulate: cost model that prunes and simulates (default or critical-path)")
 	fs.StringVar(&o.latencyFile, "latency", "", "with --plan or --simulate: predict with the one-way latency matrix in `FILE` (../shared/latency CSV format); without another topology source the tree is clustered from it")
-	fs.StringVar(&o.modelKind, "model", string(model.CriticalPathModel), "with --plan: cost model that prunes (critical-path or default)")
+	fs.StringVar(&o.fromResults, "from-results", "", "with --plan or --simulate: predict with the latencies and calibration recorded in the results `FILE`, as the live check that wrote it pruned")
+	fs.Float64Var(&o.noise, "noise", 0, "with --simulate: relative noise of each simulated sample (0..1)")
 }
 
 // active reports whether a planning flag asks check not to measure.
 func (o *planOptions) active() bool { return o.plan || o.simulate }
 
-// run plans on the topology of src, reading check's --budget (when given),
-// --sets-limit, --sample-time and --json from cmd.
-func (o *planOptions) run(cmd *cobra.Command, src *sourceFlags) error {
-	if o.keep < 1 {
-		return fmt.Errorf("--keep %d: want at least 1", o.keep)
+// validate refuses planning flags that mean nothing in the mode asked
+// for (usage errors, exit 2).
+func (o *planOptions) validate(fs *pflag.FlagSet) error {
+	if o.plan && o.simulate {
+		return usageErrorf("--plan and --simulate given together; choose one")
 	}
-	kind := model.Kind(o.modelKind)
-	if kind != model.CriticalPathModel && kind != model.DefaultModel {
-		return fmt.Errorf("--model %q: unknown cost model (accepted: %s, %s)", o.modelKind, model.CriticalPathModel, model.DefaultModel)
+	if !o.active() {
+		for _, name := range []string{"exhaustive", "keep", "model", "latency", "from-results", "noise"} {
+			if fs.Changed(name) {
+				return usageErrorf("--%s: only with --plan or --simulate (a live check measures; it prunes with the calibrated default model)", name)
+			}
+		}
+		return nil
 	}
-	topo, costs, err := o.topology(src)
+	if o.plan && fs.Changed("noise") {
+		return usageErrorf("--noise: only with --simulate")
+	}
+	if o.plan && fs.Changed("output") {
+		return usageErrorf("-o: --plan writes no file; drop -o, or use --simulate -o FILE")
+	}
+	if o.simulate && fs.Changed("resume") {
+		return usageErrorf("--resume: a simulated check is not resumed; run --simulate again")
+	}
+	if o.keep < 1 || o.keep > 64 {
+		return usageErrorf("--keep %d: want 1..64", o.keep)
+	}
+	if k := model.Kind(o.modelKind); k != model.CriticalPathModel && k != model.DefaultModel {
+		return usageErrorf("--model %q: unknown cost model (accepted: %s, %s)", o.modelKind, model.DefaultModel, model.CriticalPathModel)
+	}
+	if !(o.noise >= 0 && o.noise <= 1) {
+		return usageErrorf("--noise %g: want 0..1 (a relative standard deviation)", o.noise)
+	}
+	if o.latencyFile != "" && o.fromResults != "" {
+		return usageErrorf("--latency and --from-results given together; choose one source of latencies")
+	}
+	return nil
+}
+
+// run plans or simulates with the check's configuration cfg (validated by
+// checkOptions.config, the same as a live check's).
+func (o *planOptions) run(cmd *cobra.Command, opts *checkOptions, cfg check.Config) error {
+	topo, costs, calib, name, err := o.topology(&opts.src)
 	if err != nil {
 		return err
 	}
-	cfg := check.ScaleConfig{Topology: topo, Costs: costs, Model: kind, Keep: o.keep, Exhaustive: o.exhaustive}
-	fs := cmd.Flags()
-	if fs.Changed("budget") {
-		if cfg.Budget, err = fs.GetDuration("budget"); err != nil {
-			return err
+	cfg.Topology, cfg.Costs, cfg.Calibration = topo, costs, calib
+	cfg.Model, cfg.Keep, cfg.Exhaustive = model.Kind(o.modelKind), o.keep, o.exhaustive
+	cfg.Verbose = opts.global != nil && opts.global.verbose
+	if opts.resume != "" {
+		prev, err := results.Read(opts.resume)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
 		}
-		if cfg.Budget <= 0 {
-			return fmt.Errorf("--budget %s: want a positive duration", cfg.Budget)
-		}
-	}
-	if v, err := fs.GetInt("sets-limit"); err == nil {
-		if v < 1 {
-			return fmt.Errorf("--sets-limit %d: want at least 1", v)
-		}
-		cfg.SetsLimit = v
-	}
-	if v, err := fs.GetDuration("sample-time"); err == nil && v > 0 {
-		cfg.SampleTarget = v
-	}
-	if o.plan && o.simulate {
-		return fmt.Errorf("--plan and --simulate given together; choose one")
+		cfg.Resume = prev
 	}
 	start := time.Now()
 	w := cmd.OutOrStdout()
-	if o.simulate {
-		return o.runSimulate(cmd, cfg, src, start)
+	prm := model.DefaultParams()
+	if calib != nil {
+		prm = check.ParamsFrom(calib)
 	}
-	p, err := check.PlanScale(cfg)
+	if o.simulate {
+		topo.Source = name
+		m, err := check.NewModelMeasurer(topo, costs, cfg.Model, prm, o.noise, 1)
+		if err != nil {
+			return err
+		}
+		cfg.Measurer = m
+		return o.runSimulate(cmd, opts, cfg, start)
+	}
+	p, err := check.DryRun(cfg)
 	if err != nil {
 		return err
 	}
-	if asJSON, _ := fs.GetBool("json"); asJSON {
+	if opts.json {
 		return writeJSON(w, p)
 	}
-	fmt.Fprint(w, p.Text())
+	fmt.Fprint(w, p.Text(cfg.Verbose))
 	fmt.Fprintf(w, "planned in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-// topology loads the tree and the costs: with --latency the matrix's
-// latencies, on the tree of the topology source given, or else the tree
-// clustered from the matrix; without it the source's tree (the live one
-// by default) and its typical latencies.
-func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs, error) {
-	if o.latencyFile == "" {
+// topology loads the tree, the costs and the calibration: with --latency
+// the matrix's latencies, on the tree of the topology source given, or
+// else the tree clustered from the matrix; with --from-results the file's
+// latencies and calibration, on the file's tree unless a source is given;
+// otherwise the source's tree (the live one by default) and its typical
+// latencies. name names the machine for a simulated file.
+func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs, *results.Calibration, string, error) {
+	name := sourceName(src)
+	switch {
+	case o.fromResults != "":
+		f, err := results.Read(o.fromResults)
+		if err != nil {
+			return nil, nil, nil, "", fmt.Errorf("--from-results: %w", err)
+		}
+		var topo *hwtree.Topology
+		if src.live() {
+			if topo, err = hwtree.FromSynthetic(f.Machine.Topology); err != nil {
+				return nil, nil, nil, "", fmt.Errorf("--from-results %s: its machine's tree %q is not a synthetic string; give its topology (--xml, --sysfs-root): %w", o.fromResults, f.Machine.Topology, err)
+			}
+		} else if topo, err = src.load(); err != nil {
+			return nil, nil, nil, "", err
+		}
+		return topo, check.CostsFrom(topo, f), f.Calibration, "results " + o.fromResults, nil
+	case o.latencyFile == "":
 		topo, err := src.load()
-		return topo, nil, err
+		return topo, nil, nil, name, err
 	}
 	m, clustered, err := latency.LoadFile(o.latencyFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, "", err
 	}
+	name = "latency " + o.latencyFile
 	if src.live() {
-		return clustered, m.Costs(), nil
+		return clustered, m.Costs(), nil, name, nil
 	}
 	topo, err := src.load()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, "", err
 	}
 	costs := m.Costs()
 	for _, cpu := range topo.CPUs() {
 		if math.IsNaN(costs.Latency(cpu, cpu)) {
-			return nil, nil, fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.CPUs)-1, cpu)
+			return nil, nil, nil, "", fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.CPUs)-1, cpu)
 		}
 	}
-	return topo, costs, nil
+	return topo, costs, nil, name, nil
 }
 
 // runSimulate writes the simulated results file. It needs -o: a simulated
 // file must never replace this machine's measured results.
-func (o *planOptions) runSimulate(cmd *cobra.Command, cfg check.ScaleConfig, src *sourceFlags, start time.Time) error {
-	fs := cmd.Flags()
-	path, _ := fs.GetString("output")
-	if path == "" {
-		return fmt.Errorf("--simulate needs -o FILE: a simulated results file never replaces this machine's results")
+func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg check.Config, start time.Time) error {
+	if opts.output == "" {
+		return usageErrorf("--simulate needs -o FILE: a simulated results file never replaces this machine's results")
 	}
-	name := sourceName(src)
-	if o.latencyFile != "" {
-		name = "latency " + filepath.Base(o.latencyFile)
-	}
-	f, p, err := check.Simulate(check.SimulateConfig{ScaleConfig: cfg, Machine: name, Version: version()})
-	if err != nil {
+	f, err := check.Run(cmd.Context(), cfg)
+	if err != nil && f == nil {
 		return err
 	}
-	if err := results.Write(path, f); err != nil {
-		return err
+	if werr := results.Write(opts.output, f); werr != nil {
+		return werr
 	}
 	w := cmd.OutOrStdout()
-	if asJSON, _ := fs.GetBool("json"); asJSON {
-		return writeJSON(w, f)
+	if opts.json {
+		if err := writeJSON(w, f); err != nil {
+			return err
+		}
+		return err
 	}
 	for _, t := range f.Threads {
 		if t.Best == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%4d threads  %-16s %8.1f ns predicted  (%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label)
+		fmt.Fprintf(w, "%5d threads  %-24s %10.1f ns predicted  (%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label)
 	}
-	fmt.Fprintf(w, "simulated %d thread counts (%d measured in the plan, %d inferred) in %s; results written to %s\n",
-		len(f.Threads), p.Measured, p.Inferred, time.Since(start).Round(time.Millisecond), path)
-	return nil
+	for _, c := range f.Cuts {
+		fmt.Fprintf(w, "cut: %s\n", c)
+	}
+	fmt.Fprintf(w, "simulated %s in %s; results written to %s\n", text.Plural(len(f.Threads), "thread count"), time.Since(start).Round(time.Millisecond), opts.output)
+	return err
 }
 
 // sourceName names the topology source for a simulated file.

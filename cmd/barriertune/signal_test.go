@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	resultspkg "github.com/barriertune/barriertune/results"
 )
 
 // TestSignalExitCodes interrupts long bench and check runs as the user
@@ -38,10 +40,11 @@ func TestSignalExitCodes(t *testing.T) {
 		{"bench SIGINT", syscall.SIGINT, 130, []string{"bench", "--algorithm", "central", "--threads", "2", "--samples", "100000", "--sample-time", "1ms"}, "bench: ", "central", "interrupted by SIGINT"},
 		{"bench SIGTERM", syscall.SIGTERM, 143, []string{"bench", "--algorithm", "central", "--threads", "2", "--samples", "100000", "--sample-time", "1ms"}, "bench: ", "central", "interrupted by SIGTERM"},
 		{"check SIGINT", syscall.SIGINT, 130, []string{"check", "-o", results, "--threads", "2", "--sample-time", "20ms", "--budget", "10m"}, "check: ", "results written to " + results, "continue with --resume"},
+		// Later rounds: the first pass is quick, the signal comes during
+		// the rounds after it; the file must say it is partial.
+		{"check SIGTERM later rounds", syscall.SIGTERM, 143, []string{"check", "-o", results, "--threads", "2", "--algorithms", "central", "--sample-time", "1ms", "--budget", "10m"}, "check: ", "results written to " + results, "continue with --resume"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.args[0] == "check" {
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, exe, c.args...)
@@ -82,6 +85,18 @@ func TestSignalExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), c.stdout) {
 				t.Errorf("stdout lacks %q:\n%s", c.stdout, out.String())
+			}
+			if c.args[0] == "check" {
+				f, err := resultspkg.Read(results + ".partial")
+				if err != nil {
+					f, err = resultspkg.Read(results)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !f.Partial || f.RoundsDone >= f.RoundsPlanned {
+					t.Errorf("interrupted check wrote partial %v, rounds %d of %d", f.Partial, f.RoundsDone, f.RoundsPlanned)
+				}
 			}
 		})
 	}
