@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/measure"
@@ -40,13 +41,27 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 	}
 }
 
-// point is one measurement the fit uses: measured minus the critical
-// path, over the stages, and the contention terms Σk and Σk².
-type point struct{ y, stages, k1, k2 float64 }
+// maxFitPoints caps the measurements the calibration fits to.
+const maxFitPoints = 24
 
-// fitParams fits SignalOverheadNs (and, when the measurements separate
-// them, ContentionNs and ContentionGrowthNs) by least squares; the other
-// constants keep their defaults.
+// point is one measurement the fit uses: a flat spinning candidate on a
+// placement of the first thread count, and its measured median.
+type point struct {
+	alg   string
+	fanIn int
+	cpus  []int
+	y     float64
+}
+
+// fitParams fits the default model's per-signal overhead and its two
+// line-transfer fractions (model.Params.FlagRefetchFraction and
+// CounterTransferFraction) to the first round by least squares over the
+// model's own predictions (model.PredictWith), so the fit follows the
+// model as it is written rather than a copy of its terms: coordinate
+// descent, a bounded search on each constant in turn, three passes. A
+// constant the measurements cannot move (no candidate's prediction
+// depends on it, as at 2 threads) keeps its default, and the description
+// says which constants were fitted.
 func fitParams(p *plan, s *samples, costs model.Costs) (model.Params, int, string) {
 	prm := model.DefaultParams()
 	u := p.units[0]
@@ -63,95 +78,151 @@ func fitParams(p *plan, s *samples, costs model.Costs) (model.Params, int, strin
 			if r.Dropped || len(r.Samples) == 0 || r.Algorithm == "hybrid" || blocking(r.Algorithm) {
 				continue
 			}
-			pat, err := model.PatternOf(r.Algorithm, len(set.CPUs), r.FanIn)
-			if err != nil || len(pat) == 0 {
+			if _, err := model.PatternOf(r.Algorithm, len(set.CPUs), r.FanIn); err != nil {
 				continue
 			}
-			pt := point{y: medianOf(r.Samples) - model.CriticalPath(pat, set.CPUs, costs)}
-			for _, st := range pat {
-				if len(st) > 0 {
-					pt.stages++
-				}
-				if r.Algorithm == "central" || r.Algorithm == "combining" {
-					in := map[int]int{}
-					most := 0
-					for _, sg := range st {
-						in[sg.To]++
-						most = max(most, in[sg.To])
-					}
-					k := float64(most - 1)
-					pt.k1 += k
-					pt.k2 += k * k
-				}
-			}
-			if pt.stages > 0 {
-				pts = append(pts, pt)
-			}
+			pts = append(pts, point{alg: r.Algorithm, fanIn: r.FanIn, cpus: set.CPUs, y: medianOf(r.Samples)})
 		}
 	}
 	if len(pts) == 0 {
 		return prm, 0, "defaults: nothing to fit on"
 	}
-	distinct := map[float64]bool{}
-	for _, pt := range pts {
-		if pt.k1 > 0 {
-			distinct[pt.k1] = true
+	if len(pts) > maxFitPoints { // every k-th: the fit's cost stays bounded on big machines
+		thin := make([]point, 0, maxFitPoints)
+		for i := range maxFitPoints {
+			thin = append(thin, pts[i*len(pts)/maxFitPoints])
 		}
+		pts = thin
 	}
-	fitted := "signal overhead"
-	if x, ok := solve3(pts); ok && len(distinct) >= 2 && x[1] >= 0 && x[2] >= 0 {
-		prm.SignalOverheadNs, prm.ContentionNs, prm.ContentionGrowthNs = x[0], x[1], x[2]
-		fitted = "signal overhead and contention"
-	} else {
-		var num, den float64
+	sse := func(q model.Params) float64 {
+		e := 0.0
 		for _, pt := range pts {
-			num += pt.stages * (pt.y - pt.k1*prm.ContentionNs - pt.k2*prm.ContentionGrowthNs)
-			den += pt.stages * pt.stages
+			v, err := model.PredictWith(model.DefaultModel, pt.alg, pt.cpus, costs, pt.fanIn, q)
+			if err != nil {
+				return math.Inf(1)
+			}
+			e += (v - pt.y) * (v - pt.y)
 		}
-		prm.SignalOverheadNs = num / den
+		return e
 	}
-	// A latency must stay positive: the overhead is added to every signal.
+	lowOverhead := 0.0
 	if !math.IsInf(minFloor, 0) {
-		prm.SignalOverheadNs = max(prm.SignalOverheadNs, -minFloor/2)
-	} else {
-		prm.SignalOverheadNs = max(prm.SignalOverheadNs, 0)
+		lowOverhead = -minFloor / 2 // a latency must stay positive
 	}
-	prm.SignalOverheadNs = math.Round(prm.SignalOverheadNs*10) / 10
-	prm.ContentionNs = math.Round(prm.ContentionNs*10) / 10
-	prm.ContentionGrowthNs = math.Round(prm.ContentionGrowthNs*100) / 100
-	return prm, len(pts), fmt.Sprintf("%s fitted to %d measurements of the first round at %d threads", fitted, len(pts), u.threads)
+	highOverhead := 1000.0
+	if !math.IsInf(minFloor, 0) {
+		highOverhead = max(highOverhead, 4*minFloor)
+	}
+	type knob struct {
+		name     string
+		at       func(*model.Params) *float64
+		lo, hi   float64
+		resolves float64 // rounding of the fitted value
+	}
+	knobs := []knob{
+		{"signal overhead", func(q *model.Params) *float64 { return &q.SignalOverheadNs }, lowOverhead, highOverhead, 0.1},
+		{"flag refetch", func(q *model.Params) *float64 { return &q.FlagRefetchFraction }, 0, 1, 0.01},
+		{"counter transfer", func(q *model.Params) *float64 { return &q.CounterTransferFraction }, 0, 1, 0.01},
+	}
+	// A knob moves the fit only when some prediction depends on it.
+	var fitted []string
+	var live []knob
+	for _, k := range knobs {
+		lo, hi := prm, prm
+		*k.at(&lo), *k.at(&hi) = k.lo, k.hi
+		if sse(lo) != sse(hi) {
+			live = append(live, k)
+			fitted = append(fitted, k.name)
+		}
+	}
+	// The fractions trade off against the overhead along a valley: start
+	// the descent from the best point of a coarse joint grid over the live
+	// fractions (the overhead minimised at each), then refine.
+	var fracs []knob
+	var over *knob
+	for i := range live {
+		if live[i].name == "signal overhead" {
+			over = &live[i]
+		} else {
+			fracs = append(fracs, live[i])
+		}
+	}
+	if len(fracs) > 0 {
+		bestE, start := math.Inf(1), prm
+		var walk func(i int, q model.Params)
+		walk = func(i int, q model.Params) {
+			if i == len(fracs) {
+				if over != nil {
+					*over.at(&q) = minimise(func(x float64) float64 {
+						r := q
+						*over.at(&r) = x
+						return sse(r)
+					}, over.lo, over.hi, 1)
+				}
+				if e := sse(q); e < bestE {
+					bestE, start = e, q
+				}
+				return
+			}
+			for x := 0.0; x <= 1+1e-9; x += 0.1 {
+				*fracs[i].at(&q) = x
+				walk(i+1, q)
+			}
+		}
+		walk(0, prm)
+		prm = start
+	}
+	for range 4 {
+		for _, k := range live {
+			*k.at(&prm) = minimise(func(x float64) float64 {
+				q := prm
+				*k.at(&q) = x
+				return sse(q)
+			}, k.lo, k.hi, k.resolves)
+		}
+	}
+	for _, k := range live {
+		v := k.at(&prm)
+		*v = math.Round(*v/k.resolves) * k.resolves
+	}
+	if len(fitted) == 0 {
+		return prm, len(pts), fmt.Sprintf("defaults: no constant moves the predictions of the %d measurements of the first round at %d threads", len(pts), u.threads)
+	}
+	return prm, len(pts), fmt.Sprintf("%s fitted to %d measurements of the first round at %d threads", strings.Join(fitted, ", "), len(pts), u.threads)
 }
 
-// solve3 is the least-squares fit of y on (stages, k1, k2): the normal
-// equations solved by Cramer's rule; ok is false when they are singular.
-func solve3(pts []point) ([3]float64, bool) {
-	var a [3][3]float64
-	var b [3]float64
-	for _, pt := range pts {
-		v := [3]float64{pt.stages, pt.k1, pt.k2}
-		for i := range 3 {
-			for j := range 3 {
-				a[i][j] += v[i] * v[j]
-			}
-			b[i] += v[i] * pt.y
+// minimise returns an x in [lo, hi] where f is least: a grid of 41 points,
+// then golden-section search around the best of them down to tol (f need
+// not be unimodal over the whole range, only near its minimum).
+func minimise(f func(float64) float64, lo, hi, tol float64) float64 {
+	const grid = 40
+	best, bx := math.Inf(1), lo
+	step := (hi - lo) / grid
+	for i := 0; i <= grid; i++ {
+		x := lo + float64(i)*step
+		if v := f(x); v < best {
+			best, bx = v, x
 		}
 	}
-	det := func(m [3][3]float64) float64 {
-		return m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) - m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) + m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
-	}
-	d := det(a)
-	if math.Abs(d) < 1e-9 {
-		return [3]float64{}, false
-	}
-	var x [3]float64
-	for c := range 3 {
-		m := a
-		for r := range 3 {
-			m[r][c] = b[r]
+	a, b := max(lo, bx-step), min(hi, bx+step)
+	g := (math.Sqrt(5) - 1) / 2
+	c, d := b-g*(b-a), a+g*(b-a)
+	fc, fd := f(c), f(d)
+	for b-a > tol {
+		if fc < fd {
+			b, d, fd = d, c, fc
+			c = b - g*(b-a)
+			fc = f(c)
+		} else {
+			a, c, fc = c, d, fd
+			d = a + g*(b-a)
+			fd = f(d)
 		}
-		x[c] = det(m) / d
 	}
-	return x, true
+	if x := (a + b) / 2; f(x) <= best {
+		return x
+	}
+	return bx
 }
 
 // blocking reports whether alg is a blocking baseline (wake-ups, not

@@ -19,7 +19,7 @@ func TestCalibrationRecoversTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := model.DefaultParams()
-	truth.SignalOverheadNs, truth.ContentionNs, truth.ContentionGrowthNs = 20, 100, 3
+	truth.SignalOverheadNs, truth.FlagRefetchFraction, truth.CounterTransferFraction = 20, 0.3, 0.6
 	m, err := NewModelMeasurer(topo, nil, model.DefaultModel, truth, 0, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +38,8 @@ func TestCalibrationRecoversTheModel(t *testing.T) {
 	for _, x := range []struct {
 		name      string
 		got, want float64
-	}{{"signal overhead", got.SignalOverheadNs, 20}, {"contention", got.ContentionNs, 100}, {"growth", got.ContentionGrowthNs, 3}} {
-		if math.Abs(x.got-x.want) > 0.05*math.Abs(x.want)+0.1 {
+	}{{"signal overhead", got.SignalOverheadNs, 20}, {"flag refetch", got.FlagRefetchFraction, 0.3}, {"counter transfer", got.CounterTransferFraction, 0.6}} {
+		if math.Abs(x.got-x.want) > 0.05*math.Abs(x.want)+0.02 {
 			t.Errorf("%s fitted %.2f, want %.2f (%s)", x.name, x.got, x.want, c.FittedOn)
 		}
 	}

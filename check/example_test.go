@@ -32,6 +32,6 @@ func ExampleRun() {
 	fmt.Println("simulated:", f.Simulated, "partial:", f.Partial)
 	// Output:
 	// 2 threads: dissemination on (a2, b0), 10 ns predicted
-	// 16 threads: static-tree(4) on (a8, b8), 380 ns predicted
+	// 16 threads: dissemination on (a8, b8), 460 ns predicted
 	// simulated: true partial: false
 }
