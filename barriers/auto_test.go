@@ -3,7 +3,6 @@ package barriers
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,14 +51,18 @@ func TestAutoPicksTheWinner(t *testing.T) {
 	if _, ok := b.(*mcs); !ok {
 		t.Errorf("Auto(2) is %T, want the tuned mcs", b)
 	}
-	// Another count takes the nearest measured count's algorithm, not its CPUs.
-	if tu := Tuned(1); tu.Algorithm != "mcs" || tu.CPUs != nil {
+	// Another count takes the nearest measured count's algorithm, packed
+	// on the first allowed CPUs.
+	if tu := Tuned(1); tu.Algorithm != "mcs" || tu.Rule != results.RuleNearest || len(tu.CPUs) != 1 || tu.CPUs[0] != allowedCPUs(t)[0] {
 		t.Errorf("Tuned(1) = %+v", tu)
 	}
-	// More participants than GOMAXPROCS are another regime: goroutine.
-	over := max(runtime.GOMAXPROCS(0)+1, 3) // the file has an entry for 2
-	if tu := Tuned(over); tu.Algorithm != "goroutine" || !strings.Contains(tu.Fallback, "GOMAXPROCS") {
-		t.Errorf("Tuned(%d) = %+v, want goroutine for more participants than GOMAXPROCS", over, tu)
+	// More participants than allowed CPUs are another regime: goroutine,
+	// round-robin, on an unpinned team.
+	over := len(allowedCPUs(t)) + 1 // the file has an entry for 2
+	if tu := Tuned(over); tu.Algorithm != "goroutine" || tu.Rule != results.RuleOversubscribed || len(tu.CPUs) != over {
+		t.Errorf("Tuned(%d) = %+v, want goroutine for more participants than CPUs", over, tu)
+	} else if team, err := tu.Team(); err != nil || team.Pinned() {
+		t.Errorf("Tuned(%d).Team() pinned %v, %v: want plain goroutines", over, team.Pinned(), err)
 	}
 	team, err := tu.Team()
 	if err != nil || !team.Pinned() || !slices.Equal(team.CPUs(), tu.CPUs) {
@@ -108,6 +111,15 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
 		t.Errorf("a file without winners must fall back: %+v", tu)
 	}
+}
+
+// allowedCPUs are the CPUs this process may run on.
+func allowedCPUs(t *testing.T) []int {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	return allowed.Members()
 }
 
 // machine is this machine's fingerprint as the check records it (with a
