@@ -111,8 +111,15 @@ func (f *Found) Summary() string {
 	return s
 }
 
-// ErrNoResults is wrapped by Find's error when no file applies.
+// ErrNoResults is what Find's error matches (errors.Is) when no file
+// applies.
 var ErrNoResults = errors.New("no results file applies")
+
+// noResults is Find's error: its own message, matching ErrNoResults.
+type noResults struct{ msg string }
+
+func (e noResults) Error() string        { return e.msg }
+func (e noResults) Is(target error) bool { return target == ErrNoResults }
 
 // Find returns the first file of the lookup order that applies. Its error,
 // when none does, wraps ErrNoResults and names every file tried: "no
@@ -144,20 +151,20 @@ func (fd Finder) Find() (*Found, error) {
 	}
 	paths := fd.Paths()
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: no file to try (no per-user directory and no system file configured); give a path", ErrNoResults)
+		return nil, noResults{"no results file to try (no per-user directory and no system file configured); give a path"}
 	}
 	if missing == len(skipped) {
 		nor := ""
 		if len(paths) > 1 {
 			nor = " (nor " + strings.Join(paths[1:], ", ") + ")"
 		}
-		return nil, fmt.Errorf("%w: no results file at %s%s: run barriertune check", ErrNoResults, paths[0], nor)
+		return nil, noResults{fmt.Sprintf("no results file at %s%s: run barriertune check", paths[0], nor)}
 	}
 	var parts []string
 	for _, k := range skipped {
 		parts = append(parts, k.Path+": "+k.Reason)
 	}
-	return nil, fmt.Errorf("%w: %s; run barriertune check", ErrNoResults, strings.Join(parts, "; "))
+	return nil, noResults{fmt.Sprintf("no results file applies: %s; run barriertune check", strings.Join(parts, "; "))}
 }
 
 // mismatch says why f does not apply here, or "".

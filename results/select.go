@@ -84,6 +84,15 @@ func (f *File) Selector() (*Selector, error) {
 	t := f.Machine.Tree
 	if t == nil {
 		t = &Tree{CPUs: f.Machine.AllowedCPUs}
+		if t.CPUs == "" { // no fingerprint at all: the CPUs the file names
+			var all []int
+			for _, e := range f.Threads {
+				if e.Best != nil && validCPUs(e.Best.CPUs) {
+					all = append(all, e.Best.CPUs...)
+				}
+			}
+			t.CPUs = cpuset.Of(all...).String()
+		}
 	}
 	bt, err := t.build()
 	if err != nil {
