@@ -368,6 +368,10 @@ func Write(path string, f *File) error {
 		return fmt.Errorf("writing results: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil { // whatever the umask: every user reads it
+		tmp.Close()
+		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
@@ -417,7 +421,14 @@ func CheckWritable(path string) error {
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results path %s: cannot create its directory: %w", path, err)
+		missing := dir // the first directory of path that does not exist
+		for p := dir; filepath.Dir(p) != p; p = filepath.Dir(p) {
+			if _, err := os.Stat(filepath.Dir(p)); err == nil {
+				missing = p
+				break
+			}
+		}
+		return fmt.Errorf("results path %s: cannot create the directory %s: %w", path, missing, errors.Unwrap(err))
 	}
 	tmp, err := createTemp(dir)
 	if err != nil {
@@ -502,6 +513,9 @@ func Read(path string) (*File, error) {
 func Parse(data []byte, name string) (*File, error) {
 	var probe struct {
 		Schema *string `json:"schema"`
+	}
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '{' {
+		return nil, fmt.Errorf("results file %s is not a barriertune results file (not a JSON object); give the file `barriertune check` wrote", name)
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		var se *json.SyntaxError

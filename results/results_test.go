@@ -73,7 +73,8 @@ func TestReadErrors(t *testing.T) {
 		want string
 	}{
 		"truncated.json": {good[:len(good)/2], "not valid JSON (truncated or corrupted"},
-		"garbage.json":   {[]byte("\x00\x01binary"), "not valid JSON"},
+		"garbage.json":   {[]byte("\x00\x01binary"), "not a barriertune results file (not a JSON object)"},
+		"README.md":      {[]byte("# barriertune\n\nA barrier autotuner.\n"), "not a barriertune results file (not a JSON object)"},
 		"foreign.json":   {[]byte(`{"name": "something else"}`), `no "schema" field`},
 		"future.json":    {[]byte(`{"schema": "barriertune.results/v9"}`), `schema "barriertune.results/v9"`},
 		"array.json":     {[]byte(`[1, 2]`), "not a barriertune results file"},
