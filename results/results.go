@@ -367,7 +367,7 @@ func Write(path string, f *File) error {
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
+	defer os.Remove(tmp.Name())              // no-op after the rename
 	if err := tmp.Chmod(0o644); err != nil { // whatever the umask: every user reads it
 		tmp.Close()
 		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
