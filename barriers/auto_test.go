@@ -194,3 +194,30 @@ func TestLightDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestTunedBySystemFile: with no $BARRIERTUNE_RESULTS and no per-user file
+// (another uid, env -i), Tuned takes the system-wide file's choice; a
+// per-user file recorded on another machine falls through to it.
+func TestTunedBySystemFile(t *testing.T) {
+	sys := writeResults(t, nil)
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	fd := results.Finder{System: []string{sys}, Host: results.Host(allowed.String())}
+	if tu := TunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.RuleMeasured || len(tu.Skipped) != 0 {
+		t.Errorf("system file only: %+v", tu)
+	}
+	fd.User = writeResults(t, func(f *results.File) {
+		f.Machine.CPU.Name = "Imaginary CPU 9000"
+		f.Threads[0].Best.Algorithm = "central"
+	})
+	tu := TunedBy(fd, 2)
+	if tu.Algorithm != "mcs" || tu.Source != sys || len(tu.Skipped) != 1 || !strings.Contains(tu.Skipped[0], "Imaginary") {
+		t.Errorf("foreign per-user file: %+v, want the system file's mcs and the per-user file skipped", tu)
+	}
+	fd.System = []string{filepath.Join(t.TempDir(), "none.json")}
+	if tu := TunedBy(fd, 2); tu.Fallback == "" || !strings.Contains(tu.Fallback, "Imaginary") {
+		t.Errorf("no file applies: %+v, want the fallback with the reason", tu)
+	}
+}

@@ -236,6 +236,7 @@ func simulatedMachine(topo *hwtree.Topology, name string) results.Machine {
 		AllowedCPUs:  topo.Allowed().String(),
 		GoVersion:    runtime.Version(),
 		GOMAXPROCS:   len(topo.PUs()),
+		Tree:         LightTree(topo), // show/export select inside subsets of it
 	}
 	if s, err := topo.Synthetic(); err == nil {
 		m.Topology = s

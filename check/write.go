@@ -25,7 +25,7 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]bool, error) {
 	}
 	done := map[int]bool{}
 	if r := cfg.Resume; r != nil {
-		if why := r.Machine.Mismatch(f.Machine); why != "" {
+		if why := r.Machine.ResumeMismatch(f.Machine); why != "" {
 			return nil, nil, fmt.Errorf("cannot resume results of another machine: %s", why)
 		}
 		f.Floor = r.Floor

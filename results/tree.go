@@ -257,18 +257,25 @@ func (r *realizer) children(a, b *treeNode) map[int]int {
 		if a == b {
 			cands = append([]*treeNode{left[i]}, b.children...)
 		}
-		for _, c := range cands {
-			if seen[c] || c.shape != left[i].shape || !c.cpus.Intersects(r.allowed) {
-				continue
-			}
-			if r.node(left[i], c) == nil {
-				continue // no edge: c stays free for the other children
-			}
-			seen[c] = true
-			j, taken := matchR[c]
-			if !taken || try(j, seen) {
-				matchR[c], matchL[i] = i, c
-				return true
+		// Free objects first, in tree order, so that ranks keep their
+		// order where they can; then augmenting paths through taken ones.
+		for pass := 0; pass < 2; pass++ {
+			for _, c := range cands {
+				if seen[c] || c.shape != left[i].shape || !c.cpus.Intersects(r.allowed) {
+					continue
+				}
+				j, taken := matchR[c]
+				if taken != (pass == 1) {
+					continue
+				}
+				if r.node(left[i], c) == nil {
+					continue // no edge: c stays free for the other children
+				}
+				seen[c] = true
+				if !taken || try(j, seen) {
+					matchR[c], matchL[i] = i, c
+					return true
+				}
 			}
 		}
 		return false

@@ -80,7 +80,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		return err
 	}
 	opts.global.verbosef(stderr, "show: %s", rs.summary())
-	if rs.why == "given" && !opts.global.quiet {
+	if rs.why == "given" && opts.threads == 0 && !opts.global.quiet {
 		if topo, err := hwtree.Live(); err == nil {
 			if why := rs.file.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
 				for _, l := range wrap("warning: these results are from another machine: " + why) {
