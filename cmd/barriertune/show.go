@@ -181,6 +181,16 @@ func wrap(s string) []string {
 	return append(lines, line)
 }
 
+// validOr returns cpus when every index fits a cpuset, else nil.
+func validOr(cpus []int) []int {
+	for _, c := range cpus {
+		if c < 0 || c > cpuset.MaxCPU {
+			return nil
+		}
+	}
+	return cpus
+}
+
 // rankList shows a rank-ordered CPU list: ranges where ranks run over
 // consecutive CPUs ("0-3,8", model.go's cpuList), "round-robin over S"
 // when CPUs repeat.
@@ -275,7 +285,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			rob = fmt.Sprintf("%s (worst %.0f ns)", t.Robust.Algorithm, t.Robust.WorstMedianNs)
 		}
 		place := text.Elide(rankList(placed), 32)
-		if label != "" {
+		if label != "" && cpuset.Of(validOr(placed)...).Len() == len(placed) { // round-robin says itself
 			place = text.Elide(label, 24) + " " + place
 		}
 		incomplete := ""
