@@ -35,6 +35,10 @@ type TreeLevel struct {
 // hostile file cannot make a reader build an unbounded one.
 const maxTreeObjects = 1 << 20
 
+// maxTreeMembers caps the CPUs of all a tree's objects together (65,536
+// CPUs on 128 levels), so that building it stays cheap whatever the file.
+const maxTreeMembers = 1 << 23
+
 // treeNode is one object of a built tree.
 type treeNode struct {
 	typ      string
@@ -70,6 +74,7 @@ func (t *Tree) build() (*builtTree, error) {
 		size  int
 	}
 	var objs []obj
+	total := 0
 	for li, l := range t.Levels {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
@@ -86,7 +91,11 @@ func (t *Tree) build() (*builtTree, error) {
 			if set.IsEmpty() || !set.SubsetOf(all) {
 				return nil, fmt.Errorf("tree level %s: object CPUs %q are empty or outside the tree's CPUs %s", l.Type, s, t.CPUs)
 			}
-			objs = append(objs, obj{li, set, set.Len()})
+			size := set.Len()
+			if total += size; total > maxTreeMembers {
+				return nil, fmt.Errorf("the tree's objects hold over %d CPUs in all; at most that many are read", maxTreeMembers)
+			}
+			objs = append(objs, obj{li, set, size})
 		}
 	}
 	// Larger objects first; for equal CPUs the level nearer the root first.
