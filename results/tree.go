@@ -39,10 +39,30 @@ const maxTreeObjects = 1 << 20
 // CPUs on 128 levels), so that building it stays cheap whatever the file.
 const maxTreeMembers = 1 << 23
 
+// maxTreeWords caps the 64-bit words of the objects' parsed CPU sets
+// together (128 MiB at most, parsed one at a time; a tree of 8,192 CPUs
+// needs a few million).
+const maxTreeWords = 1 << 24
+
+// lastIndex is the largest CPU index a list names, read from its digits
+// (an index over cpuset.MaxCPU counts as MaxCPU: the parser refuses it).
+func lastIndex(list string) int {
+	most, n := 0, 0
+	for i := 0; i <= len(list); i++ {
+		if i < len(list) && list[i] >= '0' && list[i] <= '9' {
+			n = min(n*10+int(list[i]-'0'), cpuset.MaxCPU)
+			continue
+		}
+		most, n = max(most, n), 0
+	}
+	return most
+}
+
 // treeNode is one object of a built tree.
 type treeNode struct {
 	typ      string
-	cpus     cpuset.Set
+	first    int // its first CPU
+	size     int // its number of CPUs
 	cpu      int // the PU's OS index; -1 for other objects
 	parent   *treeNode
 	children []*treeNode
@@ -68,13 +88,14 @@ func (t *Tree) build() (*builtTree, error) {
 		return nil, fmt.Errorf("tree cpus %q: the tree has no CPU", t.CPUs)
 	}
 	count := all.Len()
+	// Objects keep their CPUs as lists, not dense sets: a set of high
+	// CPU indexes costs a word per 64 indexes below them.
 	type obj struct {
 		level int
-		set   cpuset.Set
-		size  int
+		cpus  []int
 	}
 	var objs []obj
-	total := 0
+	total, words := 0, 0
 	for li, l := range t.Levels {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
@@ -84,6 +105,11 @@ func (t *Tree) build() (*builtTree, error) {
 			return nil, fmt.Errorf("the tree has over %d objects; at most that many are read", maxTreeObjects)
 		}
 		for _, s := range l.Sets {
+			// A parsed set costs a word per 64 indexes below its last CPU:
+			// bound the words before parsing.
+			if words += lastIndex(s)/64 + 1; words > maxTreeWords {
+				return nil, fmt.Errorf("the tree's object CPU lists are too large (over %d words of sets); at most that is read", maxTreeWords)
+			}
 			set, err := cpuset.ParseList(s)
 			if err != nil {
 				return nil, fmt.Errorf("tree level %s: %w", l.Type, err)
@@ -95,35 +121,35 @@ func (t *Tree) build() (*builtTree, error) {
 			if total += size; total > maxTreeMembers {
 				return nil, fmt.Errorf("the tree's objects hold over %d CPUs in all; at most that many are read", maxTreeMembers)
 			}
-			objs = append(objs, obj{li, set, size})
+			objs = append(objs, obj{li, set.Members()})
 		}
 	}
 	// Larger objects first; for equal CPUs the level nearer the root first.
 	sort.SliceStable(objs, func(i, j int) bool {
-		if objs[i].size != objs[j].size {
-			return objs[i].size > objs[j].size
+		if len(objs[i].cpus) != len(objs[j].cpus) {
+			return len(objs[i].cpus) > len(objs[j].cpus)
 		}
 		return objs[i].level < objs[j].level
 	})
 	bt := &builtTree{all: all, pu: map[int]*treeNode{}}
-	bt.root = &treeNode{typ: "Machine", cpus: all, cpu: -1}
-	owner := map[int]*treeNode{}
 	members := all.Members()
+	bt.root = &treeNode{typ: "Machine", first: members[0], size: len(members), cpu: -1}
+	owner := make(map[int]*treeNode, len(members))
 	for _, c := range members {
 		owner[c] = bt.root
 	}
 	for _, o := range objs {
-		cpus := o.set.Members()
+		cpus := o.cpus
 		parent := owner[cpus[0]]
 		for _, c := range cpus {
 			if owner[c] != parent {
-				return nil, fmt.Errorf("tree level %s: object CPUs %s partially overlap another object", t.Levels[o.level].Type, o.set)
+				return nil, fmt.Errorf("tree level %s: object CPUs %s partially overlap another object", t.Levels[o.level].Type, listOf(cpus))
 			}
 		}
-		if parent.cpus.Equal(o.set) && parent.typ == t.Levels[o.level].Type {
-			return nil, fmt.Errorf("tree level %s: object CPUs %s appear twice", parent.typ, o.set)
+		if parent.size == len(cpus) && parent.typ == t.Levels[o.level].Type {
+			return nil, fmt.Errorf("tree level %s: object CPUs %s appear twice", parent.typ, listOf(cpus))
 		}
-		n := &treeNode{typ: t.Levels[o.level].Type, cpus: o.set, cpu: -1, parent: parent}
+		n := &treeNode{typ: t.Levels[o.level].Type, first: cpus[0], size: len(cpus), cpu: -1, parent: parent}
 		parent.children = append(parent.children, n)
 		for _, c := range cpus {
 			owner[c] = n
@@ -131,14 +157,14 @@ func (t *Tree) build() (*builtTree, error) {
 	}
 	for _, c := range members {
 		p := owner[c]
-		n := &treeNode{typ: "PU", cpus: cpuset.Of(c), cpu: c, parent: p}
+		n := &treeNode{typ: "PU", first: c, size: 1, cpu: c, parent: p}
 		p.children = append(p.children, n)
 		bt.pu[c] = n
 	}
 	shapes := map[string]int{}
 	var rec func(n *treeNode)
 	rec = func(n *treeNode) {
-		slices.SortFunc(n.children, func(a, b *treeNode) int { return a.cpus.First() - b.cpus.First() })
+		slices.SortFunc(n.children, func(a, b *treeNode) int { return a.first - b.first })
 		ids := make([]int, len(n.children))
 		for i, c := range n.children {
 			rec(c)
@@ -165,6 +191,20 @@ func (t *Tree) build() (*builtTree, error) {
 	return bt, nil
 }
 
+// count returns how many of cpus lie below each object.
+func (bt *builtTree) count(cpus []int) map[*treeNode]int {
+	m := map[*treeNode]int{}
+	for _, c := range cpus {
+		for n := bt.pu[c]; n != nil; n = n.parent {
+			m[n]++
+		}
+	}
+	return m
+}
+
+// listOf is a CPU list in list form, for errors.
+func listOf(cpus []int) string { return cpuset.Of(cpus...).String() }
+
 // inOrder returns the CPUs of s in the tree's depth-first order.
 func (bt *builtTree) inOrder(s cpuset.Set) []int {
 	var out []int
@@ -185,8 +225,9 @@ const maxRealizeSteps = 1 << 22
 // into the allowed set.
 type realizer struct {
 	bt      *builtTree
-	marked  cpuset.Set // the recorded placement
+	marked  map[*treeNode]int // marked CPUs below each object (the recorded placement)
 	allowed cpuset.Set
+	room    map[*treeNode]int // allowed CPUs below each object
 	memo    map[[2]*treeNode]map[int]int // nil map: cannot be realised
 	steps   int
 }
@@ -209,7 +250,8 @@ func (bt *builtTree) realize(cpus []int, allowed cpuset.Set) []int {
 	if marked.Len() > allowed.And(bt.all).Len() {
 		return nil
 	}
-	r := &realizer{bt: bt, marked: marked, allowed: allowed, memo: map[[2]*treeNode]map[int]int{}}
+	r := &realizer{bt: bt, marked: bt.count(cpus), allowed: allowed, room: bt.count(allowed.And(bt.all).Members()),
+		memo: map[[2]*treeNode]map[int]int{}}
 	m := r.node(bt.root, bt.root)
 	if m == nil {
 		return nil
@@ -238,7 +280,7 @@ func (r *realizer) node(a, b *treeNode) map[int]int {
 		if r.allowed.Has(b.cpu) {
 			m = map[int]int{a.cpu: b.cpu}
 		}
-	case !a.cpus.Intersects(r.marked):
+	case r.marked[a] == 0:
 		m = map[int]int{}
 	default:
 		m = r.children(a, b)
@@ -253,7 +295,7 @@ func (r *realizer) node(a, b *treeNode) map[int]int {
 func (r *realizer) children(a, b *treeNode) map[int]int {
 	var left []*treeNode
 	for _, c := range a.children {
-		if c.cpus.Intersects(r.marked) {
+		if r.marked[c] > 0 {
 			left = append(left, c)
 		}
 	}
@@ -270,7 +312,7 @@ func (r *realizer) children(a, b *treeNode) map[int]int {
 		// order where they can; then augmenting paths through taken ones.
 		for pass := 0; pass < 2; pass++ {
 			for _, c := range cands {
-				if seen[c] || c.shape != left[i].shape || !c.cpus.Intersects(r.allowed) {
+				if seen[c] || c.shape != left[i].shape || r.room[c] < r.marked[left[i]] {
 					continue
 				}
 				j, taken := matchR[c]
