@@ -227,7 +227,7 @@ type realizer struct {
 	bt      *builtTree
 	marked  map[*treeNode]int // marked CPUs below each object (the recorded placement)
 	allowed cpuset.Set
-	room    map[*treeNode]int // allowed CPUs below each object
+	room    map[*treeNode]int            // allowed CPUs below each object
 	memo    map[[2]*treeNode]map[int]int // nil map: cannot be realised
 	steps   int
 }
