@@ -63,7 +63,7 @@ Results go to -o FILE, or by default to the per-user config directory
 names another file, where barriers.Auto and
 ` + "`barriertune show`" + ` find them.`,
 		Example: `  barriertune check
-  barriertune check --budget 5m -o /etc/barriertune/results.json
+  sudo barriertune check --system --budget 5m
   barriertune check --threads 2,4 --algorithms dissemination,mcs,central
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -323,5 +325,49 @@ func TestCheckOutputNamesMissingDir(t *testing.T) {
 	_, err := run(t, "check", "-o", "/proc/nope/x.json", "--threads", "2")
 	if err == nil || !strings.Contains(err.Error(), "directory /proc/nope does not exist") {
 		t.Errorf("check -o /proc/nope/x.json: %v", err)
+	}
+}
+
+// TestTasksetChoosesInside: a process that taskset confines to one CPU
+// gets, from this machine's file, choices on that CPU only (show's
+// default allowed set is the process's own).
+func TestTasksetChoosesInside(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset")
+	}
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 {
+		t.Skip("needs two allowed CPUs")
+	}
+	live, err := hwtree.Live()
+	if err != nil {
+		t.Skip(err)
+	}
+	path := recordedFile(t, live, check.WholeTopology(live), []int{1, 2})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := allowed.Members()[allowed.Len()-1]
+	for _, n := range []int{1, 2, 3} {
+		ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+		cmd := exec.CommandContext(ctx, taskset, "-c", strconv.Itoa(last), exe, "show", "--threads", strconv.Itoa(n), "--json")
+		cmd.Env = append(os.Environ(), childEnv+"=1", barriers.ResultsEnv+"="+path)
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("taskset -c %d show --threads %d: %v", last, n, err)
+		}
+		var sh shownJSON
+		if err := json.Unmarshal(out, &sh); err != nil {
+			t.Fatal(err)
+		}
+		if sh.Allowed != strconv.Itoa(last) || len(sh.CPUs) != n || slices.ContainsFunc(sh.CPUs, func(c int) bool { return c != last }) {
+			t.Errorf("taskset -c %d, %d threads: %+v, want every rank on CPU %d", last, n, sh, last)
+		}
+		if want := map[int]string{1: results.RuleMeasured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
+			t.Errorf("taskset -c %d, %d threads: rule %s, want %s", last, n, sh.Rule, want)
+		}
 	}
 }
