@@ -3,6 +3,7 @@ package barriers
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/barriertune/barriertune/cpuset"
@@ -111,7 +112,7 @@ type resultsCache struct {
 
 // loaded is one lookup of a results file with this machine's allowed CPUs.
 type loaded struct {
-	key     string // the finder's paths and force flag
+	key     string // the environment the lookup read
 	found   *results.Found
 	sel     *results.Selector
 	allowed cpuset.Set
@@ -121,16 +122,18 @@ type loaded struct {
 var cache resultsCache
 
 func (c *resultsCache) load() *loaded {
-	allowed, err := osal.Allowed()
-	if err != nil {
-		return &loaded{err: fmt.Errorf("cannot fingerprint this machine: %w", err)}
-	}
-	fd := results.DefaultFinder(results.Host(allowed.String()))
-	key := fmt.Sprint(fd.Paths(), fd.Force)
+	// The lookup depends on these variables only (os.UserConfigDir reads
+	// XDG_CONFIG_HOME, then HOME): a later call costs four Getenvs.
+	key := strings.Join([]string{os.Getenv(ResultsEnv), os.Getenv(ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME")}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loaded == nil || c.loaded.key != key {
-		c.loaded = find(fd, allowed)
+		allowed, err := osal.Allowed()
+		if err != nil {
+			c.loaded = &loaded{err: fmt.Errorf("cannot fingerprint this machine: %w", err)}
+		} else {
+			c.loaded = find(results.DefaultFinder(results.Host(allowed.String())), allowed)
+		}
 		c.loaded.key = key
 	}
 	return c.loaded
