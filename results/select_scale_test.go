@@ -68,3 +68,40 @@ func TestSelectLargeMachine(t *testing.T) {
 		t.Errorf("16 scattered threads moved onto %d cores: %v", len(cores), got.CPUs)
 	}
 }
+
+// BenchmarkSelectSubset: one selection on a 128-CPU machine that moves a
+// 32-thread class into the other package (the tree is built once, as
+// barriers.Tuned caches it).
+func BenchmarkSelectSubset(b *testing.B) {
+	topo, err := hwtree.FromSynthetic("pack:2 numa:2 l3:2 core:8 pu:2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := topo.CPUs()
+	f := &results.File{Schema: results.Schema, Machine: check.CurrentMachine(topo), Threads: []results.Threads{
+		{Threads: 32, Complete: true, Best: &results.Choice{Algorithm: "central", Policy: "spin", CPUs: all[:32], MedianNs: 800}}}}
+	sel, err := f.Selector()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pkg1 := topo.Objects(hwtree.Package)[1].CPUSet
+	for b.Loop() {
+		if s, err := sel.Select(32, pkg1); err != nil || s.Rule != results.RuleMeasured {
+			b.Fatal(s, err)
+		}
+	}
+}
+
+// BenchmarkSelectorBuild: reading a 128-CPU machine's recorded tree.
+func BenchmarkSelectorBuild(b *testing.B) {
+	topo, err := hwtree.FromSynthetic("pack:2 numa:2 l3:2 core:8 pu:2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &results.File{Schema: results.Schema, Machine: check.CurrentMachine(topo)}
+	for b.Loop() {
+		if _, err := f.Selector(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
