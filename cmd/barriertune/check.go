@@ -68,7 +68,7 @@ names another file, where barriers.Auto and
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.system.apply(opts, cmd.ErrOrStderr()); err != nil {
+			if err := opts.system.apply(opts); err != nil {
 				return err
 			}
 			if opts.plan.active() {

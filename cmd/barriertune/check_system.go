@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,21 +30,17 @@ func (s *systemFlag) register(fs *pflag.FlagSet) {
 
 // apply checks --system before anything is measured and points the check
 // at the system file: it refuses -o (one file at a time) and a non-root
-// user, in one line. Without --system, root writing its own per-user file
-// is told, on stderr, where the node-wide file is.
-func (s *systemFlag) apply(o *checkOptions, stderr io.Writer) error {
+// user, in one line.
+func (s *systemFlag) apply(o *checkOptions) error {
+	if !s.on {
+		return nil
+	}
 	path, euid := s.path, s.euid
 	if path == "" {
 		path = results.SystemPath
 	}
 	if euid == nil {
 		euid = os.Geteuid
-	}
-	if !s.on {
-		if euid() == 0 && o.output == "" && o.resume == "" && os.Getenv(results.ResultsEnv) == "" && !o.plan.active() && (o.global == nil || !o.global.quiet) {
-			fmt.Fprintf(stderr, "note: as root, the results go to root's own file; `barriertune check --system` writes %s, which every user's programs read\n", path)
-		}
-		return nil
 	}
 	if o.output != "" {
 		return usageErrorf("--system and -o %s given together: --system writes %s; choose one", o.output, path)
