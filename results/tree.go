@@ -40,9 +40,10 @@ const maxTreeObjects = 1 << 20
 const maxTreeMembers = 1 << 23
 
 // maxTreeWords caps the 64-bit words of the objects' parsed CPU sets
-// together (128 MiB at most, parsed one at a time; a tree of 8,192 CPUs
-// needs a few million).
-const maxTreeWords = 1 << 24
+// together (256 MiB in all, parsed one set at a time and dropped): a tree
+// of 8,192 CPUs on 8 levels needs about 4 million, one of 16,384 about 17
+// million.
+const maxTreeWords = 1 << 25
 
 // lastIndex is the largest CPU index a list names, read from its digits
 // (an index over cpuset.MaxCPU counts as MaxCPU: the parser refuses it).
