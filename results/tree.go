@@ -95,8 +95,18 @@ func (t *Tree) build() (*builtTree, error) {
 		level int
 		cpus  []int
 	}
+	// A parsed set costs a word per 64 indexes below its last CPU: bound
+	// the words before parsing any.
+	words := 0
+	for _, l := range t.Levels {
+		for _, s := range l.Sets {
+			if words += lastIndex(s)/64 + 1; words > maxTreeWords {
+				return nil, fmt.Errorf("the tree's object CPU lists are too large (over %d words of sets); at most that is read", maxTreeWords)
+			}
+		}
+	}
 	var objs []obj
-	total, words := 0, 0
+	total := 0
 	for li, l := range t.Levels {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
@@ -106,11 +116,6 @@ func (t *Tree) build() (*builtTree, error) {
 			return nil, fmt.Errorf("the tree has over %d objects; at most that many are read", maxTreeObjects)
 		}
 		for _, s := range l.Sets {
-			// A parsed set costs a word per 64 indexes below its last CPU:
-			// bound the words before parsing.
-			if words += lastIndex(s)/64 + 1; words > maxTreeWords {
-				return nil, fmt.Errorf("the tree's object CPU lists are too large (over %d words of sets); at most that is read", maxTreeWords)
-			}
 			set, err := cpuset.ParseList(s)
 			if err != nil {
 				return nil, fmt.Errorf("tree level %s: %w", l.Type, err)
