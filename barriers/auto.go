@@ -1,42 +1,51 @@
 package barriers
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
 // ResultsEnv names the environment variable that points Auto and Tuned at
-// a results file; without it they read results.DefaultPath().
-const ResultsEnv = "BARRIERTUNE_RESULTS"
+// a results file to try first (results.Finder: then the per-user file,
+// then the system-wide file).
+const ResultsEnv = results.ResultsEnv
 
 // ForceEnv names the environment variable that, set to 1, makes Auto and
-// Tuned use a results file recorded on a different machine (say, the same
-// hardware with another allowed CPU set); Tuning.Warning then says how it
-// differs.
-const ForceEnv = "BARRIERTUNE_FORCE"
+// Tuned use a results file recorded on a different machine, or a
+// simulated one; Tuning.Warning then says how it differs.
+const ForceEnv = results.ForceEnv
 
 // Tuning is what the install-time check chose for n participants, or the
 // documented fallback.
 type Tuning struct {
 	// Threads is the participant count asked for.
 	Threads int
-	// Algorithm is a catalog name.
+	// Algorithm is a catalog name, and Policy the waiting policy the check
+	// measured it with ("" for the fallback).
 	Algorithm string
-	// CPUs is the winning placement (OS CPU of each rank) when the results
-	// hold one for exactly Threads participants; nil otherwise.
+	Policy    string
+	// CPUs is the chosen placement inside this process's allowed CPUs (OS
+	// CPU of each rank; round-robin when the participants outnumber them);
+	// nil for the fallback.
 	CPUs []int
-	// MedianNs is the measured ns per episode (0 for the fallback).
+	// MedianNs is the measured ns per episode of this placement class (0
+	// for the fallback, or when Rule is not results.RuleMeasured).
 	MedianNs float64
-	// Source is the results file used, or "" for the fallback.
-	Source string
+	// Source is the results file used, or "" for the fallback; Skipped
+	// lists the files of the lookup order tried before it, each with why it
+	// was not used ("path: reason").
+	Source  string
+	Skipped []string
+	// Rule is the selection rule (results.RuleMeasured, RuleNearest,
+	// RuleOversubscribed) and Why says it for people.
+	Rule string
+	Why  string
 	// Fallback says why the fallback was used ("" when tuned).
 	Fallback string
 	// Warning says how the machine differs from the one the forced
@@ -58,69 +67,74 @@ type Tuning struct {
 // regimes on the machines we tried (docs/algorithms.md).
 func fallbackAlgorithm(n int) string {
 	if oversubscribed(n) {
-		return "goroutine"
+		return results.OversubscribedAlgorithm
 	}
-	return "dissemination"
+	return results.FallbackAlgorithm
 }
 
-// Tuned returns the tuned choice for n participants from the results file
-// named by $BARRIERTUNE_RESULTS, else results.DefaultPath(). It uses the
-// entry for n, else the nearest measured thread count (its algorithm
-// only, not its CPUs). When there is no file, the file is unreadable, or it
-// was recorded on a different machine (another CPU, CPU tree or allowed CPU
-// set; unless $BARRIERTUNE_FORCE=1), it returns the fallback with the
-// reason.
+// Tuned returns the tuned choice for n participants. The results file is
+// the first of results.Finder's lookup order that applies to this machine:
+// $BARRIERTUNE_RESULTS, the per-user file, then the system-wide
+// /etc/barriertune/results.json; files recorded on another machine (CPU or
+// tree), simulated, or unreadable are skipped with their reasons
+// (Tuning.Skipped). The choice is results.Selector.Select for n inside this
+// process's allowed CPUs, the rule `barriertune show --threads` and
+// `export` apply: the fastest measured placement class that fits the
+// allowed CPUs, else the nearest measured count's algorithm packed on them,
+// round-robin when n outnumbers them (Tuning.Rule). With no file that
+// applies, it returns the fallback with the reason.
 //
 // A tuned hybrid is built with the composition and groups the check
-// measured (Tuning.Levels) when the file holds them for exactly n; its
-// groups do not fit another count, so there the entry's runner-up (the
-// best other algorithm) is used, or the fallback when it has none.
+// measured (Tuning.Levels) when the choice is its measured placement class;
+// elsewhere its runner-up stands in.
 //
-// The file and this machine's fingerprint are read once per process and
-// cached (per path): later calls cost a lookup. Reload drops the cache,
-// for a process that reran the check or changed its CPU affinity.
+// The lookup, the file and this machine's fingerprint are read once per
+// process and cached: later calls cost a selection. Reload drops the
+// cache, for a process that reran the check or changed its CPU affinity.
 //
-// The fingerprint is light: CPU identity (CPUID) and the allowed CPU set,
-// no CPU-tree discovery. The tree digest the check recorded
-// (Machine.TopologyHash) is trusted; `barriertune show` compares it.
+// The fingerprint is light: CPU identity (CPUID), the online and allowed
+// CPU sets, no CPU-tree discovery. The tree the check recorded is
+// trusted; `barriertune show` compares it with the live one.
 func Tuned(n int) Tuning {
-	path := os.Getenv(ResultsEnv)
-	if path == "" {
-		p, err := results.DefaultPath()
-		if err != nil {
-			return fallback(n, err.Error())
-		}
-		path = p
-	}
-	return tuning(cache.load(path), n)
+	return tuning(cache.load(), n)
 }
 
 // Reload drops the results Tuned and Auto cached, so the next call reads
 // the file and fingerprints the machine again.
 func Reload() { cache.reset() }
 
-// resultsCache is the one package-level mutable state: the results file
-// and fingerprint Tuned read, per path, until Reload.
+// resultsCache is the one package-level mutable state: the lookup Tuned
+// made, per lookup order, until Reload.
 type resultsCache struct {
 	mu     sync.Mutex
 	loaded *loaded
 }
 
-// loaded is one read of a results file with this machine's fingerprint.
+// loaded is one lookup of a results file with this machine's allowed CPUs.
 type loaded struct {
-	path string
-	file *results.File
-	err  error // reading the file or fingerprinting the machine
-	why  string
+	key     string // the environment the lookup read
+	found   *results.Found
+	sel     *results.Selector
+	allowed cpuset.Set
+	err     error // no file applies, or fingerprinting failed
 }
 
 var cache resultsCache
 
-func (c *resultsCache) load(path string) *loaded {
+func (c *resultsCache) load() *loaded {
+	// The lookup depends on these variables only (os.UserConfigDir reads
+	// XDG_CONFIG_HOME, then HOME): a later call costs four Getenvs.
+	key := strings.Join([]string{os.Getenv(ResultsEnv), os.Getenv(ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME")}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.loaded == nil || c.loaded.path != path {
-		c.loaded = read(path)
+	if c.loaded == nil || c.loaded.key != key {
+		allowed, err := osal.Allowed()
+		if err != nil {
+			c.loaded = &loaded{err: fmt.Errorf("cannot fingerprint this machine: %w", err)}
+		} else {
+			c.loaded = find(results.DefaultFinder(results.Host(allowed.String())), allowed)
+		}
+		c.loaded.key = key
 	}
 	return c.loaded
 }
@@ -131,76 +145,75 @@ func (c *resultsCache) reset() {
 	c.mu.Unlock()
 }
 
-// read loads path and compares its machine with this one.
-func read(path string) *loaded {
-	l := &loaded{path: path}
-	l.file, l.err = results.Read(path)
+// find runs the lookup and prepares the file found.
+func find(fd results.Finder, allowed cpuset.Set) *loaded {
+	l := &loaded{allowed: allowed}
+	l.found, l.err = fd.Find()
 	if l.err != nil {
 		return l
 	}
-	allowed, err := osal.Allowed()
-	if err != nil {
-		l.err = fmt.Errorf("cannot fingerprint this machine: %w", err)
-		return l
+	l.sel, l.err = l.found.File.Selector()
+	if l.err != nil {
+		l.err = fmt.Errorf("%s: %w", l.found.Path, l.err)
 	}
-	l.why = l.file.Machine.Mismatch(results.Host(allowed.String()))
 	return l
 }
 
-// TunedFrom is Tuned with an explicit results file, read on every call
-// (no cache).
+// TunedFrom is Tuned with an explicit results file (the only one tried),
+// read on every call (no cache).
 func TunedFrom(path string, n int) Tuning {
-	return tuning(read(path), n)
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return fallback(n, "cannot fingerprint this machine: "+err.Error())
+	}
+	fd := results.Finder{Env: path, Host: results.Host(allowed.String()), Online: results.OnlineCPUs(), Force: os.Getenv(ForceEnv) == "1"}
+	return tuning(find(fd, allowed), n)
+}
+
+// TunedBy is Tuned with an explicit lookup order (for instance another
+// system-wide file, or none), read on every call (no cache).
+func TunedBy(fd results.Finder, n int) Tuning {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return fallback(n, "cannot fingerprint this machine: "+err.Error())
+	}
+	return tuning(find(fd, allowed), n)
 }
 
 func tuning(l *loaded, n int) Tuning {
-	path, f, why := l.path, l.file, l.why
-	if err := l.err; err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fallback(n, fmt.Sprintf("no results file at %s (run `barriertune check`)", path))
+	if l.err != nil {
+		return fallback(n, l.err.Error())
+	}
+	path := l.found.Path
+	allowed := l.allowed
+	if l.found.Warning != "" {
+		// Forced onto another machine: select inside what it shares with
+		// this one, else on its whole tree.
+		if allowed = allowed.And(l.sel.CPUs()); l.sel.CheckAllowed(allowed) != nil {
+			allowed = l.sel.CPUs()
 		}
-		return fallback(n, err.Error())
 	}
-	if why != "" && os.Getenv(ForceEnv) != "1" {
-		return fallback(n, fmt.Sprintf("%s was recorded on another machine: %s (set %s=1 to use it anyway)", path, why, ForceEnv))
+	sel, err := l.sel.Select(n, allowed)
+	if err != nil {
+		return fallback(n, fmt.Sprintf("%s: %v", path, err))
 	}
-	entry := f.Nearest(n)
-	if entry == nil {
-		return fallback(n, path+" holds no winner")
-	}
-	if entry.Threads != n && oversubscribed(n) {
-		// The check measures threads that fit the CPUs; more goroutines
-		// than GOMAXPROCS are a different regime, not the nearest count's.
-		return fallback(n, fmt.Sprintf("%s has no entry for %d participants, more than GOMAXPROCS (%d)", path, n, runtime.GOMAXPROCS(0)))
-	}
-	if _, err := Lookup(entry.Best.Algorithm); err != nil {
+	if _, err := Lookup(sel.Algorithm); err != nil {
 		return fallback(n, fmt.Sprintf("%s names %v", path, err))
 	}
-	b := entry.Best
-	if b.FanIn < 0 || b.FanIn == 1 {
-		return fallback(n, fmt.Sprintf("%s: %d threads: fan-in %d (want 0 for the default, or 2 or more)", path, entry.Threads, b.FanIn))
+	if sel.FanIn < 0 || sel.FanIn == 1 {
+		return fallback(n, fmt.Sprintf("%s: %d threads: fan-in %d (want 0 for the default, or 2 or more)", path, sel.From, sel.FanIn))
 	}
-	t := Tuning{Threads: n, Algorithm: b.Algorithm, MedianNs: b.MedianNs, Source: path, FanIn: b.FanIn}
-	if why != "" {
-		t.Warning = "forced: recorded on another machine: " + why
+	t := Tuning{Threads: n, Algorithm: sel.Algorithm, Policy: sel.Policy, CPUs: sel.CPUs, MedianNs: sel.MedianNs, Source: path,
+		Rule: sel.Rule, Why: sel.Why, FanIn: sel.FanIn, Warning: l.found.Warning}
+	for _, k := range l.found.Skipped {
+		t.Skipped = append(t.Skipped, k.Path+": "+k.Reason)
 	}
-	if entry.Threads == n {
-		t.CPUs = slices.Clone(b.CPUs)
-	}
-	if b.Algorithm == "hybrid" && b.Composition != "" {
-		if entry.Threads != n || len(b.LevelKeys) == 0 && strings.Contains(b.Composition, ",") {
-			// The recorded groups are for entry.Threads participants.
-			t.Algorithm, t.FanIn, t.MedianNs = fallbackAlgorithm(n), 0, 0
-			if _, err := Lookup(b.RunnerUp); err == nil && b.RunnerUp != "hybrid" {
-				t.Algorithm = b.RunnerUp
-			}
-			return t
-		}
-		levels, err := tunedLevels(b.Composition, b.LevelKeys, n)
+	if sel.Algorithm == "hybrid" && sel.Composition != "" {
+		levels, err := tunedLevels(sel.Composition, sel.LevelKeys, n)
 		if err != nil {
 			return fallback(n, fmt.Sprintf("%s, %d threads: %v", path, n, err))
 		}
-		t.Composition, t.Levels = b.Composition, levels
+		t.Composition, t.Levels = sel.Composition, levels
 	}
 	return t
 }
@@ -258,10 +271,11 @@ func (t Tuning) New(opts ...Option) (Barrier, error) {
 }
 
 // Team returns a team to run the participants on: pinned locked threads on
-// the tuned CPUs when the results hold a placement for exactly this count
-// and it is allowed here, else plain goroutines.
+// the tuned CPUs when the selection gave a CPU of its own to each
+// participant and they are allowed here, else plain goroutines (as the
+// check runs more participants than CPUs).
 func (t Tuning) Team() (*osal.Team, error) {
-	if len(t.CPUs) == t.Threads && t.Threads > 0 {
+	if len(t.CPUs) == t.Threads && t.Threads > 0 && cpuset.Of(t.CPUs...).Len() == t.Threads {
 		if team, err := osal.NewTeam(t.CPUs); err == nil {
 			return team, nil
 		}

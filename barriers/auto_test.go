@@ -3,7 +3,6 @@ package barriers
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,14 +51,18 @@ func TestAutoPicksTheWinner(t *testing.T) {
 	if _, ok := b.(*mcs); !ok {
 		t.Errorf("Auto(2) is %T, want the tuned mcs", b)
 	}
-	// Another count takes the nearest measured count's algorithm, not its CPUs.
-	if tu := Tuned(1); tu.Algorithm != "mcs" || tu.CPUs != nil {
+	// Another count takes the nearest measured count's algorithm, packed
+	// on the first allowed CPUs.
+	if tu := Tuned(1); tu.Algorithm != "mcs" || tu.Rule != results.RuleNearest || len(tu.CPUs) != 1 || tu.CPUs[0] != allowedCPUs(t)[0] {
 		t.Errorf("Tuned(1) = %+v", tu)
 	}
-	// More participants than GOMAXPROCS are another regime: goroutine.
-	over := max(runtime.GOMAXPROCS(0)+1, 3) // the file has an entry for 2
-	if tu := Tuned(over); tu.Algorithm != "goroutine" || !strings.Contains(tu.Fallback, "GOMAXPROCS") {
-		t.Errorf("Tuned(%d) = %+v, want goroutine for more participants than GOMAXPROCS", over, tu)
+	// More participants than allowed CPUs are another regime: goroutine,
+	// round-robin, on an unpinned team.
+	over := len(allowedCPUs(t)) + 1 // the file has an entry for 2
+	if tu := Tuned(over); tu.Algorithm != "goroutine" || tu.Rule != results.RuleOversubscribed || len(tu.CPUs) != over {
+		t.Errorf("Tuned(%d) = %+v, want goroutine for more participants than CPUs", over, tu)
+	} else if team, err := tu.Team(); err != nil || team.Pinned() {
+		t.Errorf("Tuned(%d).Team() pinned %v, %v: want plain goroutines", over, team.Pinned(), err)
 	}
 	team, err := tu.Team()
 	if err != nil || !team.Pinned() || !slices.Equal(team.CPUs(), tu.CPUs) {
@@ -108,6 +111,15 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
 		t.Errorf("a file without winners must fall back: %+v", tu)
 	}
+}
+
+// allowedCPUs are the CPUs this process may run on.
+func allowedCPUs(t *testing.T) []int {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	return allowed.Members()
 }
 
 // machine is this machine's fingerprint as the check records it (with a
@@ -180,5 +192,32 @@ func TestLightDependencies(t *testing.T) {
 		default:
 			t.Errorf("the barriers package links %s, not a light package", p)
 		}
+	}
+}
+
+// TestTunedBySystemFile: with no $BARRIERTUNE_RESULTS and no per-user file
+// (another uid, env -i), Tuned takes the system-wide file's choice; a
+// per-user file recorded on another machine falls through to it.
+func TestTunedBySystemFile(t *testing.T) {
+	sys := writeResults(t, nil)
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	fd := results.Finder{System: []string{sys}, Host: results.Host(allowed.String())}
+	if tu := TunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.RuleMeasured || len(tu.Skipped) != 0 {
+		t.Errorf("system file only: %+v", tu)
+	}
+	fd.User = writeResults(t, func(f *results.File) {
+		f.Machine.CPU.Name = "Imaginary CPU 9000"
+		f.Threads[0].Best.Algorithm = "central"
+	})
+	tu := TunedBy(fd, 2)
+	if tu.Algorithm != "mcs" || tu.Source != sys || len(tu.Skipped) != 1 || !strings.Contains(tu.Skipped[0], "Imaginary") {
+		t.Errorf("foreign per-user file: %+v, want the system file's mcs and the per-user file skipped", tu)
+	}
+	fd.System = []string{filepath.Join(t.TempDir(), "none.json")}
+	if tu := TunedBy(fd, 2); tu.Fallback == "" || !strings.Contains(tu.Fallback, "Imaginary") {
+		t.Errorf("no file applies: %+v, want the fallback with the reason", tu)
 	}
 }

@@ -34,7 +34,7 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]resumed, error
 	}
 	prev := map[int]resumed{}
 	if r := cfg.Resume; r != nil {
-		if why := r.Machine.Mismatch(f.Machine); why != "" {
+		if why := r.Machine.ResumeMismatch(f.Machine); why != "" {
 			return nil, nil, fmt.Errorf("cannot resume results of another machine: %s", why)
 		}
 		f.Floor = r.Floor
@@ -72,6 +72,7 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 		AllowedCPUs:  topo.Allowed().String(),
 		GoVersion:    runtime.Version(),
 		GOMAXPROCS:   len(topo.PUs()),
+		Tree:         LightTree(topo), // show/export select inside subsets of it
 	}
 	if s, err := topo.Synthetic(); err == nil {
 		m.Topology = s

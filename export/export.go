@@ -3,11 +3,12 @@
 // self-contained C header (c-header), shell variables (env) and one
 // key=value line per thread count (kv).
 //
-// Thread counts that were not measured take the nearest measured count's
-// choice, ties going to the larger count (results.File.Nearest, the rule
-// barriers.Auto follows). Its CPU list is kept as measured: an OpenMP
-// runtime binding N threads close to those places uses the first N places
-// when N is smaller and wraps round them when N is larger.
+// Every choice is results.Selector.Select for its thread count inside the
+// allowed CPUs (Options.Allowed), the one rule barriers.Auto and
+// `barriertune show --threads` follow: the fastest measured placement class
+// that fits the allowed CPUs, else the nearest measured count's algorithm
+// packed on them, round-robin when the threads outnumber them. The CPU
+// lists exported are the selection's, inside the allowed CPUs.
 //
 // The package only reads results.File values; it is meant for cmd/ and
 // has no cgo.
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -32,16 +34,24 @@ type Options struct {
 	// threads (the nearest measured count's when it was not measured);
 	// 0 exports every measured count.
 	Threads int
+	// Allowed is the CPU set the program will run on; empty: the whole
+	// machine the file records.
+	Allowed cpuset.Set
+	// Source, when set, names the results file and why it was used (and
+	// why others were not); it goes into the comment lines.
+	Source string
 }
 
 // MaxThreads caps Options.Threads.
 const MaxThreads = 1 << 16
 
 // entry is one exported choice: the count asked for and the measured
-// count whose choice it takes.
+// count whose choice it takes (t.Threads; t.Best is the selection, its
+// CPUs inside the allowed set).
 type entry struct {
 	threads int // asked for (== measured.Threads unless --threads)
 	t       *results.Threads
+	sel     results.Selection
 }
 
 func (e entry) best() *results.Choice { return e.t.Best }
@@ -54,20 +64,37 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	if opts.Threads < 0 || opts.Threads > MaxThreads {
 		return fmt.Errorf("--threads %d out of range (want 1 to %d, or 0 for every measured count)", opts.Threads, MaxThreads)
 	}
-	var es []entry
+	var counts []int
 	if opts.Threads > 0 {
-		t := f.Nearest(opts.Threads)
-		if t == nil {
+		if f.Nearest(opts.Threads) == nil {
 			return fmt.Errorf("the results file has no winner for any thread count; run `barriertune check`")
 		}
-		es = append(es, entry{opts.Threads, t})
+		counts = []int{opts.Threads}
 	} else {
-		for i := range f.Threads {
-			if t := &f.Threads[i]; t.Best != nil {
-				es = append(es, entry{t.Threads, t})
+		for _, t := range f.Threads {
+			if t.Best != nil {
+				counts = append(counts, t.Threads)
 			}
 		}
-		slices.SortFunc(es, func(a, b entry) int { return a.threads - b.threads })
+		slices.Sort(counts)
+	}
+	var es []entry
+	if len(counts) > 0 {
+		sel, err := f.Selector()
+		if err != nil {
+			return err
+		}
+		allowed := opts.Allowed
+		if allowed.IsEmpty() {
+			allowed = sel.CPUs()
+		}
+		for _, n := range counts {
+			s, err := sel.Select(n, allowed)
+			if err != nil {
+				return err
+			}
+			es = append(es, entryOf(f, s))
+		}
 	}
 	var b strings.Builder
 	switch format {
@@ -80,8 +107,38 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	case "kv":
 		keyValues(&b, es)
 	}
-	_, err := io.WriteString(w, b.String())
+	out := b.String()
+	if opts.Source != "" {
+		// Which file, and why the others of the lookup order were not used.
+		switch format {
+		case "omp-env", "env":
+			out = "# " + oneLine("results file: "+opts.Source) + "\n" + out
+		case "c-header":
+			out = "/* " + strings.ReplaceAll(oneLine("results file: "+opts.Source), "*/", "* /") + " */\n" + out
+		}
+	}
+	_, err := io.WriteString(w, out)
 	return err
+}
+
+// entryOf turns a selection into an entry: a measured-count entry whose
+// best is the selection (the nearest count's, or the asked count when the
+// choice comes from no measured count).
+func entryOf(f *results.File, s results.Selection) entry {
+	from := s.From
+	if from == 0 {
+		from = s.Threads
+	}
+	c := &results.Choice{
+		Algorithm: s.Algorithm, Policy: s.Policy, CPUs: s.CPUs, Label: s.Label, MedianNs: s.MedianNs,
+		Pinned: s.Rule != results.RuleOversubscribed, FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
+	}
+	if t := f.Lookup(s.Threads); s.Best && t != nil && t.Best != nil {
+		b := t.Best
+		c.Pinned, c.CILowNs, c.CIHighNs = b.Pinned, b.CILowNs, b.CIHighNs
+		c.RunnerUp, c.MarginPct, c.Tie, c.TieRule = b.RunnerUp, b.MarginPct, b.Tie, b.TieRule
+	}
+	return entry{threads: s.Threads, t: &results.Threads{Threads: from, Source: results.SourceMeasured, Complete: true, Best: c}, sel: s}
 }
 
 // fanIn is the fan-in the choice was built with, 0 for algorithms that
@@ -104,6 +161,9 @@ func source(f *results.File) string {
 	}
 	if f.Partial {
 		s += ", PARTIAL"
+	}
+	if f.Simulated {
+		s += ", SIMULATED (not measured)"
 	}
 	return oneLine(s)
 }

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,11 +85,16 @@ func TestWriteErrors(t *testing.T) {
 }
 
 // TestNearestRule checks the exported rule for counts not measured
-// against a brute-force nearest search: every format must agree.
+// against a brute-force nearest search: counts that fit the file's 8 CPUs
+// take the nearest count measured on CPUs of their own, more threads the
+// count measured oversubscribed (16), round-robin.
 func TestNearestRule(t *testing.T) {
 	f := fixture(t)
-	measured := []int{1, 2, 4, 8, 16}
 	for n := 1; n <= 40; n++ {
+		measured := []int{1, 2, 4, 8}
+		if n > 8 {
+			measured = []int{16}
+		}
 		want := measured[0]
 		for _, m := range measured {
 			if d, bd := abs(m-n), abs(want-n); d < bd || d == bd && m > want {
@@ -101,6 +107,20 @@ func TestNearestRule(t *testing.T) {
 		}
 		if got := kvField(b.String(), "measured_threads"); got != strconv.Itoa(want) {
 			t.Errorf("%d threads: measured_threads=%s, want %d", n, got, want)
+		}
+		// Counts not measured are packed on the first CPUs; more threads
+		// than CPUs are not pinned.
+		wantCPUs := ""
+		if n <= 8 && n != want {
+			for i := 0; i < n; i++ {
+				wantCPUs += "," + strconv.Itoa(i)
+			}
+			wantCPUs = wantCPUs[1:]
+		} else if n <= 8 {
+			wantCPUs = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.Lookup(n).Best.CPUs)), ","), "[]")
+		}
+		if cpus := kvField(b.String(), "cpus"); cpus != wantCPUs {
+			t.Errorf("%d threads: cpus %q, want %q", n, cpus, wantCPUs)
 		}
 	}
 }

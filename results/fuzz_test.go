@@ -1,6 +1,8 @@
 package results
 
 import (
+	"github.com/barriertune/barriertune/cpuset"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,10 +22,25 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"schema":"barriertune.results/v1.9","machine":{"topology_hash":"x","allowed_cpus":"0"},"threads":[{"threads":1,"x":1}]}`))
+	f.Add([]byte(`{"schema":"barriertune.results/v1.2","machine":{"topology_hash":"x","allowed_cpus":"0-1","tree":{"cpus":"0-3","levels":[{"type":"Package","sets":["0-1","2-3"]}]}},` +
+		`"threads":[{"threads":2,"best":{"algorithm":"mcs","cpus":[0,2]},"measurements":[{"algorithm":"central","cpus":[0,1],"median_ns":5}]},{"threads":3,"best":{"algorithm":"cond","cpus":[0,1,0]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(data, "fuzz")
 		if err != nil {
 			return
+		}
+		// Every accepted file selects inside any allowed set without panic,
+		// and the CPUs chosen are allowed.
+		if sel, err := r.Selector(); err == nil {
+			all := sel.CPUs()
+			for _, allowed := range []cpuset.Set{all, cpuset.Of(all.First())} {
+				for n := 1; n <= min(2*all.Len()+1, 64); n++ {
+					s, err := sel.Select(n, allowed)
+					if err == nil && (len(s.CPUs) != n || !cpuset.Of(s.CPUs...).SubsetOf(allowed)) {
+						t.Fatalf("%d threads in %s: CPUs %v", n, allowed, s.CPUs)
+					}
+				}
+			}
 		}
 		if err := r.validate(); err != nil {
 			t.Fatalf("accepted an invalid file: %v", err)

@@ -20,12 +20,14 @@ import (
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.1"
+const Schema = "barriertune.results/v1.2"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
@@ -142,6 +144,20 @@ type Machine struct {
 	Kernel       string `json:"kernel"`
 	GoVersion    string `json:"go_version"`
 	GOMAXPROCS   int    `json:"gomaxprocs"`
+
+	// Whole machine (v1.2, the install helper's block): the fingerprint is
+	// the CPU identity and this tree; AllowedCPUs is only where the check
+	// ran, and a reader may select inside any allowed subset of Tree.CPUs
+	// (File.Select).
+	//
+	// Tree is the whole machine's CPU tree, CPUs the check could not use
+	// included; absent in files before v1.2 (they apply to their
+	// AllowedCPUs only).
+	Tree *Tree `json:"tree,omitempty"`
+	// Unmeasured says which placement classes the check could not measure
+	// because its allowed CPUs did not reach them (a cgroup or affinity
+	// narrower than the machine); empty when it ran on the whole machine.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Floor is the one-way core-to-core latency between two CPUs whose deepest
@@ -291,11 +307,13 @@ func Host(allowedCPUs string) Machine {
 	}
 }
 
-// Mismatch returns why results recorded on m were not recorded on this
-// machine (cur), or "" when they were: same CPU, same tree, same allowed
-// CPUs. The trees are compared only when both fingerprints carry a
-// TopologyHash: a light fingerprint (Host) trusts the recorded tree.
-// Kernel, Go version and GOMAXPROCS may differ.
+// Mismatch returns why results recorded on m do not apply to this machine
+// (cur), or "" when they do: same CPU identity, same whole-machine tree,
+// and cur's allowed CPUs inside the recorded tree. The trees are compared
+// only when both fingerprints carry a TopologyHash: a light fingerprint
+// (Host) trusts the recorded tree. A file without a tree (before v1.2)
+// applies only to its own allowed CPUs. Kernel, Go version and GOMAXPROCS
+// may differ.
 func (m Machine) Mismatch(cur Machine) string {
 	var why []string
 	if m.CPU.Vendor != cur.CPU.Vendor || m.CPU.Family != cur.CPU.Family || m.CPU.Model != cur.CPU.Model || m.CPU.Name != cur.CPU.Name {
@@ -305,10 +323,45 @@ func (m Machine) Mismatch(cur Machine) string {
 	if m.TopologyHash != "" && cur.TopologyHash != "" && m.TopologyHash != cur.TopologyHash {
 		why = append(why, fmt.Sprintf("topology %s here, %s in the file", cur.Topology, m.Topology))
 	}
-	if m.AllowedCPUs != cur.AllowedCPUs {
-		why = append(why, fmt.Sprintf("allowed CPUs %s here, %s in the file", cur.AllowedCPUs, m.AllowedCPUs))
+	if w := m.allowedMismatch(cur.AllowedCPUs); w != "" {
+		why = append(why, w)
 	}
 	return strings.Join(why, "; ")
+}
+
+// allowedMismatch says why a process allowed the CPUs cur cannot use the
+// file: CPUs outside the recorded tree, or, without a tree, another set.
+func (m Machine) allowedMismatch(cur string) string {
+	if m.Tree == nil {
+		if m.AllowedCPUs != cur {
+			return fmt.Sprintf("allowed CPUs %s here, %s in the file (it records no machine tree: rerun the check)", cur, m.AllowedCPUs)
+		}
+		return ""
+	}
+	all, err1 := cpuset.ParseList(m.Tree.CPUs)
+	here, err2 := cpuset.ParseList(cur)
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("allowed CPUs %s here, tree CPUs %s in the file", cur, m.Tree.CPUs)
+	}
+	if !here.SubsetOf(all) {
+		return fmt.Sprintf("allowed CPUs %s here, but the machine in the file has CPUs %s", cur, m.Tree.CPUs)
+	}
+	return ""
+}
+
+// ResumeMismatch is Mismatch for `check --resume`, which adds measurements
+// to the file: the allowed CPUs must also be the same, so that the
+// placements measured before and now come from one set.
+func (m Machine) ResumeMismatch(cur Machine) string {
+	why := m.Mismatch(cur)
+	if m.AllowedCPUs != cur.AllowedCPUs && m.Tree != nil {
+		w := fmt.Sprintf("allowed CPUs %s here, %s in the file", cur.AllowedCPUs, m.AllowedCPUs)
+		if why == "" {
+			return w
+		}
+		return why + "; " + w
+	}
+	return why
 }
 
 // DefaultPath is where `barriertune check` writes and readers look by
@@ -350,7 +403,11 @@ func Write(path string, f *File) error {
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
+	defer os.Remove(tmp.Name())              // no-op after the rename
+	if err := tmp.Chmod(0o644); err != nil { // whatever the umask: every user reads it
+		tmp.Close()
+		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
@@ -400,7 +457,14 @@ func CheckWritable(path string) error {
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results path %s: cannot create its directory: %w", path, err)
+		missing := dir // the first directory of path that does not exist
+		for p := dir; filepath.Dir(p) != p; p = filepath.Dir(p) {
+			if _, err := os.Stat(filepath.Dir(p)); err == nil {
+				missing = p
+				break
+			}
+		}
+		return fmt.Errorf("results path %s: cannot create the directory %s: %w", path, missing, errors.Unwrap(err))
 	}
 	tmp, err := createTemp(dir)
 	if err != nil {
@@ -467,6 +531,9 @@ func Parse(data []byte, name string) (*File, error) {
 	var probe struct {
 		Schema *string `json:"schema"`
 	}
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] != '{' {
+		return nil, fmt.Errorf("results file %s is not a barriertune results file (not a JSON object); give the file `barriertune check` wrote", name)
+	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -522,6 +589,11 @@ func readable(schema string) (newer, ok bool) {
 func (f *File) validate() error {
 	if f.Machine.TopologyHash == "" || f.Machine.AllowedCPUs == "" {
 		return errors.New("the machine fingerprint is incomplete (topology_hash and allowed_cpus are required)")
+	}
+	if t := f.Machine.Tree; t != nil {
+		if _, err := t.build(); err != nil {
+			return fmt.Errorf("machine tree: %w", err)
+		}
 	}
 	seen := map[int]bool{}
 	for _, t := range f.Threads {

@@ -36,6 +36,7 @@ type checkOptions struct {
 	sampleTime time.Duration
 	json       bool
 	plan       planOptions // --plan, --simulate and friends (check_plan.go)
+	system     systemFlag  // --system (check_system.go)
 }
 
 func newCheckCmd(g *globalOptions) *cobra.Command {
@@ -72,12 +73,15 @@ Results go to -o FILE, or by default to the per-user config directory
 names another file, where barriers.Auto and
 ` + "`barriertune show`" + ` find them.`,
 		Example: `  barriertune check
-  barriertune check --budget 5m -o /etc/barriertune/results.json
+  sudo barriertune check --system --budget 5m
   barriertune check --threads 2,4 --algorithms dissemination,mcs,central
   barriertune check --resume ~/.config/barriertune/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.plan.validate(cmd.Flags()); err != nil {
+				return err
+			}
+			if err := opts.system.apply(opts); err != nil {
 				return err
 			}
 			if opts.plan.active() {
@@ -92,6 +96,7 @@ names another file, where barriers.Auto and
 	}
 	opts.src.register(cmd.Flags())
 	opts.plan.register(cmd.Flags())
+	opts.system.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
@@ -314,7 +319,7 @@ func checkOutputPath(path string) error {
 	}
 	probe, err := os.CreateTemp(dir, ".barriertune-probe-*")
 	if err != nil {
-		return fmt.Errorf("results file %s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+		return fmt.Errorf("results file %s: %s: %w", path, missingDirNote(path, dir), errors.Unwrap(err))
 	}
 	probe.Close()
 	return os.Remove(probe.Name())

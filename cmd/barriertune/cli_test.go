@@ -333,7 +333,8 @@ func TestShowBadFiles(t *testing.T) {
 	}{
 		{[]string{"show", trunc}, "not valid JSON (truncated or corrupted"},
 		{[]string{"show", foreign}, `no "schema" field`},
-		{[]string{"show", filepath.Join(dir, "none.json")}, "no such file"},
+		{[]string{"show", filepath.Join(dir, "none.json")}, "no results file at " + filepath.Join(dir, "none.json") + ": run barriertune check"},
+		{[]string{"show", filepath.Join("..", "..", "README.md")}, "is not a barriertune results file"},
 		{[]string{"check", "--resume", trunc}, "--resume: results file"},
 		{[]string{"check", "--threads", "0"}, `"0" is not a thread count`},
 		{[]string{"check", "--algorithms", "central,fastest"}, `unknown barrier algorithm "fastest"`},

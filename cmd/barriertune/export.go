@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/export"
-	"github.com/barriertune/barriertune/results"
 )
 
 // exportOptions are the export command's flags and argument.
@@ -18,16 +17,20 @@ type exportOptions struct {
 	global  *globalOptions
 	format  string
 	threads int
-	path    string // results file; "" is the per-user default
+	allowed string
+	path    string // results file; "" is the lookup order
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := &exportOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "export --format omp-env|c-header|env|kv [--threads N] [FILE]",
+		Use:   "export --format omp-env|c-header|env|kv [--threads N] [--allowed CPULIST] [FILE]",
 		Short: "Export the winners for OpenMP runtimes, C programs or scripts",
-		Long: `Export the winners of a results file (default: the per-user file that
-` + "`barriertune check`" + ` writes) in a form other programs read directly:
+		Long: `Export the winners of a results file in a form other programs read
+directly. Without FILE, the first file of the lookup order that applies to
+this machine: $BARRIERTUNE_RESULTS, the per-user file, then the system-wide
+/etc/barriertune/results.json (a comment names the file used and why the
+others were not).
 
   omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
             OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
@@ -42,12 +45,15 @@ func newExportCmd(g *globalOptions) *cobra.Command {
             unsuffixed with --threads).
   kv        one line per thread count of key=value pairs.
 
-A thread count that was not measured takes the nearest measured count's
-choice (ties go to the larger count), as barriers.Auto does; docs/results.md
+Each choice is the one barriers.Auto and ` + "`show --threads`" + ` make inside the
+allowed CPUs (--allowed; default: this process's allowed CPUs when the
+file is this machine's, else the whole machine): the fastest measured
+placement class that fits them, else the nearest measured count's algorithm
+packed on them, round-robin when the threads outnumber them. docs/results.md
 maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
   barriertune export --format c-header > barriertune.h
-  barriertune export --format kv --threads 8 results.json`,
+  barriertune export --format kv --threads 8 --allowed 0-3 results.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -59,13 +65,16 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "", "output format: "+strings.Join(export.Formats(), ", ")+" (required)")
 	f.IntVarP(&o.threads, "threads", "t", 0, "export only the choice for this many threads (default: every measured count)")
-	_ = cmd.MarkFlagRequired("format")
+	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	registerCompletions(cmd, map[string][]string{"format": export.Formats()})
 	return cmd
 }
 
 // validate checks the flag values before the file is read.
 func (o *exportOptions) validate() error {
+	if o.format == "" {
+		return usageErrorf("--format is required: one of %s (usage: barriertune export --format FORMAT [--threads N] [FILE])", strings.Join(export.Formats(), ", "))
+	}
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
@@ -80,23 +89,12 @@ func runExport(_ context.Context, o *exportOptions, w io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	f, err := readResults(o.path)
+	rs, err := openResults(o.path, o.allowed)
 	if err != nil {
 		return err
 	}
-	if err := export.Write(w, f, o.format, export.Options{Threads: o.threads}); err != nil {
+	if err := export.Write(w, rs.file, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
-}
-
-// readResults reads path, or the per-user default file when path is "".
-func readResults(path string) (*results.File, error) {
-	if path == "" {
-		var err error
-		if path, err = results.DefaultPath(); err != nil {
-			return nil, err
-		}
-	}
-	return results.Read(path)
 }

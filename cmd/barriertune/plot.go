@@ -34,8 +34,8 @@ func newPlotCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plot [-o FILE.svg|FILE.png] [FILE]",
 		Short: "Plot nanoseconds per episode against thread count for every algorithm",
-		Long: `Plot a results file (default: the per-user file that ` + "`barriertune check`" + `
-writes): nanoseconds per barrier episode against thread count, one curve
+		Long: `Plot a results file (default: the first file of the lookup order that
+applies, as show finds it): nanoseconds per barrier episode against thread count, one curve
 per algorithm (its best measured placement at each count), the winner of
 each count ringed in black, and the core-to-core floors as dashed lines.
 The axes turn logarithmic when the values span more than a factor of ten
@@ -61,11 +61,12 @@ func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
 	if err := plotFormat(o.out); err != nil {
 		return usageError(err)
 	}
-	f, err := readResults(o.path)
+	rs, err := openResults(o.path, "")
 	if err != nil {
 		return err
 	}
-	p, err := resultsPlot(f)
+	o.global.verbosef(stderr, "plot: %s", rs.summary())
+	p, err := resultsPlot(rs.file, rs)
 	if err != nil {
 		return err
 	}
@@ -138,13 +139,26 @@ func catalogRank(alg string) int {
 	return len(names)
 }
 
-// resultsPlot draws a results file.
-func resultsPlot(f *results.File) (*plot.Plot, error) {
+// resultsPlot draws a results file; with rs, each count's ringed winner
+// is the choice inside rs's allowed CPUs (results.Selector.Select, the
+// rule barriers.Auto, show and export follow), where it was measured.
+func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 	algs, pts := curves(f)
 	var winners plotter.XYs
 	for _, t := range f.Threads {
-		if t.Best != nil && t.Best.MedianNs > 0 {
-			winners = append(winners, plotter.XY{X: float64(t.Threads), Y: t.Best.MedianNs})
+		if t.Best == nil {
+			continue
+		}
+		y := t.Best.MedianNs
+		if rs != nil {
+			sel, err := rs.sel.Select(t.Threads, rs.allowed)
+			if err != nil {
+				return nil, err
+			}
+			y = sel.MedianNs
+		}
+		if y > 0 {
+			winners = append(winners, plotter.XY{X: float64(t.Threads), Y: y})
 		}
 	}
 	if len(algs) == 0 && len(winners) == 0 {

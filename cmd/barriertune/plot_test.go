@@ -138,7 +138,7 @@ func countColour(img image.Image, c color.Color) int {
 func near16(a, b uint32) bool { return a+0x800 >= b && b+0x800 >= a }
 
 func TestPlotEmptyAndBench(t *testing.T) {
-	if _, err := resultsPlot(&results.File{}); err == nil {
+	if _, err := resultsPlot(&results.File{}, nil); err == nil {
 		t.Error("an empty results file plotted")
 	}
 	rs := []measure.Result{

@@ -6,34 +6,55 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/check"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/export"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
 
 // showOptions are the flags and argument of `barriertune show`.
 type showOptions struct {
-	global *globalOptions
-	path   string // the results file; empty: the per-user default
-	json   bool
+	global  *globalOptions
+	path    string // the results file; empty: the lookup order
+	json    bool
+	threads int
+	allowed string
 }
+
+// maxShowLine caps show's lines; longer values are elided in the middle.
+const maxShowLine = 159
 
 func newShowCmd(g *globalOptions) *cobra.Command {
 	opts := &showOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "show [FILE]",
-		Short: "Show the winners of a results file",
-		Long: `Show the table of winners of a results file (default: the per-user file
-that ` + "`barriertune check`" + ` writes, $BARRIERTUNE_RESULTS when set): for each thread count the best algorithm,
-its placement, nanoseconds per episode, the ratio to the core-to-core floor,
-the runner-up and its margin, and the robust choice for callers that cannot
-pin. --json prints the validated file.`,
+		Use:   "show [FILE] [--threads N [--allowed CPULIST]] [--json]",
+		Short: "Show the winners of a results file, or the one choice for N threads",
+		Long: `Show the table of winners of a results file: for each thread count the best
+algorithm, its placement, nanoseconds per episode, the ratio to the
+core-to-core floor, the runner-up and its margin, and the robust choice for
+callers that cannot pin. --json prints the validated file.
+
+Without FILE, the first file of the lookup order that applies to this
+machine is shown: $BARRIERTUNE_RESULTS, the per-user file
+($XDG_CONFIG_HOME/barriertune/results.json), then the system-wide
+/etc/barriertune/results.json; the output says which file was used and why
+the others were not.
+
+--threads N prints the one choice barriers.Auto and export make for N
+threads inside the allowed CPUs (--allowed CPULIST; default: this process's
+allowed CPUs when the file is this machine's, else the whole machine): the
+algorithm, its waiting policy, the CPU of each rank, the measured ns per
+episode and the rule that chose it. With --json it is one JSON object.`,
 		Example: `  barriertune show
-  barriertune show /etc/barriertune/results.json --json`,
+  barriertune show --threads 8 --allowed 0-3,8-11
+  barriertune show /etc/barriertune/results.json --threads 4 --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -42,46 +63,185 @@ pin. --json prints the validated file.`,
 			return runShow(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the results file as JSON")
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the results file (with --threads: the choice) as JSON")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "print the one choice for this many threads (1.."+fmt.Sprint(export.MaxThreads)+")")
+	f.StringVar(&opts.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	return cmd
 }
 
-// runShow prints the winners of a results file.
+// runShow prints the winners of a results file, or one choice.
 func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
-	path := opts.path
-	if path == "" {
-		var err error
-		if path, err = defaultResultsPath(); err != nil {
-			return err
-		}
+	if opts.threads < 0 || opts.threads > export.MaxThreads || opts.threads == 0 && opts.allowed != "" && opts.json {
+		return usageErrorf("--threads %d: want 1..%d threads (--allowed with --json needs --threads)", opts.threads, export.MaxThreads)
 	}
-	f, err := results.Read(path)
+	rs, err := openResults(opts.path, opts.allowed)
 	if err != nil {
 		return err
 	}
-	opts.global.verbosef(stderr, "show: %s", path)
-	if opts.json {
-		return writeJSON(w, f)
-	}
-	if topo, err := hwtree.Live(); err == nil && !opts.global.quiet {
-		if why := f.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
-			fmt.Fprintf(stderr, "warning: these results are from another machine: %s\n", why)
+	opts.global.verbosef(stderr, "show: %s", rs.summary())
+	if rs.why == "given" && opts.threads == 0 && !opts.global.quiet {
+		if topo, err := hwtree.Live(); err == nil {
+			if why := rs.file.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
+				for _, l := range wrap("warning: these results are from another machine: " + why) {
+					fmt.Fprintln(stderr, l)
+				}
+			}
 		}
 	}
-	return printWinners(w, f)
+	if opts.threads > 0 {
+		sel, err := rs.sel.Select(opts.threads, rs.allowed)
+		if err != nil {
+			return err
+		}
+		if opts.json {
+			return writeJSON(w, choiceJSON(rs, sel))
+		}
+		return printChoice(w, rs, sel)
+	}
+	if opts.json {
+		return writeJSON(w, rs.file)
+	}
+	for _, l := range wrap("file: " + rs.summary()) {
+		fmt.Fprintln(w, l)
+	}
+	return printTable(w, rs.file, rs)
 }
 
-// printWinners writes the table of winners.
-func printWinners(w io.Writer, f *results.File) error {
-	fmt.Fprintf(w, "%s on %s (%s), CPUs %s, %s\n", f.Tool.Name, f.Machine.CPU.Name, f.Machine.Topology, f.Machine.AllowedCPUs, f.Time.Format("2006-01-02 15:04 MST"))
+// shownChoice is show --threads --json: the selection with where it came
+// from.
+type shownChoice struct {
+	results.Selection
+	Source     string            `json:"source"`
+	SourceWhy  string            `json:"source_why"`
+	Skipped    []results.Skipped `json:"skipped"`
+	AllowedWhy string            `json:"allowed_why"`
+	Simulated  bool              `json:"simulated"`
+	Foreign    string            `json:"foreign,omitempty"`
+}
+
+func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
+	sk := rs.skipped
+	if sk == nil {
+		sk = []results.Skipped{}
+	}
+	return shownChoice{Selection: sel, Source: rs.path, SourceWhy: rs.why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.file.Simulated, Foreign: rs.foreign}
+}
+
+// printChoice prints one selection for people.
+func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
+	alg := sel.Algorithm
+	if sel.FanIn > 0 {
+		alg += fmt.Sprintf("(%d)", sel.FanIn)
+	}
+	if sel.Composition != "" {
+		alg += "(" + sel.Composition + ")"
+	}
+	ns := "not measured on this placement class"
+	if sel.MedianNs > 0 {
+		ns = fmt.Sprintf("%.1f ns/episode", sel.MedianNs)
+	}
+	lines := []string{
+		fmt.Sprintf("%s inside CPUs %s (%s): %s, policy %s", text.Plural(sel.Threads, "thread"), sel.Allowed, rs.allowedWhy, alg, sel.Policy),
+		"CPUs by rank: " + rankList(sel.CPUs),
+		fmt.Sprintf("%s; rule %s: %s", ns, sel.Rule, sel.Why),
+		"file: " + rs.summary(),
+	}
+	if rs.foreign != "" {
+		lines = append(lines, "warning: the file is another machine's: "+rs.foreign)
+	}
+	for _, l := range lines {
+		for _, part := range wrap(l) {
+			if _, err := fmt.Fprintln(w, part); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wrap breaks prose into lines of at most maxShowLine characters at
+// spaces, continuation lines indented; a word longer than a line (a path)
+// is elided.
+func wrap(s string) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		word = text.Elide(word, maxShowLine-4)
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) > maxShowLine:
+			lines = append(lines, line)
+			line = "    " + word
+		default:
+			line += " " + word
+		}
+	}
+	return append(lines, line)
+}
+
+// validOr returns cpus when every index fits a cpuset, else nil.
+func validOr(cpus []int) []int {
+	for _, c := range cpus {
+		if c < 0 || c > cpuset.MaxCPU {
+			return nil
+		}
+	}
+	return cpus
+}
+
+// rankList shows a rank-ordered CPU list: ranges where ranks run over
+// consecutive CPUs ("0-3,8", model.go's cpuList), "round-robin over S"
+// when CPUs repeat.
+func rankList(cpus []int) string {
+	for _, c := range cpus {
+		if c < 0 || c > cpuset.MaxCPU {
+			return joinInts(cpus)
+		}
+	}
+	if set := cpuset.Of(cpus...); set.Len() < len(cpus) {
+		return fmt.Sprintf("round-robin over %s (%s)", set, text.Plural(len(cpus), "thread"))
+	}
+	return cpuList(cpus)
+}
+
+// printWinners writes the table of the check's winners (the whole set it
+// ran on), as `check` prints it.
+func printWinners(w io.Writer, f *results.File) error { return printTable(w, f, nil) }
+
+// printTable writes the table of winners: the check's best for each
+// measured count, or, with rs, the choice inside rs's allowed CPUs.
+func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
+	out := func(format string, args ...any) {
+		for _, l := range wrap(fmt.Sprintf(format, args...)) {
+			fmt.Fprintln(w, l)
+		}
+	}
+	out("%s %s on %s, %s", f.Tool.Name, f.Tool.Version, f.Machine.CPU.Name, f.Time.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintln(w, text.Elide("topology: "+f.Machine.Topology, maxShowLine))
+	cpus := "check ran on CPUs " + f.Machine.AllowedCPUs
+	if f.Machine.Tree != nil {
+		cpus = "machine CPUs " + f.Machine.Tree.CPUs + ", " + cpus
+	}
+	if rs != nil && !rs.allowed.Equal(rs.sel.CPUs()) {
+		cpus += fmt.Sprintf("; choices inside CPUs %s (%s)", rs.allowed, rs.allowedWhy)
+	}
+	out("%s", cpus)
+	if f.Simulated {
+		out("SIMULATED: winners chosen by the latency model, not measured")
+	}
 	for _, fl := range f.Floor {
-		fmt.Fprintf(w, "floor %-9s CPUs %d,%d: %.1f ns one-way\n", fl.Level, fl.CPUs[0], fl.CPUs[1], fl.MedianNs)
+		out("floor %-9s CPUs %d,%d: %.1f ns one-way", fl.Level, fl.CPUs[0], fl.CPUs[1], fl.MedianNs)
 	}
 	if f.Partial {
-		fmt.Fprintln(w, "PARTIAL: the check stopped early; `barriertune check --resume FILE` continues it")
+		out("PARTIAL: the check stopped early; `barriertune check --resume FILE` continues it")
 	}
 	for _, c := range f.Cuts {
-		fmt.Fprintf(w, "cut: %s\n", c)
+		out("cut: %s", c)
+	}
+	if f.Machine.Unmeasured != "" {
+		out("not measured: %s", f.Machine.Unmeasured)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -93,12 +253,28 @@ func printWinners(w io.Writer, f *results.File) error {
 			continue
 		}
 		b := t.Best
+		alg, policy, label, placed, median := b.Describe(), b.Policy, b.Label, b.CPUs, b.MedianNs
+		isBest := true
+		if rs != nil {
+			sel, err := rs.sel.Select(t.Threads, rs.allowed)
+			if err != nil {
+				return err
+			}
+			isBest = sel.Best
+			if !isBest || !slices.Equal(sel.CPUs, b.CPUs) {
+				c := results.Choice{Algorithm: sel.Algorithm, FanIn: sel.FanIn, Composition: sel.Composition}
+				alg, policy, label, placed, median = c.Describe(), sel.Policy, sel.Label, sel.CPUs, sel.MedianNs
+				if label == "" {
+					label = sel.Rule
+				}
+			}
+		}
 		ratio := "-"
-		if fl := floorFor(f.Floor, b.CPUs); fl > 0 {
-			ratio = fmt.Sprintf("%.2f", b.MedianNs/fl)
+		if fl := floorFor(f.Floor, placed); fl > 0 && median > 0 {
+			ratio = fmt.Sprintf("%.2f", median/fl)
 		}
 		runner, margin := "-", "-"
-		if b.RunnerUp != "" {
+		if b.RunnerUp != "" && isBest {
 			runner, margin = b.RunnerUp, fmt.Sprintf("%+.1f%%", b.MarginPct)
 			if b.Tie {
 				margin += " tie"
@@ -108,15 +284,19 @@ func printWinners(w io.Writer, f *results.File) error {
 		if t.Robust != nil {
 			rob = fmt.Sprintf("%s (worst %.0f ns)", t.Robust.Algorithm, t.Robust.WorstMedianNs)
 		}
-		place := joinInts(b.CPUs)
-		if b.Label != "" {
-			place = b.Label + " " + place
+		place := text.Elide(rankList(placed), 32)
+		if label != "" && cpuset.Of(validOr(placed)...).Len() == len(placed) { // round-robin says itself
+			place = text.Elide(label, 24) + " " + place
 		}
 		incomplete := ""
 		if !t.Complete {
 			incomplete = " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Describe(), b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
+		ns := "-"
+		if median > 0 {
+			ns = fmt.Sprintf("%.1f", median)
+		}
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, text.Elide(alg, 32), policy, place, ns, ratio, runner, margin, rob)
 		if b.Tie && tieRule == "" {
 			tieRule = b.TieRule
 		}
@@ -125,8 +305,8 @@ func printWinners(w io.Writer, f *results.File) error {
 		return err
 	}
 	if tieRule != "" {
-		_, err := fmt.Fprintf(w, "\ntie: the best and the runner-up are within noise (significance test on their samples); the best is the %s\n", tieRule)
-		return err
+		fmt.Fprintln(w)
+		out("tie: the best and the runner-up are within noise (significance test on their samples); the best is the %s", tieRule)
 	}
 	return nil
 }

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
+	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 // sourceFlags are the flags that choose where a topology comes from.
@@ -50,4 +56,84 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 		return hwtree.FromJSONFile(s.topology)
 	}
 	return hwtree.Live()
+}
+
+// resultsSource is a results file opened for show, export or plot, with
+// the CPU set its selections are made in.
+type resultsSource struct {
+	path string
+	why  string // why this file: given, or its place in the lookup order
+	// skipped are the files of the lookup order not used, with reasons.
+	skipped []results.Skipped
+	file    *results.File
+	sel     *results.Selector
+	// foreign says how the file differs from this machine ("" when it is
+	// this machine's, measured).
+	foreign string
+	// allowed is the set selections are made in, and allowedWhy says why.
+	allowed    cpuset.Set
+	allowedWhy string
+}
+
+// openResults opens the results file path, or, when path is "", the first
+// file of the lookup order that applies (results.Finder: the one barriers.Auto
+// uses), and sets the allowed CPUs: allowedFlag when given (else a usage
+// error naming it), this process's allowed CPUs when the file is this
+// machine's, else the whole machine the file records.
+func openResults(path, allowedFlag string) (*resultsSource, error) {
+	here, err := osal.Allowed()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read this process's allowed CPUs: %w", err)
+	}
+	host := results.Host(here.String())
+	rs := &resultsSource{path: path, why: "given"}
+	if path == "" {
+		found, err := results.DefaultFinder(host).Find()
+		if err != nil {
+			return nil, err
+		}
+		rs.path, rs.why, rs.skipped, rs.file = found.Path, found.Why, found.Skipped, found.File
+	} else {
+		if rs.file, err = results.Read(path); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("no results file at %s: run barriertune check (or give the file it wrote)", path)
+			}
+			return nil, err
+		}
+	}
+	if rs.sel, err = rs.file.Selector(); err != nil {
+		return nil, fmt.Errorf("results file %s: %w", rs.path, err)
+	}
+	rs.foreign = rs.file.Machine.Mismatch(host)
+	switch {
+	case allowedFlag != "":
+		set, err := cpuset.ParseList(allowedFlag)
+		if err != nil {
+			return nil, usageErrorf("--allowed: %v", err)
+		}
+		if set.IsEmpty() {
+			return nil, usageErrorf("--allowed %q: no CPU given; want a CPU list of the machine such as %s", text.Elide(allowedFlag, text.MaxValue), rs.sel.CPUs())
+		}
+		if err := rs.sel.CheckAllowed(set); err != nil {
+			return nil, usageErrorf("--allowed: %v", err)
+		}
+		rs.allowed, rs.allowedWhy = set, "--allowed"
+	case rs.foreign == "" && rs.sel.CheckAllowed(here) == nil:
+		rs.allowed, rs.allowedWhy = here, "this process's allowed CPUs"
+	default:
+		rs.allowed, rs.allowedWhy = rs.sel.CPUs(), "the whole machine of the file"
+	}
+	return rs, nil
+}
+
+// summary names the file, why it was used and why the others were not.
+func (rs *resultsSource) summary() string {
+	s := rs.path + " (" + rs.why + ")"
+	if rs.file.Simulated {
+		s += ", SIMULATED: chosen by the model, not measured"
+	}
+	for _, k := range rs.skipped {
+		s += "; skipped " + k.Path + ": " + k.Reason
+	}
+	return s
 }

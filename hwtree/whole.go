@@ -1,0 +1,44 @@
+package hwtree
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// FromSysfsWhole discovers the whole machine's tree from a Linux sysfs
+// (root "/" or "" for the live machine, else a snapshot as FromSysfs
+// reads): every usable CPU, those this process's affinity or a cgroup
+// leaves out included. The install-time check records it, so that its
+// results apply to any allowed subset of the machine.
+func FromSysfsWhole(root string) (*Topology, error) {
+	if root == "" {
+		root = "/"
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sysfs root %q is not a directory (want a directory holding sys/ and proc/)", root)
+	}
+	cpuDir := filepath.Join(root, "sys", "devices", "system", "cpu")
+	if _, err := os.Stat(cpuDir); err != nil {
+		return nil, fmt.Errorf("sysfs root %q has no sys/devices/system/cpu (want a live / or a snapshot directory holding sys/ and proc/)", root)
+	}
+	r := &sysfsReader{root: root, cpuDir: cpuDir}
+	protos, complete, err := r.discover()
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, err)
+	}
+	b := &builder{mergeLevels: true}
+	obj, err := b.build(protos, complete, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, err)
+	}
+	t := &Topology{Root: obj, Source: "sysfs-whole:" + root, Notes: append(r.notes, b.notes...)}
+	t.finalize()
+	r.addModels(t)
+	return t, t.validate()
+}

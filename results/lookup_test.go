@@ -1,0 +1,107 @@
+package results_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/results"
+)
+
+// lookupFiles writes, on the synthetic machine, a system file whose best
+// for 2 threads is system, and returns a finder with a temp system path.
+func lookupFiles(t *testing.T) (results.Finder, *results.File, string) {
+	t.Helper()
+	f, _ := synthFile(t, "pack:2 l3:2 core:4 pu:2", []int{2}, []string{"central", "mcs"}, 9)
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "etc", "results.json")
+	if err := results.Write(sys, f); err != nil {
+		t.Fatal(err)
+	}
+	host := f.Machine
+	host.AllowedCPUs = "4-7"
+	return results.Finder{System: []string{sys}, Host: host, Online: cpuset.Range(0, 31)}, f, dir
+}
+
+// TestFindSystemFileForEveryUser: with no environment and no per-user file
+// (another uid, env -i), the system file is used; a per-user file of
+// another machine, a simulated one, an unreadable one and a missing
+// $BARRIERTUNE_RESULTS are skipped with their reasons.
+func TestFindSystemFileForEveryUser(t *testing.T) {
+	fd, sysFile, dir := lookupFiles(t)
+	found, err := fd.Find()
+	if err != nil || found.Path != fd.System[0] || found.Why != "the system-wide file" || len(found.Skipped) != 0 {
+		t.Fatalf("empty environment: %+v, %v", found, err)
+	}
+	foreign := *sysFile
+	foreign.Machine.CPU.Name = "Imaginary CPU 9000"
+	fd.User = filepath.Join(dir, "user.json")
+	if err := results.Write(fd.User, &foreign); err != nil {
+		t.Fatal(err)
+	}
+	sim := *sysFile
+	sim.Simulated = true
+	fd.Env = filepath.Join(dir, "sim.json")
+	if err := results.Write(fd.Env, &sim); err != nil {
+		t.Fatal(err)
+	}
+	found, err = fd.Find()
+	if err != nil || found.Path != fd.System[0] || len(found.Skipped) != 2 {
+		t.Fatalf("foreign per-user and simulated env files: %+v, %v", found, err)
+	}
+	if !strings.Contains(found.Skipped[0].Reason, "simulated") || !strings.Contains(found.Skipped[1].Reason, "Imaginary") {
+		t.Errorf("skipped %+v", found.Skipped)
+	}
+	if s := found.Summary(); !strings.Contains(s, "skipped "+fd.User) || !strings.Contains(s, "system-wide") {
+		t.Errorf("summary %q", s)
+	}
+	// Forced: the first readable file, with a warning.
+	fd.Force = true
+	if found, err := fd.Find(); err != nil || found.Path != fd.Env || !strings.Contains(found.Warning, "simulated") {
+		t.Errorf("forced: %+v, %v", found, err)
+	}
+	fd.Force = false
+	// Another allowed set inside the machine applies; CPUs outside do not.
+	fd.Host.AllowedCPUs = "31"
+	if found, err := fd.Find(); err != nil || found.Path != fd.System[0] {
+		t.Errorf("allowed CPU 31: %+v, %v", found, err)
+	}
+	fd.Host.AllowedCPUs = "0-40"
+	if _, err := fd.Find(); err == nil || !strings.Contains(err.Error(), "0-40") {
+		t.Errorf("allowed CPUs outside the machine: %v", err)
+	}
+	fd.Host.AllowedCPUs = "0-3"
+	// CPUs taken offline: the tree no longer applies.
+	fd.Online = cpuset.Range(0, 15)
+	if _, err := fd.Find(); err == nil || !strings.Contains(err.Error(), "online CPUs 0-15") || !errors.Is(err, results.ErrNoResults) {
+		t.Errorf("CPUs offline: %v", err)
+	}
+	fd.Online = cpuset.Set{}
+	// An unreadable system file is skipped with its reason, never a crash.
+	if err := os.WriteFile(fd.System[0], []byte("# not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd.Env, fd.User = "", ""
+	if _, err := fd.Find(); err == nil || !strings.Contains(err.Error(), fd.System[0]+": results file") {
+		t.Errorf("corrupted system file: %v", err)
+	}
+}
+
+// TestFindNamesEveryFileTried: when no file exists the error names them
+// all and says how to make one.
+func TestFindNamesEveryFileTried(t *testing.T) {
+	dir := t.TempDir()
+	fd := results.Finder{Env: filepath.Join(dir, "a.json"), User: filepath.Join(dir, "b.json"), System: []string{filepath.Join(dir, "c.json")}}
+	_, err := fd.Find()
+	want := "no results file at " + fd.Env + " (nor " + fd.User + ", " + fd.System[0] + "): run barriertune check"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	fd.Env = fd.User // duplicates are tried once
+	if p := fd.Paths(); len(p) != 2 {
+		t.Errorf("paths %v", p)
+	}
+}
