@@ -62,6 +62,13 @@ type File struct {
 	// latency model rather than by measuring (check --simulate).
 	Simulated bool      `json:"simulated,omitempty"`
 	Threads   []Threads `json:"threads"`
+
+	// Waiting (issue 18): BlockWakeNs is what blocking costs a waiting
+	// participant on this machine, the median time from its release until
+	// a participant blocked on it runs again (barriers.MeasureBlockWake);
+	// 0 or absent when not measured. barriers.AutoPolicy spins about this
+	// long before it blocks.
+	BlockWakeNs float64 `json:"block_wake_ns,omitempty"`
 }
 
 // LevelLatency is the median one-way latency between CPUs whose deepest
