@@ -14,7 +14,15 @@ import (
 // AutoPolicy's bounded spinning (see AutoPolicy): spin for about what
 // blocking and a wake-up cost, then block. This is competitive spinning
 // (Karlin, Li, Manasse & Owicki 1991): whatever the wait, it costs at most
-// about twice what the better of "spin" and "block at once" would have.
+// about twice what the better of "spin" and "block at once" would have,
+// as long as the partner runs independently of the waiter. On a busy
+// machine it does not: when the partner's goroutine is queued on the
+// waiter's own P (the scheduler queues a woken goroutine on its waker's P)
+// only blocking lets it run. So the bound adapts: a wait that had to block
+// halves it, down to none (then a waiter blocks after quickSpin relax
+// hints and the participants take turns on one CPU, as with a blocking
+// barrier); a wait that ends within the first relax hints (the partner
+// runs on another CPU again) doubles it, up to the cost.
 
 // Clock reads while spinning: the first after clockFirst relax hints (a
 // balanced episode finishes before and never reads the clock), then every
@@ -35,7 +43,13 @@ const (
 
 // sleepRecheck is how many relax hints a waiter that has announced itself
 // as a sleeper keeps checking the flag before it blocks (see flag.sleep).
-const sleepRecheck = 32
+const sleepRecheck = 2
+
+// quickSpin is how many relax hints a waiter whose bound is 0 spins
+// before it blocks: enough to see a partner on another CPU that is about
+// to arrive (and then to lengthen the bound again), little enough that
+// a partner queued on this P is not kept waiting.
+const quickSpin = 4
 
 // Backstop timeouts of a sleeper (see flag.sleep): the first, doubled on
 // every timeout up to the last.
@@ -45,38 +59,50 @@ const (
 )
 
 // adaptive is one barrier's spin bound, in ns: at most the block and
-// wake-up cost (ceiling), at least floor. It is written only when a
-// waiter blocked, never on the quiet fast path.
+// wake-up cost (ceiling), at least step, or 0 (block after quickSpin
+// relax hints). It is written only when it changes: never on a quiet
+// machine, where it stays at the ceiling.
 type adaptive struct {
 	limit   atomic.Int64
 	ceiling int64
-	floor   int64
+	step    int64
 	_       osal.Pad
 }
 
 func newAdaptive(cost time.Duration) *adaptive {
-	a := &adaptive{ceiling: int64(cost), floor: max(int64(cost)/16, int64(time.Microsecond))}
+	a := &adaptive{ceiling: int64(cost), step: max(int64(cost)/32, int64(time.Microsecond))}
 	a.limit.Store(a.ceiling)
 	return a
 }
 
-// observe updates the bound after a wait that spun for limit and then
-// blocked, wait ns in all: a wait that spinning for the whole cost would
-// (about) have caught lengthens the bound, a longer one halves it.
-func (a *adaptive) observe(wait, limit int64) {
+// blocked halves the bound (to 0 below step) after a wait that spun for
+// limit and then had to block: the partner had no CPU, or runs on this
+// one (then only blocking lets it run).
+func (a *adaptive) blocked(limit int64) {
 	next := limit / 2
-	if wait <= 2*a.ceiling {
-		next = limit * 2
+	if next < a.step {
+		next = 0
 	}
-	next = min(max(next, a.floor), a.ceiling)
 	if next != a.limit.Load() {
 		a.limit.Store(next)
+	}
+}
+
+// quick doubles a shortened bound (from 0 to step) after a wait that
+// ended within clockFirst relax hints: the partner runs on another CPU
+// again, so spinning pays.
+func (a *adaptive) quick(limit int64) {
+	if limit < a.ceiling {
+		a.limit.Store(min(max(2*limit, a.step), a.ceiling))
 	}
 }
 
 // waitBounded is wait under AutoPolicy where the participants fit: spin
 // (reading the clock only after clockFirst relax hints) until the bound,
 // then block; or spin w.budget relax hints when WithSpinBudget set one.
+// With a bound of 0 it blocks after clockFirst relax hints: a goroutine
+// it woke, which the scheduler queues on this P, then runs here at once,
+// as with a blocking barrier, instead of waiting for another CPU.
 func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if w.budget >= 0 || w.adapt == nil {
 		for i := 0; i < w.budget; i++ {
@@ -89,21 +115,31 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	}
 	a := w.adapt
 	limit := a.limit.Load()
-	var start int64
-	for i := 1; ; i++ {
+	pre := clockFirst
+	if limit == 0 {
+		pre = quickSpin
+	}
+	for i := 1; i < pre; i++ {
 		osal.Relax()
 		if v := f.v.Load(); reached(v, target, eq) {
+			a.quick(limit)
 			return v
 		}
-		if i == clockFirst {
-			start = osal.Nanotime()
-		} else if i%clockEvery == 0 && osal.Nanotime()-start >= limit {
-			break
+	}
+	if limit > 0 {
+		start := osal.Nanotime()
+		for i := clockFirst; ; i++ {
+			osal.Relax()
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
+			if i%clockEvery == 0 && osal.Nanotime()-start >= limit {
+				break
+			}
 		}
 	}
-	v := f.sleep(target, eq)
-	a.observe(osal.Nanotime()-start, limit)
-	return v
+	a.blocked(limit)
+	return f.sleep(target, eq)
 }
 
 // sleep blocks until the flag reaches target (or is broken), for a

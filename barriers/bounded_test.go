@@ -13,31 +13,33 @@ import (
 )
 
 // TestAdaptiveBound checks the rule of AutoPolicy's spin bound: a wait
-// that outlasted twice the block and wake-up cost halves the bound, down
-// to the floor; a shorter one doubles it, up to the cost; the bound never
-// leaves [floor, ceiling].
+// that had to block halves it, to 0 below step; a wait that ended within
+// the first relax hints doubles it, from 0 to step, up to the cost.
 func TestAdaptiveBound(t *testing.T) {
-	cost := 40 * time.Microsecond
+	cost := 64 * time.Microsecond
 	a := newAdaptive(cost)
 	c := int64(cost)
-	if a.limit.Load() != c || a.floor != c/16 {
-		t.Fatalf("new bound %d, floor %d; want %d and %d", a.limit.Load(), a.floor, c, c/16)
+	if a.limit.Load() != c || a.step != c/32 {
+		t.Fatalf("new bound %d, step %d; want %d and %d", a.limit.Load(), a.step, c, c/32)
 	}
-	want := []int64{c / 2, c / 4, c / 8, c / 16, c / 16}
-	for i, w := range want {
-		a.observe(10*c, a.limit.Load()) // a long wait: the partner had no CPU
+	a.quick(a.limit.Load()) // at the ceiling already
+	if got := a.limit.Load(); got != c {
+		t.Fatalf("a quick wait at the ceiling moved the bound to %d", got)
+	}
+	for i, w := range []int64{c / 2, c / 4, c / 8, c / 16, c / 32, 0, 0} {
+		a.blocked(a.limit.Load())
 		if got := a.limit.Load(); got != w {
-			t.Fatalf("after %d long waits the bound is %d, want %d", i+1, got, w)
+			t.Fatalf("after %d blocked waits the bound is %d, want %d", i+1, got, w)
 		}
 	}
-	for i, w := range []int64{c / 8, c / 4, c / 2, c, c} {
-		a.observe(c+c/2, a.limit.Load()) // blocked, but spinning the cost would have caught it
+	for i, w := range []int64{c / 32, c / 16, c / 8, c / 4, c / 2, c, c} {
+		a.quick(a.limit.Load())
 		if got := a.limit.Load(); got != w {
-			t.Fatalf("after %d short blocked waits the bound is %d, want %d", i+1, got, w)
+			t.Fatalf("after %d quick waits the bound is %d, want %d", i+1, got, w)
 		}
 	}
-	if f := newAdaptive(time.Microsecond).floor; f != int64(time.Microsecond) {
-		t.Errorf("floor for a 1 µs cost is %d ns, want 1000", f)
+	if s := newAdaptive(5 * time.Microsecond).step; s != int64(time.Microsecond) {
+		t.Errorf("step for a 5 µs cost is %d ns, want 1000", s)
 	}
 }
 
