@@ -18,11 +18,12 @@ import (
 // as long as the partner runs independently of the waiter. On a busy
 // machine it does not: when the partner's goroutine is queued on the
 // waiter's own P (the scheduler queues a woken goroutine on its waker's P)
-// only blocking lets it run. So the bound adapts: a wait that had to block
-// halves it, down to none (then a waiter blocks after quickSpin relax
-// hints and the participants take turns on one CPU, as with a blocking
-// barrier); a wait that ends within the first relax hints (the partner
-// runs on another CPU again) doubles it, up to the cost.
+// only blocking (or yielding) lets it run. So the bound adapts: a wait
+// that had to block halves it, down to none (then a waiter yields once
+// after quickSpin relax hints, then blocks, and the participants take
+// turns on one CPU, as with a blocking barrier); a wait that ends within
+// the first relax hints (the partner runs on another CPU again) lengthens
+// it by cost/256, up to the cost.
 
 // Clock reads while spinning: the first after clockFirst relax hints (a
 // balanced episode finishes before and never reads the clock), then every
@@ -59,8 +60,8 @@ const (
 )
 
 // adaptive is one barrier's spin bound, in ns: at most the block and
-// wake-up cost (ceiling), at least step, or 0 (block after quickSpin
-// relax hints). It is written only when it changes: never on a quiet
+// wake-up cost (ceiling); halving below step makes it 0 (yield and block
+// after quickSpin relax hints). It is written only when it changes: never on a quiet
 // machine, where it stays at the ceiling.
 type adaptive struct {
 	limit   atomic.Int64
@@ -88,12 +89,14 @@ func (a *adaptive) blocked(limit int64) {
 	}
 }
 
-// quick doubles a shortened bound (from 0 to step) after a wait that
-// ended within clockFirst relax hints: the partner runs on another CPU
-// again, so spinning pays.
+// quick lengthens a shortened bound by step/8 after a wait that ended
+// within the first relax hints: the partner runs on another CPU again, so
+// spinning pays. Additive increase, multiplicative decrease (as TCP's
+// congestion window): on a machine where both happen, blocked waits,
+// each of which can cost the whole bound, keep it short.
 func (a *adaptive) quick(limit int64) {
 	if limit < a.ceiling {
-		a.limit.Store(min(max(2*limit, a.step), a.ceiling))
+		a.limit.Store(min(limit+a.step/8, a.ceiling))
 	}
 }
 
@@ -139,6 +142,15 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		}
 	}
 	a.blocked(limit)
+	if limit == 0 {
+		// Yield once first: a partner queued on this P runs now, and if
+		// it arrives the wait costs a goroutine switch, not a park and a
+		// wake-up.
+		runtime.Gosched()
+		if v := f.v.Load(); reached(v, target, eq) {
+			return v
+		}
+	}
 	return f.sleep(target, eq)
 }
 

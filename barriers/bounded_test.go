@@ -14,7 +14,7 @@ import (
 
 // TestAdaptiveBound checks the rule of AutoPolicy's spin bound: a wait
 // that had to block halves it, to 0 below step; a wait that ended within
-// the first relax hints doubles it, from 0 to step, up to the cost.
+// the first relax hints lengthens it by step/8, up to the cost.
 func TestAdaptiveBound(t *testing.T) {
 	cost := 64 * time.Microsecond
 	a := newAdaptive(cost)
@@ -32,11 +32,17 @@ func TestAdaptiveBound(t *testing.T) {
 			t.Fatalf("after %d blocked waits the bound is %d, want %d", i+1, got, w)
 		}
 	}
-	for i, w := range []int64{c / 32, c / 16, c / 8, c / 4, c / 2, c, c} {
+	for i := 1; i <= 260; i++ {
 		a.quick(a.limit.Load())
-		if got := a.limit.Load(); got != w {
-			t.Fatalf("after %d quick waits the bound is %d, want %d", i+1, got, w)
+		if got, w := a.limit.Load(), min(int64(i)*(c/256), c); got != w {
+			t.Fatalf("after %d quick waits the bound is %d, want %d", i, got, w)
 		}
+	}
+	a.blocked(a.limit.Load())
+	a.blocked(a.limit.Load())
+	a.quick(a.limit.Load())
+	if got, w := a.limit.Load(), c/4+c/256; got != w {
+		t.Fatalf("blocked twice, then quick: the bound is %d, want %d", got, w)
 	}
 	if s := newAdaptive(5 * time.Microsecond).step; s != int64(time.Microsecond) {
 		t.Errorf("step for a 5 µs cost is %d ns, want 1000", s)

@@ -270,7 +270,7 @@ func TestStencilCorrect(t *testing.T) {
 	for st := 0; st < steps; st++ {
 		want.step(0, st)
 	}
-	for _, im := range stencilImpls(false, false) {
+	for _, im := range stencilImpls(false, oversubscribed(n)) {
 		s := newStencil(n, cells)
 		var wg sync.WaitGroup
 		if im.spawn {
