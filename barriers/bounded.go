@@ -172,17 +172,26 @@ func (f *flag) sleep(target uint64, eq bool) uint64 {
 		v = f.v.Load()
 	}
 	if !reached(v, target, eq) {
+		// One timer per flag, made at its first sleep and re-armed after:
+		// a sleep allocates nothing. Its firing wakes every sleeper of the
+		// flag, and each checks again and re-arms it.
 		d := backstopFirst
-		t := time.AfterFunc(d, f.wakeAll)
+		if f.backstop == nil {
+			f.backstop = time.AfterFunc(d, f.wakeAll)
+		} else {
+			f.backstop.Reset(d)
+		}
 		for {
 			f.cond.Wait()
 			if v = f.v.Load(); reached(v, target, eq) {
 				break
 			}
 			d = min(2*d, backstopMax)
-			t.Reset(d)
+			f.backstop.Reset(d)
 		}
-		t.Stop()
+		if atomic.LoadInt32(&f.parked)&^fenced == 1 { // the last sleeper
+			f.backstop.Stop()
+		}
 	}
 	atomic.AddInt32(&f.parked, -1)
 	f.mu.Unlock()

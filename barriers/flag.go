@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/barriertune/barriertune/internal/spin"
@@ -38,6 +39,9 @@ type flagFields struct {
 	parked int32 // atomic
 	mu     sync.Mutex
 	cond   sync.Cond
+	// backstop wakes AutoPolicy's sleepers after a timeout (flag.sleep);
+	// guarded by mu.
+	backstop *time.Timer
 }
 
 // word returns the flag's value word without touching memory. Taking
