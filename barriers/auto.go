@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/osal"
@@ -248,11 +249,26 @@ func fallback(n int, why string) Tuning {
 	return Tuning{Threads: n, Algorithm: fallbackAlgorithm(n), Fallback: why}
 }
 
+// recordedBlockWake returns the block and wake-up cost the check recorded
+// in the results file Tuned reads (results.File.BlockWakeNs), or 0 when
+// there is none or the file is for another machine. AutoPolicy's spin
+// bound starts from it (blockWakeCost).
+func recordedBlockWake() time.Duration {
+	l := cache.load()
+	if l.err != nil || l.found == nil || l.found.File == nil || l.found.File.BlockWakeNs <= 0 {
+		return 0
+	}
+	return time.Duration(l.found.File.BlockWakeNs)
+}
+
 // Auto returns a barrier for n participants using the tuned algorithm
-// (see Tuned), with the Auto waiting policy unless opts choose another:
-// Auto spins as fast as Spin when every participant has a CPU and still
-// makes progress when they do not, so it is safe for goroutines that are
-// not pinned. Use Tuning.Team to run pinned on the tuned placement.
+// (see Tuned), with AutoPolicy unless opts choose another, whatever policy
+// the results file says the check measured with (spin, on pinned CPUs):
+// AutoPolicy spins as fast as Spin while every participant has a CPU, and
+// blocks after a bounded spin when one does not (a busy machine, more
+// participants than CPUs), so it is safe for goroutines that are not
+// pinned. Ask for Spin (WithPolicy) only for a team pinned on CPUs that
+// nothing else uses. Use Tuning.Team to run pinned on the tuned placement.
 func Auto(n int, opts ...Option) (Barrier, error) {
 	return Tuned(n).New(opts...)
 }

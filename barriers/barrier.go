@@ -73,7 +73,8 @@ type config struct {
 func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithSpinBudget sets how many relax-hint iterations Yield, Park and AutoPolicy
-// spin before yielding or blocking (0: none; negative: the default).
+// spin before yielding or blocking (0: none; negative: the default, which
+// for AutoPolicy is a time bound, see AutoPolicy).
 func WithSpinBudget(iterations int) Option { return func(c *config) { c.budget = iterations } }
 
 // WithFanIn sets the fan-in of the combining tree and the fan-out of the
@@ -277,7 +278,7 @@ func (b *base) Reset() {
 func (b *base) newFlags(k int) []flag {
 	fs := make([]flag, k)
 	for i := range fs {
-		fs[i].cond.L = &fs[i].mu
+		b.ready(&fs[i])
 	}
 	b.flagSets = append(b.flagSets, fs)
 	return fs
@@ -285,8 +286,16 @@ func (b *base) newFlags(k int) []flag {
 
 // track readies a flag embedded in an algorithm and registers it.
 func (b *base) track(f *flag) {
-	f.cond.L = &f.mu
+	b.ready(f)
 	b.flagSets = append(b.flagSets, unsafe.Slice(f, 1))
+}
+
+// ready prepares a flag for b's policy.
+func (b *base) ready(f *flag) {
+	f.cond.L = &f.mu
+	if b.w.policy == Park {
+		atomic.StoreInt32(&f.parked, fenced)
+	}
 }
 
 // counter registers a counter for Reset.
@@ -306,8 +315,7 @@ func newBase(n int, opts []Option) (base, error) {
 	if c.policy < AutoPolicy || c.policy > Park {
 		return base{}, fmt.Errorf("unknown policy %d", int(c.policy))
 	}
-	p, budget := resolve(c.policy, c.budget, n)
-	return base{n: n, w: waiter{policy: p, budget: budget}, slots: make([]slot, n), fanIn: c.fanIn}, nil
+	return base{n: n, w: resolve(c.policy, c.budget, n), slots: make([]slot, n), fanIn: c.fanIn}, nil
 }
 
 // N returns the number of participants.

@@ -77,7 +77,7 @@ func benchWait(b *testing.B, withCtx bool) {
 func BenchmarkBreak(b *testing.B) {
 	const n = 2
 	for _, a := range barriers.Algorithms() {
-		for _, p := range []barriers.Policy{barriers.Spin, barriers.Yield, barriers.Park} {
+		for _, p := range []barriers.Policy{barriers.AutoPolicy, barriers.Spin, barriers.Yield, barriers.Park} {
 			if !a.Spins && p != barriers.Park {
 				continue
 			}

@@ -43,10 +43,21 @@
 // # Which policy
 //
 // Spinning algorithms wait according to a Policy (WithPolicy). The
-// default, AutoPolicy, always makes progress: it spins as fast as Spin
-// while every participant has a CPU, and parks at once when participants
-// outnumber GOMAXPROCS or the CPUs. Spin is for dedicated threads pinned
-// one per CPU (osal.Team); Yield suits busy machines whose participants
-// still fit; Park gives the CPU up after a short spin, paying a store-load
-// fence on every signal.
+// default, AutoPolicy, cannot stall: while every participant has a CPU it
+// spins for a bounded time, about what blocking and a wake-up cost on this
+// machine (BlockWakeCost: measured by `barriertune check` and recorded in
+// the results file, else estimated once per process), then blocks, so the
+// operating system can run the participant being waited for; the bound
+// adapts per barrier to the waits it sees. A balanced episode on a quiet
+// machine only spins and costs what Spin's does. When participants
+// outnumber GOMAXPROCS or the CPUs it blocks at once. Auto uses AutoPolicy
+// unless the program asks for another, whatever the check measured with.
+//
+// Spin is for dedicated threads pinned one per CPU (osal.Team on CPUs
+// nothing else uses): on a shared machine a spinning waiter keeps its CPU
+// while the participant it waits for is descheduled, and an episode can
+// cost a scheduler time slice (milliseconds). Yield's runtime.Gosched
+// yields to goroutines, not to other processes, so on a busy machine it
+// behaves like Spin. Park gives the CPU up after a short spin, paying a
+// store-load fence on every signal.
 package barriers

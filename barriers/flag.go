@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/barriertune/barriertune/internal/spin"
@@ -12,8 +13,13 @@ import (
 
 // waiter holds a barrier's waiting policy and spin budget.
 type waiter struct {
-	policy Policy // Spin, Yield or Park (never Auto)
+	// policy is Spin, Yield, Park or bounded (AutoPolicy where the
+	// participants fit: spin for a bounded time, then block).
+	policy Policy
+	// budget is Yield's and Park's relax hints; under bounded, -1 for the
+	// time bound in adapt, else a count of relax hints (WithSpinBudget).
 	budget int
+	adapt  *adaptive // bounded only: the barrier's adaptive time bound
 }
 
 // flag is an episode word that one participant sets and others await. It
@@ -30,9 +36,12 @@ type flag struct {
 
 type flagFields struct {
 	v      atomic.Uint64
-	parked atomic.Int32
+	parked int32 // atomic
 	mu     sync.Mutex
 	cond   sync.Cond
+	// backstop wakes AutoPolicy's sleepers after a timeout (flag.sleep);
+	// guarded by mu.
+	backstop *time.Timer
 }
 
 // word returns the flag's value word without touching memory. Taking
@@ -45,24 +54,36 @@ func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 
 // set publishes episode e and wakes parked waiters. Under Spin and Yield no
 // waiter ever parks, so a release store suffices (no store-load fence).
+// Under AutoPolicy (bounded) it is the release store, then a load that
+// finds no sleeper unless a waiter blocked: no fence either; flag.sleep
+// covers the store-load reordering that allows.
 func (f *flag) set(e uint64, w *waiter) {
 	if traceOn { // a constant: without the barriertrace tag, no code and no inlining cost
 		traceWrite(f)
 	}
-	if w.policy == Park {
-		f.setPark(e)
-		return
-	}
 	spin.StoreRelease(f.word(), e)
+	if atomic.LoadInt32(&f.parked) != 0 { // never under Spin and Yield
+		f.setSlow()
+	}
 }
 
-// setPark is set under Park: a sequentially consistent store, then a
-// check for sleepers.
+// fenced marks the sleeper count (flag.parked) of a flag whose barrier
+// waits under Park: its setters always take setSlow, which orders their
+// store before their check for sleepers. Sleepers count in the bits below.
+const fenced = 1 << 30
+
+// setSlow is the rest of set under Park (a store-load fence, then a
+// check for sleepers) and, under the other policies, the wake-up of the
+// sleepers set found.
 //
 //go:noinline
-func (f *flag) setPark(e uint64) {
-	atomic.StoreUint64(f.word(), e)
-	f.wake()
+func (f *flag) setSlow() {
+	// Under Park, a sequentially consistent read-modify-write orders the
+	// store before the load of the sleeper count (LOCK XADD on amd64), as
+	// flag.wait's parking needs.
+	if atomic.AddInt32(&f.parked, 0)&^fenced != 0 {
+		f.wakeAll()
+	}
 }
 
 // or sets bits (MCS's packed child flags) and wakes parked waiters.
@@ -84,7 +105,7 @@ func (f *flag) and(mask uint64) {
 }
 
 func (f *flag) wake() {
-	if f.parked.Load() != 0 {
+	if atomic.LoadInt32(&f.parked)&^fenced != 0 {
 		f.mu.Lock()
 		f.cond.Broadcast()
 		f.mu.Unlock()
@@ -150,6 +171,9 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 	if traceOn {
 		traceWait(f)
 	}
+	if w.policy == bounded {
+		return f.waitBounded(target, eq, w)
+	}
 	if w.policy == Spin {
 		for {
 			if v := f.v.Load(); reached(v, target, eq) {
@@ -173,13 +197,13 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		}
 	}
 	f.mu.Lock()
-	f.parked.Add(1)
+	atomic.AddInt32(&f.parked, 1)
 	v := f.v.Load()
 	for !reached(v, target, eq) {
 		f.cond.Wait()
 		v = f.v.Load()
 	}
-	f.parked.Add(-1)
+	atomic.AddInt32(&f.parked, -1)
 	f.mu.Unlock()
 	return v
 }

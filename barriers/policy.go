@@ -7,29 +7,53 @@ import (
 )
 
 // Policy is how a participant waits for a flag another participant sets.
+//
+// What each does on a busy machine (other processes want the CPUs): only a
+// waiter that blocks gives its CPU to the operating system, which can then
+// run the participant being waited for. runtime.Gosched yields to other
+// goroutines of this process, not to other processes.
 type Policy int
 
 const (
-	// AutoPolicy ("auto") chooses at construction. When the participants fit GOMAXPROCS
-	// and the CPUs it is Yield with a long budget (2^16 relax hints): a
-	// balanced barrier spins as fast as Spin, and a participant left
-	// waiting long (a busy machine) yields. When they do not fit it is Park
-	// with no spinning, so a waiter gives its CPU to the participant it
-	// waits for at once. Either way it always makes progress.
+	// AutoPolicy ("auto", the default) chooses at construction. When the
+	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
+	// bounded time, of the order of what blocking and a wake-up cost on
+	// this machine (BlockWakeCost), then blocks until the flag is set. The
+	// bound adapts per barrier: a wait that outlasted it halves it (down
+	// to none: a waiter then yields once and blocks, as in a blocking
+	// barrier), a wait that ends within a few relax hints lengthens it
+	// again by a 256th of the cost. A balanced episode on a quiet machine
+	// spins only, at Spin's speed: the signal is a release store (no fence)
+	// plus a load that finds no sleeper. On a busy machine a waiter whose
+	// partner lost its CPU blocks after the bound, so an episode costs
+	// about a wake-up, not a scheduler time slice. When the participants
+	// outnumber GOMAXPROCS or the CPUs it is Park with no spinning, so a
+	// waiter gives its CPU to the participant it waits for at once.
+	// WithSpinBudget(k), k >= 0, replaces the time bound by k relax hints.
 	AutoPolicy Policy = iota
-	// Spin busy-waits with the CPU's relax hint. It is the fastest on
-	// pinned, dedicated threads and never gives the CPU up: with more
-	// participants than CPUs an episode can cost scheduler ticks
-	// (milliseconds).
+	// Spin busy-waits with the CPU's relax hint and never gives the CPU
+	// up. It is the fastest on pinned, dedicated CPUs (osal.Team on CPUs
+	// nothing else runs on). On a shared machine it can stall: a waiter
+	// keeps its CPU while the participant it waits for is descheduled, so
+	// an episode can cost a scheduler time slice (milliseconds, 1000x a
+	// balanced episode); with more participants than CPUs, every episode
+	// can.
 	Spin
 	// Yield spins for the budget, then calls runtime.Gosched between checks.
 	// Nobody sleeps, so signals need no wakeup: they cost what Spin's do.
+	// Gosched lets other goroutines run, not other processes: on a busy
+	// machine Yield keeps its CPU like Spin does.
 	Yield
 	// Park spins for the budget, then blocks on the flag's condition
 	// variable until the flag is set. Every signal then pays a store-load
-	// fence (XCHG on amd64) and a check for sleepers.
+	// fence (XCHG on amd64) and a check for sleepers. On a busy machine
+	// it gives the CPU up after the budget, like AutoPolicy.
 	Park
 )
+
+// bounded is how a waiter holds AutoPolicy resolved for participants that
+// fit: spin for a bounded, adaptive time, then block (see flag.waitBounded).
+const bounded = AutoPolicy
 
 var policyNames = []string{"auto", "spin", "yield", "park"}
 
@@ -51,11 +75,8 @@ func ParsePolicy(s string) (Policy, error) {
 	return 0, fmt.Errorf("unknown waiting policy %q (accepted: %s)", s, strings.Join(policyNames, ", "))
 }
 
-// Spin budgets, in relax-hint iterations (PAUSE is 10-70 cycles).
+// Spin budgets, in relax-hint iterations (PAUSE is 10-140 cycles).
 const (
-	// dedicatedSpinBudget is AutoPolicy's budget when participants fit the CPUs:
-	// long enough that a balanced barrier never parks.
-	dedicatedSpinBudget = 1 << 16
 	// sharedSpinBudget is the default budget of Yield and Park: about a
 	// microsecond, then the CPU goes to others.
 	sharedSpinBudget = 64
@@ -72,21 +93,24 @@ func oversubscribed(n int) bool {
 	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
 }
 
-// resolve turns AutoPolicy into a concrete policy and budget for n participants;
+// resolve turns AutoPolicy into a concrete waiter for n participants;
 // budget < 0 means "not set".
-func resolve(p Policy, budget, n int) (Policy, int) {
+func resolve(p Policy, budget, n int) waiter {
 	if p == AutoPolicy {
-		p, b := Yield, dedicatedSpinBudget
 		if oversubscribed(n) {
-			p, b = Park, oversubscribedSpinBudget
+			if budget < 0 {
+				budget = oversubscribedSpinBudget
+			}
+			return waiter{policy: Park, budget: budget}
 		}
+		w := waiter{policy: bounded, budget: budget}
 		if budget < 0 {
-			budget = b
+			w.adapt = newAdaptive(blockWakeCost())
 		}
-		return p, budget
+		return w
 	}
 	if budget < 0 {
 		budget = sharedSpinBudget
 	}
-	return p, budget
+	return waiter{policy: p, budget: budget}
 }

@@ -183,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		return nil, err
 	}
 	recordLevelLatencies(ctx, f, cfg, s.floors)
+	recordBlockWake(f)
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
 	return f, err

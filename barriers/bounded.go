@@ -1,0 +1,298 @@
+package barriers
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/barriertune/barriertune/osal"
+)
+
+// AutoPolicy's bounded spinning (see AutoPolicy): spin for about what
+// blocking and a wake-up cost, then block. This is competitive spinning
+// (Karlin, Li, Manasse & Owicki 1991): whatever the wait, it costs at most
+// about twice what the better of "spin" and "block at once" would have,
+// as long as the partner runs independently of the waiter. On a busy
+// machine it does not: when the partner's goroutine is queued on the
+// waiter's own P (the scheduler queues a woken goroutine on its waker's P)
+// only blocking (or yielding) lets it run. So the bound adapts: a wait
+// that had to block halves it, down to none (then a waiter yields once
+// after quickSpin relax hints, then blocks, and the participants take
+// turns on one CPU, as with a blocking barrier); a wait that ends within
+// the first relax hints (the partner runs on another CPU again) lengthens
+// it by cost/256, up to the cost.
+
+// Clock reads while spinning: the first after clockFirst relax hints (a
+// balanced episode finishes before and never reads the clock), then every
+// clockEvery (a read costs 20-130 ns here, a relax hint 20-90 ns).
+const (
+	clockFirst = 16
+	clockEvery = 64
+)
+
+// Bounds on the block and wake-up cost, whether measured or recorded: a
+// machine that measured more was busy while it measured, and spinning
+// longer than maxBlockWake is never worth it.
+const (
+	minBlockWake     = 5 * time.Microsecond
+	maxBlockWake     = 200 * time.Microsecond
+	defaultBlockWake = 50 * time.Microsecond // when it cannot be measured
+)
+
+// sleepRecheck is how many relax hints a waiter that has announced itself
+// as a sleeper keeps checking the flag before it blocks (see flag.sleep).
+const sleepRecheck = 2
+
+// quickSpin is how many relax hints a waiter whose bound is 0 spins
+// before it blocks: enough to see a partner on another CPU that is about
+// to arrive (and then to lengthen the bound again), little enough that
+// a partner queued on this P is not kept waiting.
+const quickSpin = 4
+
+// Backstop timeouts of a sleeper (see flag.sleep): the first, doubled on
+// every timeout up to the last.
+const (
+	backstopFirst = time.Millisecond
+	backstopMax   = 64 * time.Millisecond
+)
+
+// adaptive is one barrier's spin bound, in ns: at most the block and
+// wake-up cost (ceiling); halving below step makes it 0 (yield and block
+// after quickSpin relax hints). It is written only when it changes: never on a quiet
+// machine, where it stays at the ceiling.
+type adaptive struct {
+	limit   atomic.Int64
+	ceiling int64
+	step    int64
+	_       osal.Pad
+}
+
+func newAdaptive(cost time.Duration) *adaptive {
+	a := &adaptive{ceiling: int64(cost), step: max(int64(cost)/32, int64(time.Microsecond))}
+	a.limit.Store(a.ceiling)
+	return a
+}
+
+// blocked halves the bound (to 0 below step) after a wait that spun for
+// limit and then had to block: the partner had no CPU, or runs on this
+// one (then only blocking lets it run).
+func (a *adaptive) blocked(limit int64) {
+	next := limit / 2
+	if next < a.step {
+		next = 0
+	}
+	if next != a.limit.Load() {
+		a.limit.Store(next)
+	}
+}
+
+// quick lengthens a shortened bound by step/8 after a wait that ended
+// within the first relax hints: the partner runs on another CPU again, so
+// spinning pays. Additive increase, multiplicative decrease (as TCP's
+// congestion window): on a machine where both happen, blocked waits,
+// each of which can cost the whole bound, keep it short.
+func (a *adaptive) quick(limit int64) {
+	if limit < a.ceiling {
+		a.limit.Store(min(limit+a.step/8, a.ceiling))
+	}
+}
+
+// waitBounded is wait under AutoPolicy where the participants fit: spin
+// (reading the clock only after clockFirst relax hints) until the bound,
+// then block; or spin w.budget relax hints when WithSpinBudget set one.
+// With a bound of 0 it blocks after clockFirst relax hints: a goroutine
+// it woke, which the scheduler queues on this P, then runs here at once,
+// as with a blocking barrier, instead of waiting for another CPU.
+func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
+	if w.budget >= 0 || w.adapt == nil {
+		for i := 0; i < w.budget; i++ {
+			osal.Relax()
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
+		}
+		return f.sleep(target, eq)
+	}
+	a := w.adapt
+	limit := a.limit.Load()
+	pre := clockFirst
+	if limit == 0 {
+		pre = quickSpin
+	}
+	for i := 1; i < pre; i++ {
+		osal.Relax()
+		if v := f.v.Load(); reached(v, target, eq) {
+			a.quick(limit)
+			return v
+		}
+	}
+	if limit > 0 {
+		start := osal.Nanotime()
+		for i := clockFirst; ; i++ {
+			osal.Relax()
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
+			if i%clockEvery == 0 && osal.Nanotime()-start >= limit {
+				break
+			}
+		}
+	}
+	a.blocked(limit)
+	if limit == 0 {
+		// Yield once first: a partner queued on this P runs now, and if
+		// it arrives the wait costs a goroutine switch, not a park and a
+		// wake-up.
+		runtime.Gosched()
+		if v := f.v.Load(); reached(v, target, eq) {
+			return v
+		}
+	}
+	return f.sleep(target, eq)
+}
+
+// sleep blocks until the flag reaches target (or is broken), for a
+// waiter whose setters use a release store and then look for sleepers
+// (set under AutoPolicy): no store-load fence on the setter's side, so a
+// setter may read parked before the sleeper's increment is visible while
+// its own store still sits in its store buffer. The sleeper covers that:
+// after announcing itself it keeps checking the flag for sleepRecheck
+// relax hints (a store buffer drains within that), and it blocks with a
+// timeout (backstopFirst, doubling) after which it checks again, so a
+// lost wake-up costs a bounded time, never a hang.
+func (f *flag) sleep(target uint64, eq bool) uint64 {
+	f.mu.Lock()
+	atomic.AddInt32(&f.parked, 1)
+	v := f.v.Load()
+	for i := 0; i < sleepRecheck && !reached(v, target, eq); i++ {
+		osal.Relax()
+		v = f.v.Load()
+	}
+	if !reached(v, target, eq) {
+		// One timer per flag, made at its first sleep and re-armed after:
+		// a sleep allocates nothing. Its firing wakes every sleeper of the
+		// flag, and each checks again and re-arms it.
+		d := backstopFirst
+		if f.backstop == nil {
+			f.backstop = time.AfterFunc(d, f.wakeAll)
+		} else {
+			f.backstop.Reset(d)
+		}
+		for {
+			f.cond.Wait()
+			if v = f.v.Load(); reached(v, target, eq) {
+				break
+			}
+			d = min(2*d, backstopMax)
+			f.backstop.Reset(d)
+		}
+		if atomic.LoadInt32(&f.parked)&^fenced == 1 { // the last sleeper
+			f.backstop.Stop()
+		}
+	}
+	atomic.AddInt32(&f.parked, -1)
+	f.mu.Unlock()
+	return v
+}
+
+// wakeAll wakes every sleeper of the flag.
+func (f *flag) wakeAll() {
+	f.mu.Lock()
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// wakeCost is the block and wake-up cost AutoPolicy's bound starts from
+// when no results file records one: estimated once per process, at the
+// first construction that needs it. Besides the results cache (auto.go),
+// it is the package's only mutable state.
+type wakeCostCache struct {
+	once sync.Once
+	d    time.Duration
+}
+
+var wakeCost wakeCostCache
+
+func (c *wakeCostCache) get() time.Duration {
+	c.once.Do(func() {
+		c.d = defaultBlockWake
+		if d, err := MeasureBlockWake(16, 5*time.Millisecond); err == nil {
+			c.d = min(max(d, minBlockWake), maxBlockWake)
+		}
+	})
+	return c.d
+}
+
+// blockWakeCost returns the block and wake-up cost for AutoPolicy's
+// bound: the one the check recorded in the results file Auto reads, else
+// an estimate measured once per process; kept within 5-200 µs.
+func blockWakeCost() time.Duration {
+	if d := recordedBlockWake(); d > 0 {
+		return min(max(d, minBlockWake), maxBlockWake)
+	}
+	return wakeCost.get()
+}
+
+// BlockWakeCost returns the block and wake-up cost AutoPolicy spins for
+// (before adapting): the one `barriertune check` recorded in the results
+// file Auto reads (results.File.BlockWakeNs), else an estimate this process
+// measured once (MeasureBlockWake, a few milliseconds at most), kept within
+// 5-200 µs.
+func BlockWakeCost() time.Duration { return blockWakeCost() }
+
+// MeasureBlockWake measures what blocking costs a waiting participant
+// here: the time from the moment another goroutine releases it until a
+// goroutine that blocked on a channel runs again, while the releaser keeps
+// its own CPU busy (as a participant that goes on computing does), so the
+// wake-up includes the scheduler finding an idle CPU for it. Each of
+// rounds handoffs (at least 3, at most 1001) blocks for about 50 µs first,
+// so that the idle CPU's thread is asleep, as it is when a wait is long.
+// It returns the median, or an error when GOMAXPROCS is 1 (a waiter then
+// never spins) or when limit (wall time) ran out before 3 handoffs.
+func MeasureBlockWake(rounds int, limit time.Duration) (time.Duration, error) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return 0, errors.New("block and wake-up cost: GOMAXPROCS is 1 (want 2 or more: with one, a waiter never spins)")
+	}
+	rounds = min(max(rounds, 3), 1001)
+	const settle = 50 * time.Microsecond
+	deadline := osal.Nanotime() + int64(limit)
+	var samples []float64
+	for r := 0; r < rounds && osal.Nanotime() < deadline; r++ {
+		ch := make(chan struct{})
+		var blocked atomic.Bool
+		var woke atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			blocked.Store(true)
+			<-ch
+			woke.Store(osal.Nanotime())
+			close(done)
+		}()
+		for !blocked.Load() {
+			runtime.Gosched()
+		}
+		for t := osal.Nanotime(); osal.Nanotime()-t < int64(settle); {
+			osal.Relax()
+		}
+		t0 := osal.Nanotime()
+		close(ch)
+		// Keep this CPU busy, as a participant does, for up to 2 ms; then
+		// yield (the woken goroutine may be queued on this P).
+		for i := 0; woke.Load() == 0; i++ {
+			osal.Relax()
+			if i%64 == 0 && osal.Nanotime()-t0 > int64(2*time.Millisecond) {
+				runtime.Gosched()
+			}
+		}
+		<-done
+		samples = append(samples, float64(woke.Load()-t0))
+	}
+	if len(samples) < 3 {
+		return 0, errors.New("block and wake-up cost: the time limit ran out before 3 handoffs")
+	}
+	slices.Sort(samples)
+	return time.Duration(samples[len(samples)/2]), nil
+}

@@ -1,0 +1,209 @@
+package barriers
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/results"
+)
+
+// TestAdaptiveBound checks the rule of AutoPolicy's spin bound: a wait
+// that had to block halves it, to 0 below step; a wait that ended within
+// the first relax hints lengthens it by step/8, up to the cost.
+func TestAdaptiveBound(t *testing.T) {
+	cost := 64 * time.Microsecond
+	a := newAdaptive(cost)
+	c := int64(cost)
+	if a.limit.Load() != c || a.step != c/32 {
+		t.Fatalf("new bound %d, step %d; want %d and %d", a.limit.Load(), a.step, c, c/32)
+	}
+	a.quick(a.limit.Load()) // at the ceiling already
+	if got := a.limit.Load(); got != c {
+		t.Fatalf("a quick wait at the ceiling moved the bound to %d", got)
+	}
+	for i, w := range []int64{c / 2, c / 4, c / 8, c / 16, c / 32, 0, 0} {
+		a.blocked(a.limit.Load())
+		if got := a.limit.Load(); got != w {
+			t.Fatalf("after %d blocked waits the bound is %d, want %d", i+1, got, w)
+		}
+	}
+	for i := 1; i <= 260; i++ {
+		a.quick(a.limit.Load())
+		if got, w := a.limit.Load(), min(int64(i)*(c/256), c); got != w {
+			t.Fatalf("after %d quick waits the bound is %d, want %d", i, got, w)
+		}
+	}
+	a.blocked(a.limit.Load())
+	a.blocked(a.limit.Load())
+	a.quick(a.limit.Load())
+	if got, w := a.limit.Load(), c/4+c/256; got != w {
+		t.Fatalf("blocked twice, then quick: the bound is %d, want %d", got, w)
+	}
+	if s := newAdaptive(5 * time.Microsecond).step; s != int64(time.Microsecond) {
+		t.Errorf("step for a 5 µs cost is %d ns, want 1000", s)
+	}
+}
+
+// TestResolveAuto checks what AutoPolicy becomes: a time bound within the
+// clamp where the participants fit, Park without spinning where they do
+// not, and a count of relax hints when WithSpinBudget gives one.
+func TestResolveAuto(t *testing.T) {
+	w := resolve(AutoPolicy, -1, 1)
+	if w.policy != bounded || w.budget != -1 || w.adapt == nil {
+		t.Fatalf("resolve(auto, 1 participant) = %+v, want the time bound", w)
+	}
+	if c := time.Duration(w.adapt.ceiling); c < minBlockWake || c > maxBlockWake {
+		t.Errorf("bound %v outside [%v, %v]", c, minBlockWake, maxBlockWake)
+	}
+	if w := resolve(AutoPolicy, 16, 1); w.policy != bounded || w.budget != 16 || w.adapt != nil {
+		t.Errorf("resolve(auto, budget 16) = %+v, want 16 relax hints then block", w)
+	}
+	over := max(runtime.GOMAXPROCS(0), runtime.NumCPU()) + 1
+	if w := resolve(AutoPolicy, -1, over); w.policy != Park || w.budget != 0 {
+		t.Errorf("resolve(auto, %d participants) = %+v, want park at once", over, w)
+	}
+	if w := resolve(Spin, -1, 2); w.policy != Spin {
+		t.Errorf("resolve(spin) = %+v", w)
+	}
+}
+
+// TestAutoBlocksForLatePartner: under AutoPolicy a participant whose
+// partner does not arrive stops spinning and blocks (it announces itself
+// as a sleeper on the flag it waits for), then returns once the partner
+// arrives. Under Spin or Yield it would spin until then.
+func TestAutoBlocksForLatePartner(t *testing.T) {
+	for _, name := range []string{"dissemination", "central", "mcs", "hybrid"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := New(name, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				b.Wait(0)
+				close(done)
+			}()
+			if !eventually(func() bool { return sleepers(b) > 0 }) {
+				t.Fatal("participant 0 did not block within 10 s while its partner was away")
+			}
+			b.Wait(1)
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the sleeper was not woken by its partner's arrival")
+			}
+			if s := sleepers(b); s != 0 {
+				t.Errorf("%d sleepers left after the episode", s)
+			}
+		})
+	}
+}
+
+// sleepers counts the waiters parked on b's flags (and its sub-barriers').
+func sleepers(b Barrier) int32 {
+	var bs *base
+	var n int32
+	switch x := b.(type) {
+	case *dissemination:
+		bs = &x.base
+	case *central:
+		bs = &x.base
+	case *mcs:
+		bs = &x.base
+	case *hybrid:
+		bs = &x.base
+		for _, s := range x.subs {
+			n += sleepers(s)
+		}
+	default:
+		panic(fmt.Sprintf("sleepers: %T", b))
+	}
+	for _, fs := range bs.flagSets {
+		for i := range fs {
+			n += atomic.LoadInt32(&fs[i].parked) &^ fenced
+		}
+	}
+	return n
+}
+
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if cond() {
+			return true
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return false
+}
+
+// TestAutoSleepStress drives the fence-free sleep of AutoPolicy: with a
+// budget of 0 relax hints every wait not already satisfied blocks, so
+// every signal races a sleeper's announcement.
+func TestAutoSleepStress(t *testing.T) {
+	for _, a := range Algorithms() {
+		if !a.Spins || a.Name == "goroutine" {
+			continue
+		}
+		for _, n := range []int{2, 3, 5} {
+			if oversubscribed(n) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/n=%d", a.Name, n), func(t *testing.T) {
+				b, err := a.New(n, WithSpinBudget(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkBarrier(t, b, n, episodes(t, n), 3)
+			})
+		}
+	}
+}
+
+func TestMeasureBlockWake(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		if _, err := MeasureBlockWake(5, time.Second); err == nil {
+			t.Fatal("MeasureBlockWake with GOMAXPROCS=1 returned no error")
+		}
+		return
+	}
+	d, err := MeasureBlockWake(5, time.Second)
+	if err != nil || d <= 0 {
+		t.Fatalf("MeasureBlockWake = %v, %v", d, err)
+	}
+	if _, err := MeasureBlockWake(5, time.Nanosecond); err == nil {
+		t.Error("MeasureBlockWake with a 1 ns limit returned no error")
+	}
+}
+
+// TestRecordedBlockWake: the cost the check recorded in the results file
+// for this machine is the one AutoPolicy uses, clamped.
+func TestRecordedBlockWake(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct{ recorded, want time.Duration }{
+		{30 * time.Microsecond, 30 * time.Microsecond},
+		{time.Microsecond, minBlockWake},
+		{time.Second, maxBlockWake},
+	} {
+		f := &results.File{Schema: results.Schema, Machine: results.Host(allowed.String()), BlockWakeNs: float64(c.recorded)}
+		f.Machine.Topology, f.Machine.TopologyHash = "test", "0123456789abcdef"
+		path := filepath.Join(t.TempDir(), "results.json")
+		if err := results.Write(path, f); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(ResultsEnv, path)
+		Reload()
+		if got := BlockWakeCost(); got != c.want {
+			l := cache.load()
+			t.Errorf("recorded %v: BlockWakeCost() = %v, want %v (reading %s: %v)", c.recorded, got, c.want, path, l.err)
+		}
+	}
+	Reload()
+}
