@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/spin"
 	"github.com/barriertune/barriertune/osal"
 )
 
@@ -76,8 +77,9 @@ type Options struct {
 	// MinSamples is how many samples a candidate gets before it may be
 	// dropped (default 5).
 	MinSamples int
-	// Floor also measures the ping-pong floor between the first two CPUs,
-	// interleaved with the candidates in the same run (ignored when the
+	// Floor also measures the floor (PingPongLatency) between the first two
+	// CPUs, interleaved with the candidates in the same run: one floor
+	// sample beside each round of candidate samples (ignored when the
 	// placement has fewer than two distinct CPUs or is oversubscribed).
 	Floor bool
 	// Context stops sampling early when done; results keep what was
@@ -277,7 +279,9 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	return run, nil
 }
 
-// PingPong is the one-way core-to-core latency between two CPUs.
+// PingPong is the one-way core-to-core latency between two CPUs: the
+// time one barrier flag signal takes from one to the other (see
+// PingPongLatency).
 type PingPong struct {
 	CPUs     [2]int  `json:"cpus"`
 	MedianNs float64 `json:"median_ns"`
@@ -286,9 +290,17 @@ type PingPong struct {
 	Reps     int     `json:"reps"`
 }
 
-// PingPongLatency measures half the round trip of one cache line bounced
-// between threads pinned to cpus a and b: the floor no barrier between
-// those CPUs can beat.
+// PingPongLatency measures the one-way latency of a barrier flag signal
+// between threads pinned to cpus a and b: half the round trip of two
+// flags sent back and forth, each flag on its own cache line with one
+// writer, set with a release store and awaited by spinning on a load, as
+// every spinning barrier's flags are (barriers/flag.go). A barrier
+// between a and b must carry at least one such signal each way per
+// episode (both may travel at once), so its episode is no shorter than
+// this, up to noise: a two-thread dissemination or pairwise barrier,
+// which is exactly one signal each way, reads about 1.0 times it. The
+// check's and bench's floor and `barriertune latency` all measure with
+// this function.
 func PingPongLatency(a, b int, opts Options) (PingPong, error) {
 	if a == b {
 		return PingPong{}, fmt.Errorf("ping-pong needs two different CPUs, got %d and %d", a, b)
@@ -308,36 +320,55 @@ func pingPongResult(a, b int, samples []float64) PingPong {
 	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}
 }
 
-// pingPongWorkload bounces one cache line between ranks 0 and 1; other
-// ranks sit it out. One episode is one round trip, so divisor 2 gives the
-// one-way latency.
-func pingPongWorkload() workload {
-	var ball struct {
-		_ osal.Pad
-		v atomic.Uint64
-		_ osal.Pad
-	}
-	var sent, seen uint64 // rank 0's and rank 1's counters
-	return workload{divisor: 2, keep: true, run: func(rank, k int) {
-		switch rank {
-		case 0:
-			for j := 0; j < k; j++ {
-				sent += 2
-				ball.v.Store(sent - 1)
-				for ball.v.Load() != sent {
-					osal.Relax()
-				}
-			}
-		case 1:
-			for j := 0; j < k; j++ {
-				seen += 2
-				for ball.v.Load() != seen-1 {
-					osal.Relax()
-				}
-				ball.v.Store(seen)
+// line is one word alone on its cache line.
+type line struct {
+	_ osal.Pad
+	v uint64
+	_ osal.Pad
+}
+
+// flagSignal is the floor's state: ping is rank 0's flag, pong rank 1's,
+// and each rank's episode count lives on a line of its own, so the only
+// lines that travel are the two flags. (The old floor kept both counts in
+// adjacent words of one line: every episode then moved that line too, and
+// the floor read about 1.3 times a two-thread dissemination barrier.)
+type flagSignal struct {
+	ping, pong line
+	sent, seen line // rank 0's and rank 1's episode counts
+}
+
+// run is k round trips: rank 0 sets ping and awaits pong, rank 1 awaits
+// ping and sets pong; other ranks sit out.
+func (f *flagSignal) run(rank, k int) {
+	switch rank {
+	case 0:
+		e := f.sent.v
+		for j := 0; j < k; j++ {
+			e++
+			spin.StoreRelease(&f.ping.v, e)
+			for atomic.LoadUint64(&f.pong.v) < e {
+				osal.Relax()
 			}
 		}
-	}}
+		f.sent.v = e
+	case 1:
+		e := f.seen.v
+		for j := 0; j < k; j++ {
+			e++
+			for atomic.LoadUint64(&f.ping.v) < e {
+				osal.Relax()
+			}
+			spin.StoreRelease(&f.pong.v, e)
+		}
+		f.seen.v = e
+	}
+}
+
+// pingPongWorkload is the floor: one episode is one round trip of two flag
+// signals, so divisor 2 gives the one-way latency.
+func pingPongWorkload() workload {
+	f := &flagSignal{}
+	return workload{divisor: 2, keep: true, run: f.run}
 }
 
 // control is what rank 0 decides and every rank reads after the control
