@@ -1,56 +1,75 @@
 package measure
 
 import (
+	"runtime"
 	"sync"
 	"testing"
-	"unsafe"
+	"time"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/barriers"
 )
 
-// TestFloorIsOneWayFlagSignal checks the floor's shape: each round trip is
-// one signal each way on two flags with one writer each (rank 0 writes
-// only ping, rank 1 only pong, each flag holds the episode count), other
-// ranks sit out, and the time is halved (one-way).
-func TestFloorIsOneWayFlagSignal(t *testing.T) {
-	w := pingPongWorkload()
-	if w.divisor != 2 || !w.keep || w.offset != 0 {
-		t.Fatalf("floor workload divisor %v keep %v offset %v: want one-way (2), never dropped, no offset", w.divisor, w.keep, w.offset)
+// TestFloorIsTwoThreadFlagBarrier checks the floor's shape: the workload
+// is a two-participant spinning FloorAlgorithm barrier run by ranks 0 and
+// 1 (other ranks sit out), one episode per time unit (no halving, no
+// offset), never dropped; and FloorAlgorithm with two participants is a
+// single round of one flag each way (dissemination: ⌈log₂ 2⌉ = 1 round,
+// each participant signalling the other).
+func TestFloorIsTwoThreadFlagBarrier(t *testing.T) {
+	if FloorAlgorithm != "dissemination" {
+		t.Fatalf("FloorAlgorithm %q: the shape below is argued for dissemination", FloorAlgorithm)
 	}
-	f := &flagSignal{}
-	for _, k := range []int{1, 7, 1000} {
-		before := f.ping.v
+	w, err := floorWorkload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.divisor != 1 || !w.keep || w.offset != 0 {
+		t.Fatalf("floor workload divisor %v keep %v offset %v: want one episode per unit, never dropped, no offset", w.divisor, w.keep, w.offset)
+	}
+	// Ranks 0 and 1 meet k times; a third rank must return at once (a
+	// barrier of 2 waited on by 3 would hang or panic). Spinning needs two
+	// Ps to be quick, as the floor itself does (PingPongLatency).
+	ks := []int{1, 7, 1000}
+	if runtime.GOMAXPROCS(0) < 2 {
+		ks = []int{1, 7}
+	}
+	for _, k := range ks {
 		var wg sync.WaitGroup
-		for rank := 0; rank < 3; rank++ { // rank 2 must return at once
+		done := make(chan struct{})
+		for rank := 0; rank < 3; rank++ {
 			wg.Add(1)
-			go func() { defer wg.Done(); f.run(rank, k) }()
+			go func() { defer wg.Done(); w.run(rank, k) }()
 		}
-		wg.Wait()
-		if f.ping.v-before != uint64(k) || f.pong.v != f.ping.v || f.sent.v != f.ping.v || f.seen.v != f.pong.v {
-			t.Fatalf("after %d round trips: ping %d pong %d sent %d seen %d, want each %d more than before (one signal each way per trip)",
-				k, f.ping.v, f.pong.v, f.sent.v, f.seen.v, before+uint64(k))
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d floor episodes did not finish", k)
 		}
 	}
+	// Two participants cannot wait on different episodes: a rank that
+	// runs ahead blocks until the other catches up.
+	b, err := barriers.New(FloorAlgorithm, 2, barriers.WithPolicy(barriers.Spin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived := make(chan struct{})
+	left := make(chan struct{})
+	go func() { b.Wait(0); close(left) }()
+	select {
+	case <-left:
+		t.Fatal("rank 0 left the floor barrier before rank 1 arrived: not a barrier")
+	case <-time.After(20 * time.Millisecond):
+	}
+	go func() { close(arrived); b.Wait(1) }()
+	<-arrived
+	<-left
 }
 
-// TestFloorLinesApart: the two flags and the two ranks' counts are on four
-// different cache lines. Counts sharing a line with each other or with a
-// flag add a line transfer per signal, and the floor then exceeds the
-// barriers it should bound (the old floor did: about 1.3x a two-thread
-// dissemination barrier).
-func TestFloorLinesApart(t *testing.T) {
-	var f flagSignal
-	offs := []uintptr{
-		unsafe.Offsetof(f.ping) + unsafe.Offsetof(f.ping.v),
-		unsafe.Offsetof(f.pong) + unsafe.Offsetof(f.pong.v),
-		unsafe.Offsetof(f.sent) + unsafe.Offsetof(f.sent.v),
-		unsafe.Offsetof(f.seen) + unsafe.Offsetof(f.seen.v),
-	}
-	for i := range offs {
-		for j := i + 1; j < len(offs); j++ {
-			if d := max(offs[i], offs[j]) - min(offs[i], offs[j]); d < osal.CacheLinePad {
-				t.Errorf("words %d and %d are %d bytes apart, want at least %d (one cache line each)", i, j, d, osal.CacheLinePad)
-			}
+func TestWarmup(t *testing.T) {
+	for _, tc := range []struct{ k, want int }{{1, 1}, {7, 1}, {8, 1}, {16, 2}, {1 << 20, 1 << 17}} {
+		if got := warmup(tc.k); got != tc.want {
+			t.Errorf("warmup(%d) = %d, want %d", tc.k, got, tc.want)
 		}
 	}
 }

@@ -21,11 +21,9 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/internal/spin"
 	"github.com/barriertune/barriertune/osal"
 )
 
@@ -256,7 +254,11 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	}
 	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
 	if floor {
-		works = append(works, pingPongWorkload())
+		w, err := floorWorkload()
+		if err != nil {
+			return Run{}, err
+		}
+		works = append(works, w)
 	}
 	samples, eps, dropped, err := sample(cpus, works, opts)
 	if err != nil {
@@ -290,17 +292,23 @@ type PingPong struct {
 	Reps     int     `json:"reps"`
 }
 
-// PingPongLatency measures the one-way latency of a barrier flag signal
-// between threads pinned to cpus a and b: half the round trip of two
-// flags sent back and forth, each flag on its own cache line with one
-// writer, set with a release store and awaited by spinning on a load, as
-// every spinning barrier's flags are (barriers/flag.go). A barrier
-// between a and b must carry at least one such signal each way per
-// episode (both may travel at once), so its episode is no shorter than
-// this, up to noise: a two-thread dissemination or pairwise barrier,
-// which is exactly one signal each way, reads about 1.0 times it. The
-// check's and bench's floor and `barriertune latency` all measure with
-// this function.
+// FloorAlgorithm is the barrier whose two-thread episode is the floor:
+// with two participants a dissemination barrier is one round in which each
+// thread sets the other's flag and waits for its own, i.e. exactly one
+// flag signal each way, both travelling at once. No barrier between two
+// CPUs can do with fewer signals, so none beats it except by noise.
+const FloorAlgorithm = "dissemination"
+
+// PingPongLatency measures the floor between CPUs a and b: the episode
+// time of a two-thread spinning FloorAlgorithm barrier on threads pinned
+// there, i.e. the one-way latency of a barrier flag signal, measured with
+// the barriers' own flag code (one writer per padded flag, release store,
+// spin on load). A half round trip of a flag bounced between the two
+// threads would measure the same signal in theory, but on the 2-vCPU EPYC
+// VM it read 1.1 to 1.2 times the two-thread dissemination and pairwise
+// barriers, so it was no floor there (docs/results.md, "The floor").
+// The check's and bench's floor and `barriertune latency` all measure
+// with this function.
 func PingPongLatency(a, b int, opts Options) (PingPong, error) {
 	if a == b {
 		return PingPong{}, fmt.Errorf("ping-pong needs two different CPUs, got %d and %d", a, b)
@@ -308,7 +316,11 @@ func PingPongLatency(a, b int, opts Options) (PingPong, error) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return PingPong{}, fmt.Errorf("ping-pong needs GOMAXPROCS >= 2, have %d", runtime.GOMAXPROCS(0))
 	}
-	samples, _, _, err := sample([]int{a, b}, []workload{pingPongWorkload()}, opts)
+	w, err := floorWorkload()
+	if err != nil {
+		return PingPong{}, err
+	}
+	samples, _, _, err := sample([]int{a, b}, []workload{w}, opts)
 	if err != nil {
 		return PingPong{}, err
 	}
@@ -320,55 +332,22 @@ func pingPongResult(a, b int, samples []float64) PingPong {
 	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}
 }
 
-// line is one word alone on its cache line.
-type line struct {
-	_ osal.Pad
-	v uint64
-	_ osal.Pad
-}
-
-// flagSignal is the floor's state: ping is rank 0's flag, pong rank 1's,
-// and each rank's episode count lives on a line of its own, so the only
-// lines that travel are the two flags. (The old floor kept both counts in
-// adjacent words of one line: every episode then moved that line too, and
-// the floor read about 1.3 times a two-thread dissemination barrier.)
-type flagSignal struct {
-	ping, pong line
-	sent, seen line // rank 0's and rank 1's episode counts
-}
-
-// run is k round trips: rank 0 sets ping and awaits pong, rank 1 awaits
-// ping and sets pong; other ranks sit out.
-func (f *flagSignal) run(rank, k int) {
-	switch rank {
-	case 0:
-		e := f.sent.v
-		for j := 0; j < k; j++ {
-			e++
-			spin.StoreRelease(&f.ping.v, e)
-			for atomic.LoadUint64(&f.pong.v) < e {
-				osal.Relax()
-			}
-		}
-		f.sent.v = e
-	case 1:
-		e := f.seen.v
-		for j := 0; j < k; j++ {
-			e++
-			for atomic.LoadUint64(&f.ping.v) < e {
-				osal.Relax()
-			}
-			spin.StoreRelease(&f.pong.v, e)
-		}
-		f.seen.v = e
+// floorWorkload is the floor: ranks 0 and 1 run episodes of a two-thread
+// spinning FloorAlgorithm barrier, other ranks sit out; one episode is one
+// signal each way, so the time per episode is the one-way latency.
+func floorWorkload() (workload, error) {
+	b, err := barriers.New(FloorAlgorithm, 2, barriers.WithPolicy(barriers.Spin))
+	if err != nil {
+		return workload{}, fmt.Errorf("floor barrier: %w", err)
 	}
-}
-
-// pingPongWorkload is the floor: one episode is one round trip of two flag
-// signals, so divisor 2 gives the one-way latency.
-func pingPongWorkload() workload {
-	f := &flagSignal{}
-	return workload{divisor: 2, keep: true, run: f.run}
+	return workload{divisor: 1, keep: true, run: func(rank, k int) {
+		if rank > 1 {
+			return
+		}
+		for j := 0; j < k; j++ {
+			b.Wait(rank)
+		}
+	}}, nil
 }
 
 // control is what rank 0 decides and every rank reads after the control
@@ -431,6 +410,15 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 				if c.skip[i] {
 					continue
 				}
+				// An untimed burst of an eighth of the sample first, then
+				// a common start. Threads that just slept in a blocking
+				// candidate (cond, channel, a parking policy) resume
+				// slowly on a loaded VM; without the burst the workload
+				// after them (the floor, or the next round's first
+				// candidate) paid for it: the floor once read 8 times a
+				// two-thread dissemination barrier in the same run.
+				w.run(rank, warmup(c.k[i]))
+				ctl.Wait(rank)
 				t0 := osal.Nanotime()
 				w.run(rank, c.k[i])
 				if rank == 0 {
@@ -454,6 +442,9 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 	}
 	return samples, c.k, c.skip, nil
 }
+
+// warmup is the untimed episodes run before a sample of k episodes.
+func warmup(k int) int { return max(1, k/8) }
 
 // drop marks workloads whose median is DropFactor times the best.
 func drop(samples [][]float64, skip []bool, works []workload, opts Options) {
