@@ -19,7 +19,10 @@ func TestFloorIsTwoThreadFlagBarrier(t *testing.T) {
 	if FloorAlgorithm != "dissemination" {
 		t.Fatalf("FloorAlgorithm %q: the shape below is argued for dissemination", FloorAlgorithm)
 	}
-	w, err := floorWorkload()
+	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
+		t.Skip("the floor needs two CPUs and two Ps")
+	}
+	w, err := floorWorkload([]int{0, 1}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,13 +30,8 @@ func TestFloorIsTwoThreadFlagBarrier(t *testing.T) {
 		t.Fatalf("floor workload divisor %v keep %v offset %v: want one episode per unit, never dropped, no offset", w.divisor, w.keep, w.offset)
 	}
 	// Ranks 0 and 1 meet k times; a third rank must return at once (a
-	// barrier of 2 waited on by 3 would hang or panic). Spinning needs two
-	// Ps to be quick, as the floor itself does (PingPongLatency).
-	ks := []int{1, 7, 1000}
-	if runtime.GOMAXPROCS(0) < 2 {
-		ks = []int{1, 7}
-	}
-	for _, k := range ks {
+	// barrier of 2 waited on by 3 would hang or panic).
+	for _, k := range []int{1, 7, 1000} {
 		var wg sync.WaitGroup
 		done := make(chan struct{})
 		for rank := 0; rank < 3; rank++ {

@@ -38,23 +38,31 @@ func main() {
 	budget := flag.Duration("budget", 2*time.Second, "each check's --budget")
 	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
 	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
+	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
 	flag.Parse()
 	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 {
 		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -budget > 0")
 		os.Exit(2)
 	}
-	if err := run(*n, *threads, *budget, *samples, *bin); err != nil {
+	if err := run(*n, *threads, *budget, *samples, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "regret:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, threads int, budget time.Duration, samples int, bin string) error {
+func run(n, threads int, budget time.Duration, samples int, bin, keep string) error {
 	dir, err := os.MkdirTemp("", "regret")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	files := dir
+	if keep != "" {
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			return err
+		}
+		files = keep
+	}
 	if bin == "" {
 		bin = filepath.Join(dir, "barriertune")
 		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
@@ -64,9 +72,9 @@ func run(n, threads int, budget time.Duration, samples int, bin string) error {
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor []float64
 	bad := 0
-	fmt.Printf("%-3s %-15s %-8s %-7s %-8s %-9s %s\n", "#", "pick", "regret", "x floor", "shown ok", "truth x fl", "true best")
+	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "true best")
 	for i := 0; i < n; i++ {
-		path := filepath.Join(dir, fmt.Sprintf("check%d.json", i))
+		path := filepath.Join(files, fmt.Sprintf("check%d.json", i))
 		// A partial file is written to path.partial when path holds a
 		// complete one; each check writes a fresh path.
 		_, _ = command(budget+2*time.Minute, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
@@ -121,7 +129,13 @@ func run(n, threads int, budget time.Duration, samples int, bin string) error {
 		}
 		txf := tb / floor
 		truthXFloor = append(truthXFloor, txf)
-		fmt.Printf("%-3d %-15s %-8.3f %-7.2f %-8v %-9.2f %s %.1f ns\n", i+1, t.Best.Algorithm, regret(truth, t.Best.Algorithm), xf, ok, txf, trueBest, tb)
+		reps := 0
+		for _, m := range ms {
+			if m.Algorithm == t.Best.Algorithm {
+				reps = m.Reps
+			}
+		}
+		fmt.Printf("%-3d %-15s %-5d %-8.3f %-7.2f %-8v %-9.2f %s %.1f ns\n", i+1, t.Best.Algorithm, reps, regret(truth, t.Best.Algorithm), xf, ok, txf, trueBest, tb)
 	}
 	fmt.Printf("\n%d checks of %d threads, --budget %s; truth: bench --samples %d after each\n", n, threads, budget, samples)
 	for ri, r := range rules {
