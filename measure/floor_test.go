@@ -19,19 +19,27 @@ func TestFloorIsTwoThreadFlagBarrier(t *testing.T) {
 	if FloorAlgorithm != "dissemination" {
 		t.Fatalf("FloorAlgorithm %q: the shape below is argued for dissemination", FloorAlgorithm)
 	}
-	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
-		t.Skip("the floor needs two CPUs and two Ps")
-	}
-	w, err := floorWorkload([]int{0, 1}, Options{})
+	ws, err := floorWorkloads()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.divisor != 1 || !w.keep || w.offset != 0 {
-		t.Fatalf("floor workload divisor %v keep %v offset %v: want one episode per unit, never dropped, no offset", w.divisor, w.keep, w.offset)
+	if len(ws) != floorInstances {
+		t.Fatalf("%d floor workloads, want %d", len(ws), floorInstances)
 	}
+	for _, w := range ws {
+		if w.divisor != 1 || !w.keep || w.offset != 0 {
+			t.Fatalf("floor workload divisor %v keep %v offset %v: want one episode per unit, never dropped, no offset", w.divisor, w.keep, w.offset)
+		}
+	}
+	w := ws[0]
 	// Ranks 0 and 1 meet k times; a third rank must return at once (a
-	// barrier of 2 waited on by 3 would hang or panic).
-	for _, k := range []int{1, 7, 1000} {
+	// barrier of 2 waited on by 3 would hang or panic). Spinning needs
+	// two Ps to be quick, as the floor itself does.
+	ks := []int{1, 7, 1000}
+	if runtime.GOMAXPROCS(0) < 2 {
+		ks = []int{1, 3}
+	}
+	for _, k := range ks {
 		var wg sync.WaitGroup
 		done := make(chan struct{})
 		for rank := 0; rank < 3; rank++ {
@@ -69,5 +77,24 @@ func TestWarmup(t *testing.T) {
 		if got := warmup(tc.k); got != tc.want {
 			t.Errorf("warmup(%d) = %d, want %d", tc.k, got, tc.want)
 		}
+	}
+}
+
+// TestFloorSamplesTakeEachRoundsFastest: the floor's sample of a round is
+// the least of the instances' samples of that round, over the rounds all
+// of them have.
+func TestFloorSamplesTakeEachRoundsFastest(t *testing.T) {
+	got := floorSamples([][]float64{{50, 52, 300, 49}, {51, 150, 60, 48}, {140, 53, 61}})
+	want := []float64{50, 52, 60}
+	if len(got) != len(want) {
+		t.Fatalf("floor samples %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("floor samples %v, want %v", got, want)
+		}
+	}
+	if floorSamples(nil) != nil {
+		t.Error("no instances, no samples")
 	}
 }

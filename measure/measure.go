@@ -254,11 +254,11 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	}
 	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
 	if floor {
-		w, err := floorWorkload(cpus, opts)
+		fws, err := floorWorkloads()
 		if err != nil {
 			return Run{}, err
 		}
-		works = append(works, w)
+		works = append(works, fws...)
 	}
 	samples, eps, dropped, err := sample(cpus, works, opts)
 	if err != nil {
@@ -275,8 +275,9 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		run.Results = append(run.Results, r)
 	}
 	if floor {
-		pp := pingPongResult(cpus[0], cpus[1], samples[len(cands)])
-		run.Floor, run.FloorSamples = &pp, samples[len(cands)]
+		fs := floorSamples(samples[len(cands):])
+		pp := pingPongResult(cpus[0], cpus[1], fs)
+		run.Floor, run.FloorSamples = &pp, fs
 	}
 	return run, nil
 }
@@ -301,7 +302,8 @@ const FloorAlgorithm = "dissemination"
 
 // PingPongLatency measures the floor between CPUs a and b: the episode
 // time of a two-thread spinning FloorAlgorithm barrier on threads pinned
-// there, i.e. the one-way latency of a barrier flag signal, measured with
+// there (each sample the fastest of floorInstances barriers timed in the
+// same round), i.e. the one-way latency of a barrier flag signal, measured with
 // the barriers' own flag code (one writer per padded flag, release store,
 // spin on load). A half round trip of a flag bounced between the two
 // threads would measure the same signal in theory, but on the 2-vCPU EPYC
@@ -316,15 +318,15 @@ func PingPongLatency(a, b int, opts Options) (PingPong, error) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return PingPong{}, fmt.Errorf("ping-pong needs GOMAXPROCS >= 2, have %d", runtime.GOMAXPROCS(0))
 	}
-	w, err := floorWorkload([]int{a, b}, opts)
+	fws, err := floorWorkloads()
 	if err != nil {
 		return PingPong{}, err
 	}
-	samples, _, _, err := sample([]int{a, b}, []workload{w}, opts)
+	samples, _, _, err := sample([]int{a, b}, fws, opts)
 	if err != nil {
 		return PingPong{}, err
 	}
-	return pingPongResult(a, b, samples[0]), nil
+	return pingPongResult(a, b, floorSamples(samples)), nil
 }
 
 func pingPongResult(a, b int, samples []float64) PingPong {
@@ -332,26 +334,25 @@ func pingPongResult(a, b int, samples []float64) PingPong {
 	return PingPong{CPUs: [2]int{a, b}, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs, Reps: r.Reps}
 }
 
-// floorInstances is how many floor barriers floorWorkload allocates to
-// keep the fastest of: on the 2-vCPU EPYC VM one instance in about ten ran
-// its whole run 2 to 3 times slower than another instance of the same
-// algorithm in the same process (a placement in memory that costs extra
-// line transfers, never the same across runs), and a floor must not be
-// that one.
+// floorInstances is how many floor barriers are timed side by side, each
+// round's floor sample being the fastest of theirs: on the 2-vCPU EPYC VM
+// one barrier instance in about ten ran a whole run 2 to 3 times slower
+// than another instance of the same algorithm in the same process (where
+// it sits in memory; never the same across runs), and a floor must not be
+// that one. The least of a round's samples also errs low under noise,
+// which a floor may.
 const floorInstances = 3
 
-// floorWorkload is the floor: ranks 0 and 1 run episodes of a two-thread
-// spinning FloorAlgorithm barrier, other ranks sit out; one episode is one
-// signal each way, so the time per episode is the one-way latency. Of
-// floorInstances barriers allocated apart, it keeps the one fastest in a
-// short interleaved run on the first two of cpus (sample's defaults but
-// 5 samples of at most 50µs, no context).
-func floorWorkload(cpus []int, opts Options) (workload, error) {
+// floorWorkloads are the floor: floorInstances separately allocated
+// two-thread spinning FloorAlgorithm barriers, each a workload in which
+// ranks 0 and 1 run episodes and other ranks sit out. One episode is one
+// signal each way, so the time per episode is the one-way latency.
+func floorWorkloads() ([]workload, error) {
 	var ws []workload
 	for range floorInstances {
 		b, err := barriers.New(FloorAlgorithm, 2, barriers.WithPolicy(barriers.Spin))
 		if err != nil {
-			return workload{}, fmt.Errorf("floor barrier: %w", err)
+			return nil, fmt.Errorf("floor barrier: %w", err)
 		}
 		ws = append(ws, workload{divisor: 1, keep: true, run: func(rank, k int) {
 			if rank > 1 {
@@ -362,21 +363,27 @@ func floorWorkload(cpus []int, opts Options) (workload, error) {
 			}
 		}})
 	}
-	trial := Options{Samples: 5, SampleTarget: min(opts.SampleTarget, 50*time.Microsecond)}
-	if trial.SampleTarget <= 0 {
-		trial.SampleTarget = 50 * time.Microsecond
+	return ws, nil
+}
+
+// floorSamples are the floor's samples, round by round: the least of the
+// floor instances' samples of each round.
+func floorSamples(perInstance [][]float64) []float64 {
+	if len(perInstance) == 0 {
+		return nil
 	}
-	samples, _, _, err := sample(cpus[:2], ws, trial)
-	if err != nil {
-		return workload{}, err
+	rounds := len(perInstance[0])
+	for _, s := range perInstance {
+		rounds = min(rounds, len(s))
 	}
-	fastest := 0
-	for i := range ws {
-		if Median(samples[i]) < Median(samples[fastest]) {
-			fastest = i
+	out := make([]float64, rounds)
+	for j := range out {
+		out[j] = perInstance[0][j]
+		for _, s := range perInstance[1:] {
+			out[j] = min(out[j], s[j])
 		}
 	}
-	return ws[fastest], nil
+	return out
 }
 
 // control is what rank 0 decides and every rank reads after the control

@@ -166,7 +166,7 @@ func bench(bin string, cpus []int, algs []string, samples int) (map[string]float
 	for _, c := range cpus {
 		cs = append(cs, strconv.Itoa(c))
 	}
-	out, err := command(10*time.Minute, bin, "bench", "-q", "--json", "--cpus", strings.Join(cs, ","),
+	out, err := command(10*time.Minute, bin, "bench", "-q", "--json", "--oversubscribe", "--cpus", strings.Join(cs, ","),
 		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples))
 	if err != nil {
 		return nil, 0, err
