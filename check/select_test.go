@@ -33,7 +33,8 @@ func TestBestPicksByShownMedian(t *testing.T) {
 			}
 			ms[i] = m(names[rng.IntN(len(names))], places[rng.IntN(len(places))], med)
 			ms[i].NormalizedNs = rng.Float64() * 100 // never shown, must not rank
-			if rng.IntN(8) == 0 {                    // dropped: over DropFactor times the best
+			// Dropped: over DropFactor times the best.
+			if rng.IntN(8) == 0 {
 				ms[i].Dropped = true
 				ms[i].MedianNs *= 2.5
 			}

@@ -127,7 +127,10 @@ func run(n, threads int, budget time.Duration, samples int, bin, keep string) er
 				trueBest, tb = a, v
 			}
 		}
-		txf := tb / floor
+		txf := math.NaN() // no floor beside an oversubscribed placement
+		if floor > 0 {
+			txf = tb / floor
+		}
 		truthXFloor = append(truthXFloor, txf)
 		reps := 0
 		for _, m := range ms {
