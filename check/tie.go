@@ -15,13 +15,13 @@ const (
 	// fewer shared lines and fewer rounds to go wrong on another day, and
 	// two runs on one machine then name the same winner. The margin is
 	// then between -3% and +3%.
-	TieWithin = "within 3%: the runner-up's median is within 3% of the fastest; the simplest algorithm (catalog order) within 3% of the fastest wins"
+	TieWithin = "within 3%: the runner-up's median is within 3% of the fastest, and the simplest algorithm (catalog order) within 3% wins"
 	// TieNotSeparable: the runner-up is more than 3% slower, but the
 	// significance test (Mann-Whitney U on the two measurements' samples,
 	// p >= measure.Alpha) cannot tell them apart. The fastest median
 	// still wins: a tie never names as best a measurement more than 3%
 	// slower than the fastest shown.
-	TieNotSeparable = "not separable by the test: the runner-up is more than 3% slower, but a Mann-Whitney U test on the samples cannot tell them apart (p >= 0.05); the fastest median wins"
+	TieNotSeparable = "not separable by the test: the runner-up is more than 3% slower, but a Mann-Whitney U test on the samples cannot tell them apart (p >= 0.05); the fastest wins"
 )
 
 // within reports whether median is within TieFraction of the fastest

@@ -85,7 +85,7 @@ func printWinners(w io.Writer, f *results.File) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	tieRule := ""
+	var tieRules []string // each kind of tie in the table, once
 	fmt.Fprintln(tw, "threads\tbest\tpolicy\tplacement\tns/episode\tx floor\trunner-up\tmargin\trobust")
 	for _, t := range f.Threads {
 		if t.Best == nil {
@@ -117,16 +117,20 @@ func printWinners(w io.Writer, f *results.File) error {
 			incomplete = " (incomplete)"
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, b.Describe(), b.Policy, place, b.MedianNs, ratio, runner, margin, rob)
-		if b.Tie && tieRule == "" {
-			tieRule = b.TieRule
+		if b.Tie && !slices.Contains(tieRules, b.TieRule) {
+			tieRules = append(tieRules, b.TieRule)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if tieRule != "" {
-		_, err := fmt.Fprintf(w, "\ntie: the best and the runner-up are within noise (significance test on their samples); the best is the %s\n", tieRule)
-		return err
+	if len(tieRules) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, r := range tieRules {
+		if _, err := fmt.Fprintf(w, "tie %s\n", r); err != nil {
+			return err
+		}
 	}
 	return nil
 }
