@@ -98,3 +98,23 @@ func TestFloorSamplesTakeEachRoundsFastest(t *testing.T) {
 		t.Error("no instances, no samples")
 	}
 }
+
+// TestFloorInstancesShareOneSample: the floor's instances together take
+// one sample target per round, as a single floor did, so a check's time
+// estimate holds.
+func TestFloorInstancesShareOneSample(t *testing.T) {
+	ws, err := floorWorkloads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, w := range ws {
+		total += w.fraction()
+	}
+	if total < 0.999 || total > 1.001 {
+		t.Errorf("floor instances take %v sample targets per round, want 1", total)
+	}
+	if (workload{}).fraction() != 1 {
+		t.Error("a workload without a share takes the whole sample target")
+	}
+}

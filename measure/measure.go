@@ -190,7 +190,18 @@ type workload struct {
 	run     func(rank, k int)
 	divisor float64 // time units per episode (2 for a ping-pong round trip)
 	keep    bool    // never dropped (the floor)
-	offset  float64 // ns subtracted from each per-episode time (the skew)
+	// share is the fraction of Options.SampleTarget one sample of it
+	// takes (0: all): the floor's instances share one sample's time.
+	share  float64
+	offset float64 // ns subtracted from each per-episode time (the skew)
+}
+
+// fraction is the share of the sample target the workload's samples take.
+func (w workload) fraction() float64 {
+	if w.share > 0 {
+		return w.share
+	}
+	return 1
 }
 
 // skewed is barrier b with rank late spinning for skew before each
@@ -345,7 +356,8 @@ const floorInstances = 3
 
 // floorWorkloads are the floor: floorInstances separately allocated
 // two-thread spinning FloorAlgorithm barriers, each a workload in which
-// ranks 0 and 1 run episodes and other ranks sit out. One episode is one
+// ranks 0 and 1 run episodes and other ranks sit out; together they take
+// one sample's time per round, as one floor did. One episode is one
 // signal each way, so the time per episode is the one-way latency.
 func floorWorkloads() ([]workload, error) {
 	var ws []workload
@@ -354,7 +366,7 @@ func floorWorkloads() ([]workload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("floor barrier: %w", err)
 		}
-		ws = append(ws, workload{divisor: 1, keep: true, run: func(rank, k int) {
+		ws = append(ws, workload{divisor: 1, keep: true, share: 1.0 / floorInstances, run: func(rank, k int) {
 			if rank > 1 {
 				return
 			}
@@ -423,9 +435,9 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 				if rank == 0 {
 					el := float64(osal.Nanotime() - t0)
 					switch {
-					case el >= target || k >= 1<<24:
+					case el >= target*w.fraction() || k >= 1<<24:
 						c.k[i], c.next = k, 0
-					case el*4 < target:
+					case el*4 < target*w.fraction():
 						c.next = 4 * k
 					default:
 						c.next = 2 * k
