@@ -12,6 +12,14 @@ import (
 // Selection: given every measurement of one thread count, best picks the
 // winner and robust the algorithm with the best worst case. Nothing else
 // in the package decides winners.
+//
+// Both rank by the statistic every view prints: the median of the
+// measurement's samples, all passes pooled (Measurement.MedianNs, the
+// table's ns/episode, `show --json`'s median_ns, the plot's points, the
+// margin). NormalizedNs, the median over the same round's floor, is
+// recorded but ranks nothing: on a shared 2-vCPU VM the floor and the
+// barriers do not drift together, and dividing by it added noise (see
+// docs/results.md, "Selection quality").
 
 // rank is an algorithm's place in the catalog: lower is simpler.
 func rank(alg string) int { return slices.Index(barriers.Names(), alg) }
@@ -21,104 +29,102 @@ func valid(m results.Measurement) bool {
 	return !m.Dropped && m.Reps > 0 && !math.IsNaN(m.MedianNs)
 }
 
-// best picks the fastest (algorithm, placement); candidates tied with it
-// (see tied: within TieFraction, or not significantly different by their
-// samples, aligned with ms, nil where unknown) are settled by TieRule.
+// best picks the fastest (algorithm, placement) by the shown median. The
+// candidates within TieFraction of the fastest median are tied, and the
+// simplest of them wins (TieWithin); nothing more than TieFraction slower
+// than the fastest ever wins. When the runner-up is further off, the
+// fastest wins, and the choice is still marked a tie if the significance
+// test on the samples (aligned with ms, nil where unknown) cannot
+// separate the two (TieNotSeparable). RunnerUp is the fastest other
+// algorithm and MarginPct its median over the winner's, in percent.
 func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
-	score := scorer(ms)
-	normalized := allNormalized(ms) // the scale score ranks by
 	sampleOf := func(i int) []float64 {
 		if i < len(samples) {
-			return samples[i].pick(normalized)
+			return samples[i].raw
 		}
 		return nil
 	}
 	fastest, fi := math.Inf(1), -1
 	for i, m := range ms {
-		if valid(m) && score(m) < fastest {
-			fastest, fi = score(m), i
+		if valid(m) && m.MedianNs < fastest {
+			fastest, fi = m.MedianNs, i
 		}
 	}
 	if fi < 0 {
 		return nil
 	}
-	var win *results.Measurement
-	tie := false
-	for i := range ms {
-		m := &ms[i]
-		if !valid(*m) || !tied(fastest, score(*m), sampleOf(fi), sampleOf(i)) {
+	wi := -1
+	for i, m := range ms {
+		if !valid(m) || !within(fastest, m.MedianNs) {
 			continue
 		}
-		tie = tie || m.Algorithm != ms[fi].Algorithm // another algorithm within noise
-		if win == nil || rank(m.Algorithm) < rank(win.Algorithm) ||
-			rank(m.Algorithm) == rank(win.Algorithm) && score(*m) < score(*win) {
-			win = m
+		if wi < 0 || rank(m.Algorithm) < rank(ms[wi].Algorithm) ||
+			rank(m.Algorithm) == rank(ms[wi].Algorithm) && m.MedianNs < ms[wi].MedianNs {
+			wi = i
 		}
 	}
+	win := &ms[wi]
 	c := &results.Choice{Algorithm: win.Algorithm, Policy: win.Policy, CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
 		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs,
 		Composition: win.Composition, FanIn: win.FanIn, LevelKeys: win.LevelKeys}
-	if tie {
-		c.Tie, c.TieRule = true, TieRule
-	}
-	runner := math.Inf(1)
-	for _, m := range ms {
-		if valid(m) && m.Algorithm != win.Algorithm && score(m) < runner {
-			runner, c.RunnerUp = score(m), m.Algorithm
+	ri := -1
+	for i, m := range ms {
+		if valid(m) && m.Algorithm != win.Algorithm && (ri < 0 || m.MedianNs < ms[ri].MedianNs) {
+			ri = i
 		}
 	}
-	if c.RunnerUp != "" {
-		c.MarginPct = math.Round((runner/score(*win)-1)*1000) / 10
+	if ri < 0 {
+		return c
+	}
+	runner := ms[ri]
+	c.RunnerUp = runner.Algorithm
+	c.MarginPct = math.Round((runner.MedianNs/win.MedianNs-1)*1000) / 10
+	switch {
+	case within(fastest, runner.MedianNs):
+		c.Tie, c.TieRule = true, TieWithin
+	case !separable(sampleOf(wi), sampleOf(ri)) && len(sampleOf(wi)) > 0 && len(sampleOf(ri)) > 0:
+		c.Tie, c.TieRule = true, TieNotSeparable
 	}
 	return c
 }
 
-// scorer ranks by the floor-normalised median when every valid
-// measurement has one (placements measured alongside their floor), else by
-// the raw median.
-func scorer(ms []results.Measurement) func(results.Measurement) float64 {
-	for _, m := range ms {
-		if valid(m) && !(m.NormalizedNs > 0) {
-			return func(m results.Measurement) float64 { return m.MedianNs }
-		}
-	}
-	return func(m results.Measurement) float64 { return m.NormalizedNs }
-}
-
-// robust picks the algorithm whose slowest placement is fastest, among
-// those measured on every placement (a dropped measurement still counts: it
-// was at least twice the best there).
+// robust picks the algorithm whose slowest placement (by shown median) is
+// fastest, among those measured on every placement (a dropped measurement
+// still counts: it was at least twice the best there); among algorithms
+// whose worst is within TieFraction of that, the simplest. Its
+// WorstMedianNs is that algorithm's slowest shown median, so it is never
+// below the fastest median of the thread count, and when robust and best
+// name the same algorithm it is never below the best's median.
 func robust(ms []results.Measurement) *results.Robust {
-	score := scorer(ms)
 	placements := map[string]bool{}
 	worst := map[string]results.Measurement{}
-	count := map[string]int{}
+	on := map[string]map[string]bool{} // algorithm -> placements measured
 	for _, m := range ms {
 		key := fmt.Sprint(m.CPUs)
 		placements[key] = true
 		if m.Reps == 0 || math.IsNaN(m.MedianNs) {
 			continue
 		}
-		count[m.Algorithm]++
-		if w, ok := worst[m.Algorithm]; !ok || score(m) > score(w) {
+		if on[m.Algorithm] == nil {
+			on[m.Algorithm] = map[string]bool{}
+		}
+		on[m.Algorithm][key] = true
+		if w, ok := worst[m.Algorithm]; !ok || m.MedianNs > w.MedianNs {
 			worst[m.Algorithm] = m
 		}
 	}
-	var out *results.Robust
+	everywhere := func(a string) bool { return len(on[a]) == len(placements) }
 	bestWorst := math.Inf(1)
-	for _, w := range worst {
-		if count[w.Algorithm] == len(placements) {
-			bestWorst = min(bestWorst, score(w))
+	for a, w := range worst {
+		if everywhere(a) {
+			bestWorst = min(bestWorst, w.MedianNs)
 		}
 	}
 	for _, a := range barriers.Names() {
 		w, ok := worst[a]
-		if !ok || count[a] != len(placements) || score(w) > bestWorst*(1+TieFraction) {
-			continue
-		}
-		if out == nil {
-			out = &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: score(w), WorstLabel: w.Label, Placements: len(placements)}
+		if ok && everywhere(a) && within(bestWorst, w.MedianNs) {
+			return &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: w.MedianNs, WorstLabel: w.Label, Placements: len(placements)}
 		}
 	}
-	return out
+	return nil
 }

@@ -2,54 +2,46 @@ package check
 
 import (
 	"github.com/barriertune/barriertune/measure"
-	"github.com/barriertune/barriertune/results"
 )
 
-// TieRule is how a tie is settled: among the algorithms tied with the
-// fastest, the simplest wins (catalog order, barriers.Names(): central
-// first, the blocking baselines last), then the lower median. Simpler
-// algorithms have fewer shared lines and fewer rounds to go wrong on
-// another day, so when the measurements cannot tell two apart the check
-// does not pretend they can.
-const TieRule = "simplest algorithm (catalog order) among those within noise of the fastest"
+// How a tie was found, as Choice.TieRule records it (show and export
+// print it). Both name the shown statistic, the median: ranking, margin
+// and tie all use the medians the table prints.
+const (
+	// TieWithin: the runner-up's median is within TieFraction (3%) of the
+	// fastest median. Among the algorithms within 3% the simplest wins
+	// (catalog order, barriers.Names(): central first, the blocking
+	// baselines last), then the lower median: simpler algorithms have
+	// fewer shared lines and fewer rounds to go wrong on another day, and
+	// two runs on one machine then name the same winner. The margin is
+	// then between -3% and +3%.
+	TieWithin = "within 3%: the runner-up's median is within 3% of the fastest, and the simplest algorithm (catalog order) within 3% wins"
+	// TieNotSeparable: the runner-up is more than 3% slower, but the
+	// significance test (Mann-Whitney U on the two measurements' samples,
+	// p >= measure.Alpha) cannot tell them apart. The fastest median
+	// still wins: a tie never names as best a measurement more than 3%
+	// slower than the fastest shown.
+	TieNotSeparable = "not separable by the test: the runner-up is more than 3% slower, but a Mann-Whitney U test on the samples cannot tell them apart (p >= 0.05); the fastest wins"
+)
 
-// tied reports whether a candidate is within noise of the fastest: its
-// score is within TieFraction of the fastest's, or its samples do not
-// differ significantly from the fastest's (Mann-Whitney U test, p >=
-// measure.Alpha). Without samples on both sides only the fraction counts.
-func tied(fastScore, score float64, fastSamples, samples []float64) bool {
-	if score <= fastScore*(1+TieFraction) {
-		return true
-	}
-	if len(fastSamples) == 0 || len(samples) == 0 {
+// within reports whether median is within TieFraction of the fastest
+// median: such a measurement may win for simplicity.
+func within(fastest, median float64) bool {
+	return median <= fastest*(1+TieFraction)
+}
+
+// separable reports whether the significance test tells the two sets of
+// samples apart (Mann-Whitney U, p < measure.Alpha); false when either set
+// is missing, as nothing then shows a difference beyond the tolerance.
+func separable(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
 		return false
 	}
-	return !measure.Compare(fastSamples, samples).Significant
+	return measure.Compare(a, b).Significant
 }
 
-// scoringSamples are the samples behind a measurement's score: the
-// floor-normalised ones (ratio to the same round's floor sample, times the
-// floor's median) when it has a floor, else the raw ones.
+// scoringSamples are the samples behind a measurement's shown median (all
+// passes pooled), for the significance test of a tie.
 type scoringSamples struct {
-	raw, normalized []float64
-}
-
-// pick returns the samples on the scale best ranks by.
-func (s scoringSamples) pick(normalized bool) []float64 {
-	if normalized {
-		return s.normalized
-	}
-	return s.raw
-}
-
-// allNormalized reports whether every valid measurement has a
-// floor-normalised median: then scorer ranks by those, and the tie test
-// uses the normalised samples.
-func allNormalized(ms []results.Measurement) bool {
-	for _, m := range ms {
-		if valid(m) && !(m.NormalizedNs > 0) {
-			return false
-		}
-	}
-	return true
+	raw []float64
 }

@@ -88,7 +88,7 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 // in Cuts instead), and returns ctx's error unless only the budget ran
 // out.
 func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget time.Duration) (*results.File, error) {
-	f.Floor = append(f.Floor, s.floors...)
+	f.Floor = append(f.Floor, interleavedFloors(s.floors, p, s)...)
 	f.Calibration = s.calibration
 	if s.roundsCut != "" {
 		f.Cuts = append(f.Cuts, s.roundsCut)
@@ -183,18 +183,10 @@ func (s *samples) entry(ui int, u unit, rounds int) results.Threads {
 	return entry
 }
 
-// scoring returns candidate i's samples on placement k, raw and
-// floor-normalised (ratio to the same round's floor sample, times the
-// floor's median), for the tie test.
+// scoring returns candidate i's pooled samples on placement k, for the
+// tie test (best ranks by their median, the one shown).
 func (s *samples) scoring(k key, i int, r measure.Result) scoringSamples {
-	ss := scoringSamples{raw: r.Samples}
-	if rk := s.ratios[k]; rk != nil && i < len(rk) && len(rk[i]) > 0 {
-		fm := measure.Median(s.floorSamples[k])
-		for _, x := range rk[i] {
-			ss.normalized = append(ss.normalized, x*fm)
-		}
-	}
-	return ss
+	return scoringSamples{raw: r.Samples}
 }
 
 // measurement summarises candidate i's pooled samples on placement k.

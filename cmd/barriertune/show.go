@@ -245,7 +245,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	tieRule := ""
+	var tieRules []string // each kind of tie in the table, once
 	fmt.Fprintln(tw, "threads\tbest\tpolicy\tplacement\tns/episode\tx floor\trunner-up\tmargin\trobust")
 	for _, t := range f.Threads {
 		if t.Best == nil {
@@ -297,16 +297,20 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			ns = fmt.Sprintf("%.1f", median)
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, text.Elide(alg, 32), policy, place, ns, ratio, runner, margin, rob)
-		if b.Tie && tieRule == "" {
-			tieRule = b.TieRule
+		if b.Tie && !slices.Contains(tieRules, b.TieRule) {
+			tieRules = append(tieRules, b.TieRule)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if tieRule != "" {
+	if len(tieRules) > 0 {
 		fmt.Fprintln(w)
-		out("tie: the best and the runner-up are within noise (significance test on their samples); the best is the %s", tieRule)
+	}
+	for _, r := range tieRules {
+		if _, err := fmt.Fprintf(w, "tie %s\n", r); err != nil {
+			return err
+		}
 	}
 	return nil
 }

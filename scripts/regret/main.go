@@ -1,0 +1,207 @@
+// Command regret measures the selection quality of `barriertune check`:
+// the regret of a check is the true time of the algorithm it picked over
+// the true best's time, the truth being a long interleaved `barriertune
+// bench` of every candidate on the pick's placement, run right after the
+// check. It runs -n short checks, each followed by its truth, and prints
+// per check the pick, its regret, "x floor" and whether the best is within
+// 5% of the fastest median the check shows; then, over all checks, the
+// median and worst regret of the check's own picks and of the picks other
+// statistics (the old floor-normalised median, the mean, the minimum)
+// would have made from the same measurements against the same truth.
+//
+//	go run ./scripts/regret -n 10 -threads 2 -budget 2s
+//
+// It builds the barriertune command first (or takes -bin). Every child
+// runs under a timeout; nothing is left running.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/barriertune/barriertune/results"
+)
+
+func main() {
+	n := flag.Int("n", 10, "checks to run (1 to 1000)")
+	threads := flag.Int("threads", 2, "thread count checked")
+	budget := flag.Duration("budget", 2*time.Second, "each check's --budget")
+	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
+	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
+	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
+	flag.Parse()
+	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 {
+		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -budget > 0")
+		os.Exit(2)
+	}
+	if err := run(*n, *threads, *budget, *samples, *bin, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "regret:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, threads int, budget time.Duration, samples int, bin, keep string) error {
+	dir, err := os.MkdirTemp("", "regret")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	files := dir
+	if keep != "" {
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			return err
+		}
+		files = keep
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "barriertune")
+		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
+			return fmt.Errorf("build: %v: %s", err, out)
+		}
+	}
+	per := make([][]float64, len(rules))
+	var xfloor, truthXFloor []float64
+	bad := 0
+	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "true best")
+	for i := 0; i < n; i++ {
+		path := filepath.Join(files, fmt.Sprintf("check%d.json", i))
+		// A partial file is written to path.partial when path holds a
+		// complete one; each check writes a fresh path.
+		_, _ = command(budget+2*time.Minute, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
+		f, err := results.Read(path)
+		if err != nil {
+			return fmt.Errorf("check %d: %w", i, err)
+		}
+		t := f.Lookup(threads)
+		if t == nil || t.Best == nil {
+			return fmt.Errorf("check %d: no winner for %d threads", i, threads)
+		}
+		place := t.Best.CPUs
+		var ms []results.Measurement
+		var algs []string
+		for _, m := range t.Measurements {
+			if slices.Equal(m.CPUs, place) {
+				ms = append(ms, m)
+				if !slices.Contains(algs, m.Algorithm) {
+					algs = append(algs, m.Algorithm)
+				}
+			}
+		}
+		truth, floor, err := bench(bin, place, algs, samples)
+		if err != nil {
+			return fmt.Errorf("truth %d: %w", i, err)
+		}
+		for ri, r := range rules {
+			per[ri] = append(per[ri], regret(truth, r.pick(ms)))
+		}
+		fastest := math.Inf(1)
+		for _, m := range t.Measurements {
+			if !m.Dropped && m.Reps > 0 {
+				fastest = min(fastest, m.MedianNs)
+			}
+		}
+		ok := t.Best.MedianNs <= fastest*1.05
+		if !ok {
+			bad++
+		}
+		xf := math.NaN()
+		for _, fl := range f.Floor {
+			if slices.Contains(place, fl.CPUs[0]) && slices.Contains(place, fl.CPUs[1]) {
+				xf = t.Best.MedianNs / fl.MedianNs
+			}
+		}
+		xfloor = append(xfloor, xf)
+		trueBest, tb := "", math.Inf(1)
+		for a, v := range truth {
+			if v < tb {
+				trueBest, tb = a, v
+			}
+		}
+		txf := math.NaN() // no floor beside an oversubscribed placement
+		if floor > 0 {
+			txf = tb / floor
+		}
+		truthXFloor = append(truthXFloor, txf)
+		reps := 0
+		for _, m := range ms {
+			if m.Algorithm == t.Best.Algorithm {
+				reps = m.Reps
+			}
+		}
+		fmt.Printf("%-3d %-15s %-5d %-8.3f %-7.2f %-8v %-9.2f %s %.1f ns\n", i+1, t.Best.Algorithm, reps, regret(truth, t.Best.Algorithm), xf, ok, txf, trueBest, tb)
+	}
+	fmt.Printf("\n%d checks of %d threads, --budget %s; truth: bench --samples %d after each\n", n, threads, budget, samples)
+	for ri, r := range rules {
+		fmt.Printf("regret by %-20s %s\n", r.name+":", summarise(per[ri]))
+	}
+	fmt.Printf("x floor of the check's best: %s\n", spread(xfloor))
+	fmt.Printf("x floor of the truth's best: %s\n", spread(truthXFloor))
+	fmt.Printf("best more than 5%% above the fastest shown median: %d of %d checks\n", bad, n)
+	return nil
+}
+
+// spread is "min .. max (median)" of v, NaNs left out.
+func spread(v []float64) string {
+	s := summarise(v)
+	lo := math.Inf(1)
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			lo = min(lo, x)
+		}
+	}
+	return fmt.Sprintf("%.2f .. %.2f (median %.2f, %d checks)", lo, s.worst, s.median, s.n)
+}
+
+// bench runs the truth: every algorithm interleaved on cpus, samples
+// each; it returns each algorithm's median and the floor's.
+func bench(bin string, cpus []int, algs []string, samples int) (map[string]float64, float64, error) {
+	var cs []string
+	for _, c := range cpus {
+		cs = append(cs, strconv.Itoa(c))
+	}
+	out, err := command(10*time.Minute, bin, "bench", "-q", "--json", "--oversubscribe", "--cpus", strings.Join(cs, ","),
+		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples))
+	if err != nil {
+		return nil, 0, err
+	}
+	var b struct {
+		Results []struct {
+			Algorithm string  `json:"algorithm"`
+			MedianNs  float64 `json:"median_ns"`
+		} `json:"results"`
+		PingPong struct {
+			MedianNs float64 `json:"median_ns"`
+		} `json:"pingpong"`
+	}
+	if err := json.Unmarshal(out, &b); err != nil {
+		return nil, 0, fmt.Errorf("bench --json: %w", err)
+	}
+	truth := map[string]float64{}
+	for _, r := range b.Results {
+		truth[r.Algorithm] = r.MedianNs
+	}
+	return truth, b.PingPong.MedianNs, nil
+}
+
+// command runs bin with args under a timeout and returns its stdout.
+func command(limit time.Duration, bin string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w", filepath.Base(bin), strings.Join(args, " "), err)
+	}
+	return out, nil
+}
