@@ -118,7 +118,7 @@ func (o *benchOptions) validate() error {
 	case o.threadsSet && (o.threads < 1 || o.threads > maxThreads):
 		return usageErrorf("--threads %d: want 1..%d threads", o.threads, maxThreads)
 	case o.plot != "" && plotFormat(o.plot) != nil:
-		return usageError(plotFormat(o.plot))
+		return usageErrorf("--plot: %v", plotFormat(o.plot))
 	}
 	if o.skew != "" {
 		if _, err := parseSkews(o.skew); err != nil {

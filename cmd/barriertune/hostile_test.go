@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -76,7 +77,10 @@ func runCLI(t *testing.T, env []string, args ...string) cliResult {
 	}
 	res.code = cmd.ProcessState.ExitCode()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.maxRSS = ru.Maxrss * 1024
+		res.maxRSS = int64(ru.Maxrss) // an int32 on 386 and arm
+		if runtime.GOOS != "darwin" { // kilobytes elsewhere, bytes on darwin
+			res.maxRSS *= 1024
+		}
 	}
 	return res
 }
