@@ -197,7 +197,7 @@ func TestVerboseAndQuiet(t *testing.T) {
 	if code := execute(context.Background(), append(args, "--verbose"), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), "bench: 1 threads on CPUs ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
+	if !strings.Contains(errOut.String(), "bench: 1 thread on CPU ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
 		t.Errorf("--verbose lacks the run's details:\n%s", errOut.String())
 	}
 	if !strings.Contains(out.String(), "central") {

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
 )
@@ -109,7 +112,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if s.from != "" {
 		m, err := latency.ReadCSVFile(s.from)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, latencyFormatError("--from", s.from, err)
 		}
 		if s.src.live() {
 			return m, nil, nil
@@ -183,7 +186,11 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		return writeJSON(w, out)
 	}
 	all := len(m.CPUs) * (len(m.CPUs) - 1) / 2
-	fmt.Fprintf(w, "%d CPUs, %d of %d pairs measured\n", len(m.CPUs), out.PairsMeasured, all)
+	how := "measured"
+	if o.from != "" {
+		how = "read from " + o.from
+	}
+	fmt.Fprintf(w, "%s, %d of %s %s\n", text.Plural(len(m.CPUs), "CPU"), out.PairsMeasured, text.Plural(all, "pair"), how)
 	writeLevels(w, out.Levels)
 	if topo != nil {
 		if len(out.Disagreements) == 0 {
@@ -212,6 +219,27 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		}
 	}
 	return nil
+}
+
+// latencyCSVFormat is the matrix format --from reads, in one line.
+const latencyCSVFormat = "plain CSV without a header, N rows for N CPUs, row i holding the one-way ns to CPUs 0..i-1 " +
+	"and the diagonal and upper triangle empty, as in ../shared/latency"
+
+// latencyFormatError says that a readable regular file is not a latency
+// matrix and what is accepted; errors of the file itself (missing, not a
+// regular file, too large) stay as they are.
+func latencyFormatError(flag, path string, err error) error {
+	fi, serr := os.Stat(path)
+	if serr != nil || !fi.Mode().IsRegular() || fi.Size() > latency.MaxFileSize {
+		return err
+	}
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	f.Close()
+	detail := strings.TrimPrefix(err.Error(), path+": ")
+	return fmt.Errorf("%s %s is not a latency matrix CSV (want %s): %s", flag, path, latencyCSVFormat, detail)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {

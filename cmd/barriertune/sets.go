@@ -114,7 +114,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
 	for _, s := range sets {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, joinInts(s.CPUs), s.Label, s.Config)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, formatCPUs(s.CPUs), s.Label, s.Config)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
