@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"math/big"
 	"strings"
@@ -89,7 +90,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	lo, hi := 0, n
 	if opts.threadsSet {
 		if opts.threads > n {
-			return usageErrorf("--threads %d is out of range: this topology has %d allowed PUs (want 0..%d)", opts.threads, n, n)
+			return usageErrorf("--threads %d is out of range: this topology has %s (want 0..%d)", opts.threads, text.Plural(n, "allowed PU"), n)
 		}
 		lo, hi = opts.threads, opts.threads
 	}
@@ -127,7 +128,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	for t := lo; t <= hi; t++ {
 		total.Add(total, counts[t])
 	}
-	fmt.Fprintf(w, "%d sets listed of %s (%s method, limit %d per thread count)\n", len(sets), total, method, opts.limit)
+	fmt.Fprintf(w, "%s listed of %s (%s method, limit %d per thread count)\n", text.Plural(len(sets), "set"), total, method, opts.limit)
 	return nil
 }
 
@@ -137,7 +138,7 @@ func listSets(space *configsets.Space, t int, method configsets.Method, limit in
 		return space.Representatives(t, limit)
 	}
 	if c := space.PaperCounts()[t]; c.Cmp(big.NewInt(configsets.MaxEnumerate)) > 0 {
-		return nil, fmt.Errorf("the paper method has %s sets for %d threads; too many to list, use --method exact for representatives", c, t)
+		return nil, fmt.Errorf("the paper method has %s sets for %s; too many to list, use --method exact for representatives", c, text.Plural(t, "thread"))
 	}
 	seq, err := space.Enumerate(t, method)
 	if err != nil {
@@ -180,8 +181,8 @@ func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, a
 		return err
 	}
 	all := new(big.Int).Lsh(big.NewInt(1), uint(n))
-	fmt.Fprintf(w, "total: %s %s sets for %d PUs (2^%d = %s placements; paper method %s, exact %s)\n",
-		configsets.Total(counts), method, n, n, shorten(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
+	fmt.Fprintf(w, "total: %s %s sets for %s (2^%d = %s placements; paper method %s, exact %s)\n",
+		configsets.Total(counts), method, text.Plural(n, "PU"), n, shorten(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"strings"
 
@@ -157,7 +158,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 	if len(only) > 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nAllowed CPUs: %s (%d PUs)\n", topo.Allowed(), len(topo.PUs()))
+	fmt.Fprintf(w, "\nAllowed CPUs: %s (%s)\n", topo.Allowed(), text.Plural(len(topo.PUs()), "PU"))
 	if opts.src.live() {
 		id := results.HostCPU()
 		fmt.Fprintf(w, "CPU model (cpuid): %s (vendor %s, family %d, model %d, stepping %d)\n", id.Name, id.Vendor, id.Family, id.Model, id.Stepping)
