@@ -209,16 +209,37 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		writeLevels(w, out.ClusteredLevels)
 	}
 	if o.matrix {
+		writeMatrix(w, m)
+	}
+	return nil
+}
+
+// matrixColumns is how many CPUs' columns one block of the printed matrix
+// holds, so that its lines stay under 160 characters.
+const matrixColumns = 20
+
+// writeMatrix prints the matrix in blocks of matrixColumns columns, each
+// with a header naming its CPUs; a machine of up to 20 CPUs is one block.
+func writeMatrix(w io.Writer, m *latency.Matrix) {
+	for lo := 0; lo < len(m.CPUs); lo += matrixColumns {
+		hi := min(lo+matrixColumns, len(m.CPUs))
+		fmt.Fprintln(w)
+		if len(m.CPUs) > matrixColumns {
+			fmt.Fprintf(w, "columns: %s\n", onCPUs(m.CPUs[lo:hi]))
+		}
+		fmt.Fprintf(w, "%4s", "")
+		for _, c := range m.CPUs[lo:hi] {
+			fmt.Fprintf(w, " %6d", c)
+		}
 		fmt.Fprintln(w)
 		for i, row := range m.NS {
 			fmt.Fprintf(w, "%4d", m.CPUs[i])
-			for _, v := range row {
+			for _, v := range row[lo:hi] {
 				fmt.Fprintf(w, " %6.1f", v)
 			}
 			fmt.Fprintln(w)
 		}
 	}
-	return nil
 }
 
 // latencyCSVFormat is the matrix format --from reads, in one line.

@@ -114,11 +114,19 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
+	clipped := false
 	for _, s := range sets {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, formatCPUs(s.CPUs), s.Label, s.Config)
+		cpus, c1 := clipList(formatCPUs(s.CPUs), setsColumn)
+		label, c2 := clipList(s.Label, setsColumn/2)
+		config, c3 := clipList(s.Config, setsColumn)
+		clipped = clipped || c1 || c2 || c3
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, cpus, label, config)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if clipped {
+		fmt.Fprintln(w, "(long lists are shortened in the middle, \"…\"; --json gives them whole)")
 	}
 	counts := space.Counts()
 	if method == configsets.Paper {
@@ -193,4 +201,26 @@ func shorten(v *big.Int) string {
 		return s
 	}
 	return fmt.Sprintf("%s.%se%d", s[:1], strings.TrimRight(s[1:4], "0"), len(s)-1)
+}
+
+// setsColumn is the widest a CPU list or config gets in the sets table,
+// so that its lines stay under 160 characters.
+const setsColumn = 56
+
+// clipList shortens a comma- or space-separated list longer than n bytes
+// to its head and tail around " … ", cut at separators; it reports
+// whether it cut.
+func clipList(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	keep := (n - len(" … ")) / 2
+	head, tail := s[:keep], s[len(s)-keep:]
+	if i := strings.LastIndexAny(head, ", "); i > 0 {
+		head = strings.TrimRight(head[:i], ", ")
+	}
+	if i := strings.IndexAny(tail, ", "); i >= 0 && i < len(tail)-1 {
+		tail = strings.TrimLeft(tail[i:], ", ")
+	}
+	return head + " … " + tail, true
 }
