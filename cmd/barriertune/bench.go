@@ -148,7 +148,7 @@ func algorithmNames(flag string, given []string) ([]string, error) {
 			return nil, usageErrorf("%s: %v (or all)", flag, err)
 		}
 		if slices.Contains(names, a) {
-			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, strings.Join(given, ","), a)
+			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, elided(strings.Join(given, ",")), elided(a))
 		}
 		names = append(names, a)
 	}
@@ -250,7 +250,7 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 	}
 	for _, c := range cpus {
 		if !allowed.Has(c) {
-			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", text.Elide(opts.cpus, text.MaxValue), c, allowed)
+			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", elided(opts.cpus), c, allowed)
 		}
 	}
 	if len(cpus) == 0 {
@@ -266,7 +266,7 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 // runPingPong measures the one-way latency between two CPUs.
 func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
 	if len(cpus) != 2 {
-		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", opts.cpus)
+		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", elided(opts.cpus))
 	}
 	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %s", cpus[0], cpus[1], text.Plural(opts.samples, "sample")))
 	pp, err := measure.PingPongLatency(cpus[0], cpus[1], mopts)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/barriertune/barriertune/internal/text"
 )
 
 // globalOptions are the persistent flags every command shares.
@@ -109,7 +107,7 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 	root := cmd.Root()
 	found, _, err := root.Find(args)
 	if err != nil || found == root {
-		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", strings.Join(args, " "), strings.Join(commandNames(root), ", "))
+		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", elided(strings.Join(args, " ")), strings.Join(commandNames(root), ", "))
 	}
 	return nil
 }
@@ -136,7 +134,7 @@ func subcommandArgs(cmd *cobra.Command, args []string) error {
 	if cmd.Name() == "completion" {
 		what = "shell"
 	}
-	return fmt.Errorf("unknown %s %q for %q (accepted: %s)", what, args[0], cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
+	return fmt.Errorf("unknown %s %q for %q (accepted: %s)", what, elided(args[0]), cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
 }
 
 // finishCommands gives every command the shared conventions: argument
@@ -166,7 +164,7 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 		err := v(cmd, args)
 		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) {
 			// cobra's "accepts at most 1 arg(s), received 4" names no argument.
-			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, text.Elide(strings.Join(args, " "), text.MaxValue))
+			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, elided(strings.Join(args, " ")))
 		}
 		return usageError(err)
 	}
@@ -298,5 +296,5 @@ func flagValueError(err error) error {
 	if want == "" {
 		want = "a value of type " + ive.GetFlag().Value.Type()
 	}
-	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, ive.GetValue(), want)
+	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, elided(ive.GetValue()), want)
 }

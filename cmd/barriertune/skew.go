@@ -29,7 +29,7 @@ func parseSkews(s string) ([]time.Duration, error) {
 			d, err = time.Duration(n), nil
 		}
 		if err != nil || d < 0 || d > measure.MaxSkew {
-			return nil, fmt.Errorf("--skew %q: %q is not a delay from 0 to %v (want ns such as 500, or a duration such as 2us)", s, part, measure.MaxSkew)
+			return nil, fmt.Errorf("--skew %q: %q is not a delay from 0 to %v (want ns such as 500, or a duration such as 2us)", elided(s), elided(part), measure.MaxSkew)
 		}
 		if !containsDuration(out, d) {
 			out = append(out, d)

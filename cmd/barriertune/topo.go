@@ -103,7 +103,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 		known = known || f == opts.of
 	}
 	if !known {
-		return usageErrorf("--of %q: unknown output format (accepted: %s)", opts.of, strings.Join(topoFormats, ", "))
+		return usageErrorf("--of %q: unknown output format (accepted: %s)", elided(opts.of), strings.Join(topoFormats, ", "))
 	}
 	var only []hwtree.Type
 	if opts.only != "" {
@@ -123,7 +123,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 			return usageErrorf("--restrict: %v", err)
 		}
 		if set.IsEmpty() {
-			return usageErrorf("--restrict %q: the list holds no CPU (want CPU indexes and ranges such as 0-3,8)", opts.restrict)
+			return usageErrorf("--restrict %q: the list holds no CPU (want CPU indexes and ranges such as 0-3,8)", elided(opts.restrict))
 		}
 		restrict = set
 	}
