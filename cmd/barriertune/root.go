@@ -105,8 +105,8 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	root := cmd.Root()
-	found, _, err := root.Find(args)
-	if err != nil || found == root {
+	found, rest, err := root.Find(args)
+	if err != nil || found == root || len(rest) > 0 {
 		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", elided(strings.Join(args, " ")), strings.Join(commandNames(root), ", "))
 	}
 	return nil

@@ -151,6 +151,7 @@ func TestEveryUsageErrorExits2(t *testing.T) {
 	cases = append(cases,
 		usageCase{args: []string{"completion", "tcsh"}, want: `"tcsh"`},
 		usageCase{args: []string{"help", "frobnicate"}, want: `"frobnicate"`},
+		usageCase{args: []string{"help", "completion", "tcsh"}, want: `"completion tcsh"`},
 		usageCase{args: []string{"frobnicate"}, want: `"frobnicate"`},
 	)
 	for _, c := range cases {
