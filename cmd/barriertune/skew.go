@@ -100,7 +100,16 @@ func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, op
 		}
 	}
 	if asJSON {
-		return writeJSON(w, map[string]any{"skew": runs})
+		type skewJSON struct {
+			Algorithm string        `json:"algorithm"`
+			Policy    string        `json:"policy"`
+			Results   []benchResult `json:"results"` // one per skew, in order
+		}
+		out := make([]skewJSON, len(runs))
+		for i, r := range runs {
+			out[i] = skewJSON{r.Algorithm, r.Policy, benchJSONResults(r.Results)}
+		}
+		return writeJSON(w, map[string]any{"skew": out})
 	}
 	return printSkew(w, cpus, skews, runs)
 }
