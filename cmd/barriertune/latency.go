@@ -89,6 +89,7 @@ type latencyJSON struct {
 // matrixSource says where loadMatrix gets the matrix.
 type matrixSource struct {
 	from, cpuList      string
+	fromFlag           string // the flag that gave from, for messages ("" names the file alone)
 	samples            int
 	perLevel, maxPairs int
 	src                sourceFlags
@@ -112,7 +113,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if s.from != "" {
 		m, err := latency.ReadCSVFile(s.from)
 		if err != nil {
-			return nil, nil, latencyFormatError("--from", s.from, err)
+			return nil, nil, latencyFormatError(s.fromFlag, s.from, err)
 		}
 		if s.src.live() {
 			return m, nil, nil
@@ -125,7 +126,8 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		costs := m.Costs()
 		for _, cpu := range topo.CPUs() {
 			if math.IsNaN(costs.Latency(cpu, cpu)) {
-				return nil, nil, fmt.Errorf("--from %s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine", s.from, len(m.CPUs)-1, cpu)
+				return nil, nil, fmt.Errorf("%s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine",
+					strings.TrimSpace(s.fromFlag+" "+s.from), len(m.CPUs)-1, cpu)
 			}
 		}
 		return m, topo, nil
@@ -153,7 +155,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 }
 
 func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
-	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, cpuList: o.cpuList, samples: o.samples,
+	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, samples: o.samples,
 		perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
 	if err != nil {
 		return err
@@ -260,7 +262,7 @@ func latencyFormatError(flag, path string, err error) error {
 	}
 	f.Close()
 	detail := strings.TrimPrefix(err.Error(), path+": ")
-	return fmt.Errorf("%s %s is not a latency matrix CSV (want %s): %s", flag, path, latencyCSVFormat, detail)
+	return fmt.Errorf("%s is not a latency matrix CSV (want %s): %s", strings.TrimSpace(flag+" "+path), latencyCSVFormat, detail)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {
