@@ -2,6 +2,7 @@ package configsets
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"iter"
 	"math/big"
 	"slices"
@@ -20,7 +21,10 @@ type Set struct {
 	// order, which is also the rank order the barriers use.
 	CPUs []int `json:"cpus"`
 	// Label names how a representative was chosen ("compact", "scatter",
-	// "balanced 2x1x2", …); empty for an enumerated set.
+	// "balanced 2x1x2", …); for a set the exact method enumerates, how it
+	// spreads over the tree ("balanced 1x2x1", "uneven [[2 1] [1]]"), so
+	// that two sets sharing a Config still differ. Empty for the paper
+	// method's sets.
 	Label string `json:"label"`
 	// Config describes the set in the paper's style: threads per
 	// configuration, e.g. "(a1, b2, c0)".
@@ -198,7 +202,7 @@ func Enumerate(topo *hwtree.Topology, threads int, method Method) (iter.Seq[Set]
 func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
 	n := len(sp.counts) - 1
 	if threads < 0 || threads > n {
-		return nil, fmt.Errorf("thread count %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
+		return nil, fmt.Errorf("thread count %d is out of range: this topology has %s (want 0..%d)", threads, text.Plural(n, "allowed PU"), n)
 	}
 	var counts []*big.Int
 	switch method {
@@ -210,7 +214,7 @@ func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
 		return nil, fmt.Errorf("unknown method %q (accepted: exact, paper)", method)
 	}
 	if counts[threads].Cmp(big.NewInt(MaxEnumerate)) > 0 {
-		return nil, fmt.Errorf("%s configuration sets for %d threads are more than %d to list; choose representatives with a limit", counts[threads], threads, MaxEnumerate)
+		return nil, fmt.Errorf("%s configuration sets for %s are more than %d to list; choose representatives with a limit", counts[threads], text.Plural(threads, "thread"), MaxEnumerate)
 	}
 	pc := sp.pc
 	if method == Paper {
@@ -224,7 +228,7 @@ func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
 			for i, p := range pos {
 				cpus[i] = pus[p]
 			}
-			return yield(Set{Threads: threads, CPUs: cpus, Config: pc.describe(cpus)})
+			return yield(Set{Threads: threads, CPUs: cpus, Label: sp.spreadLabel(cpus), Config: pc.describe(cpus)})
 		})
 	}, nil
 }

@@ -2,6 +2,7 @@ package configsets
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"math/big"
 	"slices"
 	"sort"
@@ -38,7 +39,7 @@ func (sp *Space) Representatives(threads, limit int) ([]Set, error) {
 	topo := sp.topo
 	n := len(sp.counts) - 1
 	if threads < 0 || threads > n {
-		return nil, fmt.Errorf("thread count %d is out of range: this topology has %d allowed PUs (want 0..%d)", threads, n, n)
+		return nil, fmt.Errorf("thread count %d is out of range: this topology has %s (want 0..%d)", threads, text.Plural(n, "allowed PU"), n)
 	}
 	if limit < 1 {
 		return nil, fmt.Errorf("limit %d: want at least 1", limit)
@@ -303,4 +304,120 @@ func joinUs(u []int) string {
 		s[i] = strconv.Itoa(v)
 	}
 	return strings.Join(s, "x")
+}
+
+// spreadLabel names how a placement spreads over the tree, so that the
+// labels of two sets the exact method tells apart differ even where their
+// paper-style configs ("(a2, b0)") agree. On a level-uniform tree a
+// placement that uses the same number of children below every object it
+// uses at each branching level is "balanced u1xu2x…", as Representatives
+// labels it; any other is "uneven" with its occupancy: per object used,
+// its used children's occupancies, largest first, down to PU counts, e.g.
+// "uneven [[2 1] [1]]" (two packages, the first with a core holding two
+// threads and one holding one).
+func (sp *Space) spreadLabel(cpus []int) string {
+	sel := map[*hwtree.Object]bool{}
+	want := map[int]bool{}
+	for _, c := range cpus {
+		want[c] = true
+	}
+	for _, p := range sp.topo.PUs() {
+		if want[p.OSIndex] {
+			sel[p] = true
+		}
+	}
+	if len(sel) == 0 {
+		return "none"
+	}
+	if u := uniformUse(sp.topo.Root, sel, sp.levels); u != nil {
+		return "balanced " + joinUs(u)
+	}
+	return "uneven " + occupancy(sp.topo.Root, sel)
+}
+
+// uniformUse returns, per branching level, how many children every used
+// object of the level uses, or nil when they differ or the tree is not
+// level-uniform.
+func uniformUse(root *hwtree.Object, sel map[*hwtree.Object]bool, levels [][2]int) []int {
+	if len(levels) == 0 {
+		return nil
+	}
+	at := map[int]int{} // depth -> index in levels
+	for i, l := range levels {
+		at[l[0]] = i
+	}
+	u := make([]int, len(levels))
+	ok := true
+	var rec func(o *hwtree.Object, depth int)
+	rec = func(o *hwtree.Object, depth int) {
+		used := 0
+		for _, c := range o.Children {
+			if anySelected(c, sel) {
+				used++
+				rec(c, depth+1)
+			}
+		}
+		if i, branching := at[depth]; branching {
+			if u[i] == 0 {
+				u[i] = used
+			} else if u[i] != used {
+				ok = false
+			}
+		}
+	}
+	rec(root, 0)
+	if !ok {
+		return nil
+	}
+	return u
+}
+
+// occupancy writes o's used subtrees, skipping levels that do not branch:
+// a PU count at the objects whose children are PUs, else the used
+// children's occupancies in brackets, largest first.
+func occupancy(o *hwtree.Object, sel map[*hwtree.Object]bool) string {
+	if o.Type == hwtree.PU {
+		return "1"
+	}
+	if len(o.Children) == 1 {
+		return occupancy(o.Children[0], sel)
+	}
+	leaves := true
+	var used []*hwtree.Object
+	for _, c := range o.Children {
+		if c.Type != hwtree.PU {
+			leaves = false
+		}
+		if anySelected(c, sel) {
+			used = append(used, c)
+		}
+	}
+	if leaves {
+		return strconv.Itoa(len(used))
+	}
+	type part struct {
+		form string
+		n    int
+	}
+	parts := make([]part, len(used))
+	for i, c := range used {
+		n := 0
+		for p := range sel {
+			if c.CPUSet.Has(p.OSIndex) {
+				n++
+			}
+		}
+		parts[i] = part{occupancy(c, sel), n}
+	}
+	sort.SliceStable(parts, func(i, j int) bool {
+		if parts[i].n != parts[j].n {
+			return parts[i].n > parts[j].n
+		}
+		return parts[i].form > parts[j].form
+	})
+	forms := make([]string, len(parts))
+	for i, p := range parts {
+		forms[i] = p.form
+	}
+	return "[" + strings.Join(forms, " ") + "]"
 }

@@ -6,6 +6,7 @@ package cpuset
 
 import (
 	"fmt"
+	itext "github.com/barriertune/barriertune/internal/text"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -263,15 +264,15 @@ func ParseList(text string) (Set, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := parseIndex(lo)
 		if err != nil {
-			return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", text, err, listAccepted)
+			return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", elide(text), err, listAccepted)
 		}
 		b := a
 		if isRange {
 			if b, err = parseIndex(hi); err != nil {
-				return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", text, err, listAccepted)
+				return Set{}, fmt.Errorf("cpu list %q: %w; accepted: %s", elide(text), err, listAccepted)
 			}
 			if b < a {
-				return Set{}, fmt.Errorf("cpu list %q: range %q ends before it starts; accepted: %s", text, part, listAccepted)
+				return Set{}, fmt.Errorf("cpu list %q: range %q ends before it starts; accepted: %s", elide(text), elide(part), listAccepted)
 			}
 		}
 		for len(w) <= b/64 {
@@ -292,7 +293,7 @@ func parseIndex(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 0 || v > MaxCPU {
-		return 0, fmt.Errorf("%q is not a CPU index in 0..%d", s, MaxCPU)
+		return 0, fmt.Errorf("%q is not a CPU index in 0..%d", elide(s), MaxCPU)
 	}
 	return v, nil
 }
@@ -322,25 +323,29 @@ func ParseMask(text string) (Set, error) {
 		for j := len(g) - 1; j >= 0; j-- {
 			d, err := strconv.ParseUint(g[j:j+1], 16, 8)
 			if err != nil {
-				return Set{}, fmt.Errorf("cpu mask %q: %q is not a hexadecimal digit", text, g[j:j+1])
+				return Set{}, fmt.Errorf("cpu mask %q: %q is not a hexadecimal digit", elide(text), g[j:j+1])
 			}
 			pos := bit + 4*(len(g)-1-j)
 			for k := 0; k < 4; k++ {
 				if d&(1<<uint(k)) != 0 {
 					if pos+k > MaxCPU {
-						return Set{}, fmt.Errorf("cpu mask %q: bit %d is beyond %d", text, pos+k, MaxCPU)
+						return Set{}, fmt.Errorf("cpu mask %q: bit %d is beyond %d", elide(text), pos+k, MaxCPU)
 					}
 					cpus = append(cpus, pos+k)
 				}
 			}
 		}
 		if len(groups) > 1 && len(g) > 8 {
-			return Set{}, fmt.Errorf("cpu mask %q: group %q has more than 8 hexadecimal digits", text, g)
+			return Set{}, fmt.Errorf("cpu mask %q: group %q has more than 8 hexadecimal digits", elide(text), elide(g))
 		}
 		bit += width
 	}
 	return Of(cpus...), nil
 }
+
+// elide shortens a value an error quotes, so that a huge input is never
+// echoed whole.
+func elide(s string) string { return itext.Elide(s, itext.MaxValue) }
 
 // MarshalText implements encoding.TextMarshaler with the list form.
 func (s Set) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

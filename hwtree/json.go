@@ -2,6 +2,7 @@ package hwtree
 
 import (
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/text"
 
 	"bytes"
 	"encoding/json"
@@ -118,7 +119,7 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if withIndex > 0 && without > 0 {
-		return nil, fmt.Errorf("%s: %d PUs have an os_index and %d do not; give all or none", source, withIndex, without)
+		return nil, fmt.Errorf("%s: %s an os_index and %d do not; give all or none", source, text.PluralOf(withIndex, "PU has", "PUs have"), without)
 	}
 	t := &Topology{Root: obj, Source: "json:" + source, FormatVersion: root.HwlocXMLVersion}
 	if without > 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // syntheticNames maps hwloc's synthetic type names and abbreviations
@@ -41,7 +43,7 @@ func FromSynthetic(s string) (*Topology, error) {
 		return nil, err
 	}
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("synthetic %q: empty (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
+		return nil, fmt.Errorf("synthetic %q: empty (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", elide(s), syntheticAccepted)
 	}
 	type level struct {
 		typ    Type
@@ -62,15 +64,15 @@ func FromSynthetic(s string) (*Topology, error) {
 			name = strings.ToLower(name)
 			switch {
 			case !ok:
-				return nil, fmt.Errorf("synthetic %q: memory child %q lacks its closing ']'", s, tok)
+				return nil, fmt.Errorf("synthetic %q: memory child %q lacks its closing ']'", elide(s), elide(tok))
 			case name == "memcache":
 				continue // memory-side caches are not modelled
 			case syntheticNames[name] != NUMANode:
-				return nil, fmt.Errorf("synthetic %q: memory child %q is not a NUMA node (want [NUMANode] or [NUMANode(memory=N)])", s, tok)
+				return nil, fmt.Errorf("synthetic %q: memory child %q is not a NUMA node (want [NUMANode] or [NUMANode(memory=N)])", elide(s), elide(tok))
 			}
 			memTotal += total
 			if memTotal > MaxSyntheticPUs {
-				return nil, fmt.Errorf("synthetic %q: more than %d NUMA nodes", s, MaxSyntheticPUs)
+				return nil, fmt.Errorf("synthetic %q: more than %d NUMA nodes", elide(s), MaxSyntheticPUs)
 			}
 			if len(levels) == 0 {
 				rootMemory++
@@ -82,38 +84,38 @@ func FromSynthetic(s string) (*Topology, error) {
 		spec, attrText, _ := strings.Cut(tok, "(")
 		name, countText, ok := strings.Cut(spec, ":")
 		if !ok {
-			return nil, fmt.Errorf("synthetic %q: level %q has no count (want TYPE:COUNT; accepted: %s)", s, tok, syntheticAccepted)
+			return nil, fmt.Errorf("synthetic %q: level %q has no count (want TYPE:COUNT; accepted: %s)", elide(s), elide(tok), syntheticAccepted)
 		}
 		typ, known := syntheticNames[strings.ToLower(name)]
 		if !known {
 			if strings.EqualFold(name, "machine") {
-				return nil, fmt.Errorf("synthetic %q: the Machine is implicit; start with the level below it", s)
+				return nil, fmt.Errorf("synthetic %q: the Machine is implicit; start with the level below it", elide(s))
 			}
-			return nil, fmt.Errorf("synthetic %q: unknown type %q (accepted: %s)", s, name, syntheticAccepted)
+			return nil, fmt.Errorf("synthetic %q: unknown type %q (accepted: %s)", elide(s), elide(name), syntheticAccepted)
 		}
 		count, err := strconv.Atoi(countText)
 		if err != nil || count < 1 || count > MaxSyntheticPUs {
-			return nil, fmt.Errorf("synthetic %q: count %q of %s is not an integer in 1..%d", s, countText, name, MaxSyntheticPUs)
+			return nil, fmt.Errorf("synthetic %q: count %q of %s is not an integer in 1..%d", elide(s), elide(countText), elide(name), MaxSyntheticPUs)
 		}
 		for _, l := range levels {
 			if syntheticOrderBroken(l.typ, typ) {
-				return nil, fmt.Errorf("synthetic %q: %s cannot be below %s (caches go from L3 down to L1, then Core, then PU; only Group may repeat)", s, typ, l.typ)
+				return nil, fmt.Errorf("synthetic %q: %s cannot be below %s (caches go from L3 down to L1, then Core, then PU; only Group may repeat)", elide(s), typ, l.typ)
 			}
 		}
 		total *= count // both factors are at most MaxSyntheticPUs: no overflow
 		if total > MaxSyntheticPUs {
-			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", s, MaxSyntheticPUs)
+			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", elide(s), MaxSyntheticPUs)
 		}
 		var attrs Attrs
 		if attrText != "" {
 			if attrs, err = syntheticAttrs(strings.TrimSuffix(attrText, ")"), typ); err != nil {
-				return nil, fmt.Errorf("synthetic %q: level %q: %w", s, tok, err)
+				return nil, fmt.Errorf("synthetic %q: level %q: %w", elide(s), elide(tok), err)
 			}
 		}
 		levels = append(levels, level{typ: typ, count: count, attrs: attrs})
 	}
 	if len(levels) == 0 {
-		return nil, fmt.Errorf("synthetic %q: no CPU level, only memory children (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", s, syntheticAccepted)
+		return nil, fmt.Errorf("synthetic %q: no CPU level, only memory children (want levels such as \"pack:2 core:4 pu:2\"; accepted: %s)", elide(s), syntheticAccepted)
 	}
 	hasNUMA := rootMemory > 0
 	for _, l := range levels {
@@ -172,7 +174,7 @@ func FromSynthetic(s string) (*Topology, error) {
 	b := &builder{}
 	built, err := b.build(protos, t.Root.CPUSet, nil)
 	if err != nil {
-		return nil, fmt.Errorf("synthetic %q: %w", s, err)
+		return nil, fmt.Errorf("synthetic %q: %w", elide(s), err)
 	}
 	t = &Topology{Root: built, Source: "synthetic:" + s, Notes: b.notes}
 	t.finalize()
@@ -181,6 +183,10 @@ func FromSynthetic(s string) (*Topology, error) {
 	}
 	return t, t.validate()
 }
+
+// elide shortens a value an error quotes (text.MaxValue bytes at most),
+// so that a huge input is never echoed whole.
+func elide(s string) string { return text.Elide(s, text.MaxValue) }
 
 // syntheticOrderBroken reports whether below may not appear under above:
 // caches, Core and PU keep their order; Package, Die, Group and NUMANode may
@@ -216,7 +222,7 @@ func syntheticTokens(s string) ([]string, error) {
 		case r == ')':
 			depth--
 			if depth < 0 {
-				return nil, fmt.Errorf("synthetic %q: unbalanced ')'", s)
+				return nil, fmt.Errorf("synthetic %q: unbalanced ')'", elide(s))
 			}
 		case (r == ' ' || r == '\t' || r == '\n') && depth == 0:
 			if cur.Len() > 0 {
@@ -228,7 +234,7 @@ func syntheticTokens(s string) ([]string, error) {
 		cur.WriteRune(r)
 	}
 	if depth != 0 {
-		return nil, fmt.Errorf("synthetic %q: unbalanced '('", s)
+		return nil, fmt.Errorf("synthetic %q: unbalanced '('", elide(s))
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())
@@ -241,7 +247,7 @@ func syntheticAttrs(text string, typ Type) (Attrs, error) {
 	for _, kv := range strings.Fields(text) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return a, fmt.Errorf("attribute %q is not KEY=VALUE", kv)
+			return a, fmt.Errorf("attribute %q is not KEY=VALUE", elide(kv))
 		}
 		switch strings.ToLower(k) {
 		case "size", "memory":
@@ -282,7 +288,7 @@ func parseByteSize(v string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || n > maxByteSize/mult {
-		return 0, fmt.Errorf("size %q is not a byte count up to 1 PiB (want N, NK, NM or NG)", v)
+		return 0, fmt.Errorf("size %q is not a byte count up to 1 PiB (want N, NK, NM or NG)", elide(v))
 	}
 	return n * mult, nil
 }

@@ -52,7 +52,11 @@ type xmlTopology struct {
 // as sysfs discovery places them.
 func FromXML(data []byte, source string) (*Topology, error) {
 	var doc xmlTopology
-	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	capped := &xmlCaps{d: xml.NewDecoder(bytes.NewReader(data))}
+	if err := xml.NewTokenDecoder(capped).Decode(&doc); err != nil {
+		if capped.err != nil {
+			return nil, fmt.Errorf("%s: %w", source, capped.err)
+		}
 		return nil, fmt.Errorf("%s: invalid hwloc XML (want the output of `lstopo file.xml`): %w", source, err)
 	}
 	if len(doc.Objects) != 1 || (doc.Objects[0].Type != "Machine" && doc.Objects[0].Type != "System") {
@@ -112,6 +116,65 @@ func FromXMLFile(path string) (*Topology, error) {
 	return FromXML(data, path)
 }
 
+// Caps on hwloc XML, checked while the file is decoded, so that a huge or
+// deeply nested file is refused at the first object over the cap instead
+// of after building a tree of it: the largest machines hwloc describes have
+// tens of thousands of PUs, a few objects per PU and trees about 15 deep.
+const (
+	// MaxXMLObjects bounds the <object> elements of an hwloc XML file.
+	MaxXMLObjects = 1 << 20
+	// MaxXMLDepth bounds how deeply elements nest.
+	MaxXMLDepth = 256
+)
+
+// xmlCaps counts the elements its decoder yields and stops the decoding at
+// the first one over MaxXMLObjects, MaxXMLDepth or cpuset.MaxCPU+1 PUs.
+type xmlCaps struct {
+	d                  *xml.Decoder
+	objects, pus, deep int
+	err                error // why it stopped, when a cap did
+}
+
+// Token implements xml.TokenReader.
+func (c *xmlCaps) Token() (xml.Token, error) {
+	tok, err := c.d.Token()
+	if err != nil {
+		return tok, err
+	}
+	switch t := tok.(type) {
+	case xml.StartElement:
+		c.deep++
+		if c.deep > MaxXMLDepth {
+			c.err = fmt.Errorf("elements nested more than %d deep (line %d); hwloc XML nests about 15", MaxXMLDepth, c.line())
+		}
+		if t.Name.Local == "object" {
+			c.objects++
+			if c.objects > MaxXMLObjects {
+				c.err = fmt.Errorf("more than %d objects (line %d), the most an hwloc XML file may hold", MaxXMLObjects, c.line())
+			}
+			for _, a := range t.Attr {
+				if a.Name.Local == "type" && a.Value == "PU" {
+					c.pus++
+				}
+			}
+			if c.pus > cpuset.MaxCPU+1 {
+				c.err = fmt.Errorf("more than %d PU objects (line %d); CPU indexes go up to %d", cpuset.MaxCPU+1, c.line(), cpuset.MaxCPU)
+			}
+		}
+	case xml.EndElement:
+		c.deep--
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return tok, nil
+}
+
+func (c *xmlCaps) line() int {
+	line, _ := c.d.InputPos()
+	return line
+}
+
 type xmlReader struct {
 	protos []proto
 	pus    cpuset.Set
@@ -130,12 +193,12 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	if typ != PU && strings.TrimSpace(o.Complete) != "" {
 		set, err := parseHwlocMask(o.Complete)
 		if err != nil {
-			return below, fmt.Errorf("%s object: complete_cpuset: %w", o.Type, err)
+			return below, fmt.Errorf("%s object: complete_cpuset: %w", elide(o.Type), err)
 		}
 		below = set
 	}
 	if !keep && !isRoot && !xmlKnownType(o.Type) {
-		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", o.Type))
+		r.notes = append(r.notes, fmt.Sprintf("XML object of unknown type %q skipped; its children kept", elide(o.Type)))
 	}
 	for i := range o.Children {
 		c := &o.Children[i]
@@ -160,14 +223,14 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	if o.OSIndex != "" {
 		v, err := strconv.Atoi(o.OSIndex)
 		if err != nil || v < 0 || v > maxOSIndex {
-			return below, fmt.Errorf("%s object: os_index %q is not a number in 0..%d", o.Type, o.OSIndex, maxOSIndex)
+			return below, fmt.Errorf("%s object: os_index %q is not a number in 0..%d", elide(o.Type), elide(o.OSIndex), maxOSIndex)
 		}
 		os = v
 	}
 	switch typ {
 	case PU:
 		if os < 0 || os > cpuset.MaxCPU {
-			return below, fmt.Errorf("PU object: os_index %q is not a CPU index in 0..%d", o.OSIndex, cpuset.MaxCPU)
+			return below, fmt.Errorf("PU object: os_index %q is not a CPU index in 0..%d", elide(o.OSIndex), cpuset.MaxCPU)
 		}
 		if r.pus.Has(os) {
 			return below, fmt.Errorf("PU P#%d appears twice", os)
@@ -283,6 +346,9 @@ func infoValue(infos []xmlInfo, name string) string {
 	return ""
 }
 
+// maxMaskWords is how many 32-bit words hold CPUs 0..cpuset.MaxCPU.
+const maxMaskWords = (cpuset.MaxCPU + 1) / 32
+
 // parseHwlocMask reads hwloc's cpuset attribute: comma-separated 32-bit
 // words, each "0x"-prefixed, most significant first; a leading "0xf...f"
 // word means "and every higher CPU", which the PU set bounds anyway.
@@ -290,6 +356,9 @@ func parseHwlocMask(s string) (cpuset.Set, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return cpuset.Set{}, nil
+	}
+	if n := strings.Count(s, ",") + 1; n > maxMaskWords+1 {
+		return cpuset.Set{}, fmt.Errorf("cpuset %q has %d words; CPUs 0..%d need at most %d", elide(s), n, cpuset.MaxCPU, maxMaskWords)
 	}
 	words := strings.Split(s, ",")
 	if strings.EqualFold(words[0], "0xf...f") {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/measure"
 	"github.com/barriertune/barriertune/osal"
 )
@@ -118,7 +120,7 @@ func (o *benchOptions) validate() error {
 	case o.threadsSet && (o.threads < 1 || o.threads > maxThreads):
 		return usageErrorf("--threads %d: want 1..%d threads", o.threads, maxThreads)
 	case o.plot != "" && plotFormat(o.plot) != nil:
-		return usageError(plotFormat(o.plot))
+		return usageErrorf("--plot: %v", plotFormat(o.plot))
 	}
 	if o.skew != "" {
 		if _, err := parseSkews(o.skew); err != nil {
@@ -146,7 +148,7 @@ func algorithmNames(flag string, given []string) ([]string, error) {
 			return nil, usageErrorf("%s: %v (or all)", flag, err)
 		}
 		if slices.Contains(names, a) {
-			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, strings.Join(given, ","), a)
+			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, elided(strings.Join(given, ",")), elided(a))
 		}
 		names = append(names, a)
 	}
@@ -186,19 +188,20 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		policy = measure.DefaultPolicy(cpus)
 	}
 	if policy == barriers.Spin && measure.Oversubscribed(cpus) && !opts.global.quiet {
-		fmt.Fprintf(stderr, "warning: pure spinning with %d threads on %d CPUs can cost milliseconds per episode\n", len(cpus), len(distinct(cpus)))
+		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(distinct(cpus)), "CPU"))
 	}
 	var cands []measure.Candidate
 	for _, n := range names {
 		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 	}
 	if opts.skew != "" {
-		return runSkew(w, cpus, cands, opts.skew, mopts, opts.json)
+		return runSkew(w, cpus, cands, opts.skew, mopts, opts.json, opts.plot)
 	}
 	mopts.Floor = true
-	opts.global.verbosef(stderr, "bench: %d threads on CPUs %s, policy %s, algorithms %s, %d samples of %s each",
-		len(cpus), joinInts(cpus), policy, strings.Join(names, ","), opts.samples, opts.sampleTime)
-	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("%d algorithms, %d threads, %d samples each", len(names), len(cpus), opts.samples))
+	opts.global.verbosef(stderr, "bench: %s on %s, policy %s, algorithms %s, %s of %s each",
+		text.Plural(len(cpus), "thread"), onCPUs(cpus), policy, strings.Join(names, ","), text.Plural(opts.samples, "sample"), opts.sampleTime)
+	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("%s, %s, %s each",
+		text.Plural(len(names), "algorithm"), text.Plural(len(cpus), "thread"), text.Plural(opts.samples, "sample")))
 	run, err := measure.Barriers(cpus, cands, mopts)
 	prog.stop()
 	if err != nil {
@@ -217,7 +220,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		}
 	}
 	if opts.json {
-		out := map[string]any{"results": results}
+		out := map[string]any{"results": benchJSONResults(results)}
 		if floor != nil {
 			out["pingpong"] = floor
 		}
@@ -243,11 +246,11 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 		return nil, err
 	}
 	if len(cpus) > 0 && opts.threadsSet && opts.threads != len(cpus) {
-		return nil, usageErrorf("--threads %d but --cpus lists %d CPUs; give one CPU per thread", opts.threads, len(cpus))
+		return nil, usageErrorf("--threads %d but --cpus lists %s; give one CPU per thread", opts.threads, text.Plural(len(cpus), "CPU"))
 	}
 	for _, c := range cpus {
 		if !allowed.Has(c) {
-			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", opts.cpus, c, allowed)
+			return nil, usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", elided(opts.cpus), c, allowed)
 		}
 	}
 	if len(cpus) == 0 {
@@ -263,9 +266,9 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 // runPingPong measures the one-way latency between two CPUs.
 func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
 	if len(cpus) != 2 {
-		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", opts.cpus)
+		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", elided(opts.cpus))
 	}
-	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %d samples", cpus[0], cpus[1], opts.samples))
+	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %s", cpus[0], cpus[1], text.Plural(opts.samples, "sample")))
 	pp, err := measure.PingPongLatency(cpus[0], cpus[1], mopts)
 	prog.stop()
 	if se := interruption(ctx); se != nil {
@@ -277,8 +280,8 @@ func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts meas
 	if opts.json {
 		return writeJSON(w, map[string]any{"pingpong": pp})
 	}
-	_, err = fmt.Fprintf(w, "one-way latency CPU %d <-> CPU %d: median %.1f ns (min %.1f, max %.1f, %d samples)\n",
-		pp.CPUs[0], pp.CPUs[1], pp.MedianNs, pp.MinNs, pp.MaxNs, pp.Reps)
+	_, err = fmt.Fprintf(w, "one-way latency CPU %d <-> CPU %d: median %.1f ns (min %.1f, max %.1f, %s)\n",
+		pp.CPUs[0], pp.CPUs[1], pp.MedianNs, pp.MinNs, pp.MaxNs, text.Plural(pp.Reps, "sample"))
 	return err
 }
 
@@ -292,11 +295,11 @@ func byMedian(rs []measure.Result) []measure.Result {
 func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) error {
 	sorted := byMedian(results)
 	r0 := sorted[0]
-	mode := "pinned locked threads"
-	if !r0.Pinned {
-		mode = "plain goroutines (threads outnumber CPUs)"
+	if r0.Pinned {
+		fmt.Fprintf(w, "%s pinned, locked to %s in rank order\n", text.Plural(r0.Threads, "thread"), onCPUs(r0.CPUs))
+	} else {
+		fmt.Fprintf(w, "not pinned: %s\n", unpinnedReason(r0.CPUs))
 	}
-	fmt.Fprintf(w, "%d threads on CPUs %s, %s\n", r0.Threads, joinInts(r0.CPUs), mode)
 	if floor != nil {
 		fmt.Fprintf(w, "floor: one-way latency CPU %d <-> CPU %d, median %.1f ns\n", floor.CPUs[0], floor.CPUs[1], floor.MedianNs)
 	}
@@ -314,6 +317,39 @@ func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) 
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// benchResult is one result as bench --json writes it: the CPUs are where
+// the threads ran only when they were pinned; unpinned goroutines went
+// wherever the Go scheduler put them, so the CPUs asked for are given
+// apart, with the reason.
+type benchResult struct {
+	measure.Result
+	CPUs          []int  `json:"cpus"` // null when not pinned
+	RequestedCPUs []int  `json:"requested_cpus,omitempty"`
+	Unpinned      string `json:"unpinned,omitempty"`
+}
+
+func benchJSONResults(rs []measure.Result) []benchResult {
+	out := make([]benchResult, len(rs))
+	for i, r := range rs {
+		out[i] = benchResult{Result: r, CPUs: r.CPUs}
+		if !r.Pinned {
+			out[i].CPUs, out[i].RequestedCPUs, out[i].Unpinned = nil, r.CPUs, unpinnedReason(r.CPUs)
+		}
+	}
+	return out
+}
+
+// unpinnedReason says why threads on cpus ran as goroutines.
+func unpinnedReason(cpus []int) string {
+	d := distinct(cpus)
+	if len(cpus) > len(d) {
+		return fmt.Sprintf("%s on %s (%s), run as plain goroutines where the Go scheduler put them",
+			text.Plural(len(cpus), "thread"), text.Plural(len(d), "CPU"), formatCPUs(slices.Sorted(slices.Values(d))))
+	}
+	return fmt.Sprintf("%s but GOMAXPROCS is %d, run as plain goroutines where the Go scheduler put them (CPUs %s)",
+		text.Plural(len(cpus), "thread"), runtime.GOMAXPROCS(0), formatCPUs(slices.Sorted(slices.Values(d))))
 }
 
 func distinct(cpus []int) []int {

@@ -112,14 +112,17 @@ func TestBenchJSON(t *testing.T) {
 	}
 	var doc struct {
 		Results []struct {
-			Algorithm string  `json:"algorithm"`
-			Policy    string  `json:"policy"`
-			Threads   int     `json:"threads"`
-			CPUs      []int   `json:"cpus"`
-			MedianNs  float64 `json:"median_ns"`
-			MinNs     float64 `json:"min_ns"`
-			MaxNs     float64 `json:"max_ns"`
-			Reps      int     `json:"reps"`
+			Algorithm     string  `json:"algorithm"`
+			Policy        string  `json:"policy"`
+			Threads       int     `json:"threads"`
+			Pinned        bool    `json:"pinned"`
+			CPUs          []int   `json:"cpus"`
+			RequestedCPUs []int   `json:"requested_cpus"`
+			Unpinned      string  `json:"unpinned"`
+			MedianNs      float64 `json:"median_ns"`
+			MinNs         float64 `json:"min_ns"`
+			MaxNs         float64 `json:"max_ns"`
+			Reps          int     `json:"reps"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -129,12 +132,20 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatalf("want one result:\n%s", out)
 	}
 	r := doc.Results[0]
-	if r.Algorithm != "dissemination" || r.Threads != 3 || len(r.CPUs) != 3 || r.Reps != 3 || !(r.MinNs <= r.MedianNs && r.MedianNs <= r.MaxNs) {
+	if r.Algorithm != "dissemination" || r.Threads != 3 || r.Reps != 3 || !(r.MinNs <= r.MedianNs && r.MedianNs <= r.MaxNs) {
 		t.Errorf("result %+v", r)
 	}
-	// Three threads on this machine's CPUs, round-robin from the lowest.
-	if r.CPUs[0] != r.CPUs[len(r.CPUs)-1] && runtime.NumCPU() == 2 {
-		t.Errorf("round-robin placement %v", r.CPUs)
+	// "pinned" and the CPU list agree: the CPUs of pinned threads, else
+	// none, with the CPUs asked for and why they were not used.
+	switch {
+	case r.Pinned && (len(r.CPUs) != 3 || r.RequestedCPUs != nil || r.Unpinned != ""):
+		t.Errorf("pinned result %+v", r)
+	case !r.Pinned && (r.CPUs != nil || len(r.RequestedCPUs) != 3 || !strings.Contains(r.Unpinned, "goroutines")):
+		t.Errorf("unpinned result %+v", r)
+	}
+	// Three threads on two CPUs, round-robin from the lowest: oversubscribed.
+	if runtime.NumCPU() == 2 && (r.Pinned || r.RequestedCPUs[0] != r.RequestedCPUs[2]) {
+		t.Errorf("round-robin placement %+v", r)
 	}
 }
 

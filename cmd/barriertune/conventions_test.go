@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -197,7 +201,7 @@ func TestVerboseAndQuiet(t *testing.T) {
 	if code := execute(context.Background(), append(args, "--verbose"), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), "bench: 1 threads on CPUs ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
+	if !strings.Contains(errOut.String(), "bench: 1 thread on CPU ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
 		t.Errorf("--verbose lacks the run's details:\n%s", errOut.String())
 	}
 	if !strings.Contains(out.String(), "central") {
@@ -236,5 +240,109 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	}
 	if v := versionFrom(nil); v.Version != "devel" || v.Revision != "" {
 		t.Errorf("no build info: %+v", v)
+	}
+}
+
+// maxTableLine is the longest output line a command may print.
+const maxTableLine = 159
+
+// pluralSlip matches a count of one before a plural noun: "1 placements",
+// "1 pairs", "(1 PUs)". Units (ns, µs, ms, s) are not plurals.
+var pluralSlip = regexp.MustCompile(`(^|[^0-9.,^/x-])1 ([A-Za-z]+s)\b`)
+
+// units end in s without being plurals.
+var units = map[string]bool{"ns": true, "us": true, "µs": true, "ms": true, "s": true}
+
+// outputCases are command lines whose output the conventions hold for:
+// lines under 160 characters, no "1 <plural>s". Each helper adds its
+// commands' rows; "files" are written to a temporary directory first and
+// $DIR in args names it.
+var outputCases = []struct {
+	name string
+	args []string
+}{
+	{"topo one PU", []string{"topo", "--synthetic", "pu:1"}},
+	{"topo", []string{"topo", "--synthetic", "pack:2 l3:2 core:4 pu:2", "--cpuset"}},
+	{"topo big", []string{"topo", "--synthetic", "pack:4 l3:4 core:8 pu:2", "--only", "l3", "--cpuset"}},
+	{"sets one thread", []string{"sets", "--synthetic", "pu:2", "--threads", "1"}},
+	{"sets", []string{"sets", "--synthetic", "pack:2 l3:2 core:4 pu:2", "--threads", "5", "--limit", "40"}},
+	{"sets big", []string{"sets", "--synthetic", "pack:4 l3:4 core:8 pu:2", "--threads", "100"}},
+	{"sets count", []string{"sets", "--synthetic", "pack:2 core:40 pu:2", "--count"}},
+	{"bench one thread", []string{"bench", "--threads", "1", "--algorithm", "central", "--samples", "1", "--sample-time", "20us"}},
+	{"bench skew", []string{"bench", "--threads", "1", "--algorithm", "central", "--samples", "1", "--sample-time", "20us", "--skew", "500"}},
+	{"latency two CPUs", []string{"latency", "--from", "$DIR/m2.csv", "--matrix"}},
+	{"latency 40 CPUs", []string{"latency", "--from", "$DIR/m40.csv", "--matrix"}},
+	{"version", []string{"version"}},
+}
+
+// TestOutputConventions runs outputCases and checks every line of their
+// output (and of errors): under 160 characters, no "1 <plural>s".
+func TestOutputConventions(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{2, 40} {
+		var b strings.Builder
+		for i := range n {
+			for j := range n {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				if j < i {
+					fmt.Fprintf(&b, "%d.5", 10+(i/8)*50+j%7)
+				}
+			}
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%d.csv", n)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range outputCases {
+		args := make([]string, len(c.args))
+		for i, a := range c.args {
+			args[i] = strings.ReplaceAll(a, "$DIR", dir)
+		}
+		var out, errOut bytes.Buffer
+		if code := execute(context.Background(), args, &out, &errOut); code != 0 {
+			t.Errorf("%s: exit %d: %s", c.name, code, errOut.String())
+			continue
+		}
+		for _, line := range strings.Split(out.String()+errOut.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > maxTableLine {
+				t.Errorf("%s: a line of %d characters: %s", c.name, n, line[:120]+"...")
+			}
+			for _, m := range pluralSlip.FindAllStringSubmatch(line, -1) {
+				if !units[m[2]] {
+					t.Errorf("%s: %q says 1 %s", c.name, line, m[2])
+				}
+			}
+		}
+	}
+}
+
+// TestFormatCPUs: ranks in order with consecutive runs as ranges; a sorted
+// set reads as cpuset's list form.
+func TestFormatCPUs(t *testing.T) {
+	for _, c := range []struct {
+		cpus []int
+		want string
+	}{
+		{nil, ""},
+		{[]int{3}, "3"},
+		{[]int{0, 1}, "0-1"},
+		{[]int{0, 1, 2, 3, 8, 6, 7}, "0-3,8,6-7"},
+		{[]int{0, 1, 0, 1}, "0-1,0-1"},
+		{[]int{5, 4, 3}, "5,4,3"},
+	} {
+		if got := formatCPUs(c.cpus); got != c.want {
+			t.Errorf("formatCPUs(%v) = %q, want %q", c.cpus, got, c.want)
+		}
+	}
+	for _, set := range [][]int{{0}, {0, 1}, {0, 2, 3, 4, 9}, {1, 3, 5}, {0, 1, 2, 63, 64, 65, 200}} {
+		if got, want := formatCPUs(set), cpuset.Of(set...).String(); got != want {
+			t.Errorf("sorted %v: %q, cpuset says %q", set, got, want)
+		}
+	}
+	if onCPUs([]int{2}) != "CPU 2" || onCPUs([]int{2, 3}) != "CPUs 2-3" {
+		t.Errorf("onCPUs: %q, %q", onCPUs([]int{2}), onCPUs([]int{2, 3}))
 	}
 }

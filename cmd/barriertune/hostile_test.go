@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -76,7 +77,10 @@ func runCLI(t *testing.T, env []string, args ...string) cliResult {
 	}
 	res.code = cmd.ProcessState.ExitCode()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.maxRSS = ru.Maxrss * 1024
+		res.maxRSS = int64(ru.Maxrss) // an int32 on 386 and arm
+		if runtime.GOOS != "darwin" { // kilobytes elsewhere, bytes on darwin
+			res.maxRSS *= 1024
+		}
 	}
 	return res
 }
@@ -104,6 +108,15 @@ func TestHostileInputs(t *testing.T) {
 	truncJSON := write("trunc.json", `{"type":"Machine","children":[{"type":"Pack`)
 	truncXML := write("trunc.xml", `<?xml version="1.0"?><topology><object type="Machine" os_index="0"><object type="Pa`)
 	truncResults := write("trunc-results.json", `{"schema": "barriertune.results/v1", "tool": {"name": "barr`)
+	words := strings.TrimSuffix(strings.Repeat("0x00000001,", 300_000), ",")
+	hugeMask := write("huge-mask.xml", `<topology><object type="Machine" complete_cpuset="`+words+`"><object type="PU" os_index="0"/></object></topology>`)
+	var manyPUs strings.Builder
+	manyPUs.WriteString("<topology>\n<object type=\"Machine\">\n")
+	for i := range 80_000 {
+		fmt.Fprintf(&manyPUs, "<object type=\"PU\" os_index=\"%d\"/>\n", i)
+	}
+	manyPUs.WriteString("</object>\n</topology>\n")
+	manyXML := write("many-pus.xml", manyPUs.String())
 
 	for _, c := range []struct {
 		name  string
@@ -115,6 +128,11 @@ func TestHostileInputs(t *testing.T) {
 	}{
 		{name: "synthetic garbage", args: []string{"topo", "--synthetic", "[x]"}, code: 1, want: `"[x]"`},
 		{name: "synthetic huge count", args: []string{"topo", "--synthetic", "core:4611686018427387904"}, code: 1, want: "4611686018427387904"},
+		{name: "synthetic of 100 KB", args: []string{"topo", "--synthetic", strings.Repeat("core:2x", 15_000)}, code: 1, want: "bytes) … "},
+		{name: "synthetic 60,000 parentheses", args: []string{"topo", "--synthetic", "core:2" + strings.Repeat("(", 60_000)}, code: 1, want: "unbalanced '('"},
+		{name: "xml cpuset of 300,000 words", args: []string{"topo", "--xml", hugeMask}, code: 1, want: "300000 words"},
+		{name: "xml of 80,000 PUs", args: []string{"topo", "--xml", manyXML}, code: 1, want: "more than 65536 PU objects (line 65539)"},
+		{name: "bench cpus of 100 KB", args: []string{"bench", "--cpus", strings.Repeat("0,", 50_000) + "x"}, code: 2, want: "--cpus"},
 		{name: "synthetic zero count", args: []string{"topo", "--synthetic", "core:0 pu:2"}, code: 1, want: "core:0"},
 		{name: "xml /dev/zero", args: []string{"topo", "--xml", "/dev/zero"}, code: 1, want: "/dev/zero"},
 		{name: "topology /dev/zero", args: []string{"topo", "--topology", "/dev/zero"}, code: 1, want: "/dev/zero"},
@@ -177,6 +195,9 @@ func TestHostileInputs(t *testing.T) {
 			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "barriertune: ") || !strings.Contains(lines[0], c.want) {
 				problems = append(problems, "stderr is not one line \"barriertune: ...\" naming "+c.want)
+			}
+			if len(lines[0]) > maxErrorLine {
+				problems = append(problems, fmt.Sprintf("an error line of %d bytes (at most %d)", len(lines[0]), maxErrorLine))
 			}
 			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "fatal error") {
 				problems = append(problems, "panic or runtime failure")

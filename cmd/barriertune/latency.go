@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/measure"
 )
@@ -86,6 +89,7 @@ type latencyJSON struct {
 // matrixSource says where loadMatrix gets the matrix.
 type matrixSource struct {
 	from, cpuList      string
+	fromFlag           string // the flag that gave from, for messages ("" names the file alone)
 	samples            int
 	perLevel, maxPairs int
 	src                sourceFlags
@@ -109,7 +113,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if s.from != "" {
 		m, err := latency.ReadCSVFile(s.from)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, latencyFormatError(s.fromFlag, s.from, err)
 		}
 		if s.src.live() {
 			return m, nil, nil
@@ -122,7 +126,8 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		costs := m.Costs()
 		for _, cpu := range topo.CPUs() {
 			if math.IsNaN(costs.Latency(cpu, cpu)) {
-				return nil, nil, fmt.Errorf("--from %s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine", s.from, len(m.CPUs)-1, cpu)
+				return nil, nil, fmt.Errorf("%s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine",
+					strings.TrimSpace(s.fromFlag+" "+s.from), len(m.CPUs)-1, cpu)
 			}
 		}
 		return m, topo, nil
@@ -150,7 +155,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 }
 
 func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
-	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, cpuList: o.cpuList, samples: o.samples,
+	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, samples: o.samples,
 		perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
 	if err != nil {
 		return err
@@ -183,7 +188,11 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		return writeJSON(w, out)
 	}
 	all := len(m.CPUs) * (len(m.CPUs) - 1) / 2
-	fmt.Fprintf(w, "%d CPUs, %d of %d pairs measured\n", len(m.CPUs), out.PairsMeasured, all)
+	how := "measured"
+	if o.from != "" {
+		how = "read from " + o.from
+	}
+	fmt.Fprintf(w, "%s, %d of %s %s\n", text.Plural(len(m.CPUs), "CPU"), out.PairsMeasured, text.Plural(all, "pair"), how)
 	writeLevels(w, out.Levels)
 	if topo != nil {
 		if len(out.Disagreements) == 0 {
@@ -202,16 +211,58 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 		writeLevels(w, out.ClusteredLevels)
 	}
 	if o.matrix {
+		writeMatrix(w, m)
+	}
+	return nil
+}
+
+// matrixColumns is how many CPUs' columns one block of the printed matrix
+// holds, so that its lines stay under 160 characters.
+const matrixColumns = 20
+
+// writeMatrix prints the matrix in blocks of matrixColumns columns, each
+// with a header naming its CPUs; a machine of up to 20 CPUs is one block.
+func writeMatrix(w io.Writer, m *latency.Matrix) {
+	for lo := 0; lo < len(m.CPUs); lo += matrixColumns {
+		hi := min(lo+matrixColumns, len(m.CPUs))
+		fmt.Fprintln(w)
+		if len(m.CPUs) > matrixColumns {
+			fmt.Fprintf(w, "columns: %s\n", onCPUs(m.CPUs[lo:hi]))
+		}
+		fmt.Fprintf(w, "%4s", "")
+		for _, c := range m.CPUs[lo:hi] {
+			fmt.Fprintf(w, " %6d", c)
+		}
 		fmt.Fprintln(w)
 		for i, row := range m.NS {
 			fmt.Fprintf(w, "%4d", m.CPUs[i])
-			for _, v := range row {
+			for _, v := range row[lo:hi] {
 				fmt.Fprintf(w, " %6.1f", v)
 			}
 			fmt.Fprintln(w)
 		}
 	}
-	return nil
+}
+
+// latencyCSVFormat is the matrix format --from reads, in one line.
+const latencyCSVFormat = "plain CSV without a header, N rows for N CPUs, row i holding the one-way ns to CPUs 0..i-1 " +
+	"and the diagonal and upper triangle empty, as in ../shared/latency"
+
+// latencyFormatError says that a readable regular file is not a latency
+// matrix and what is accepted; errors of the file itself (missing, not a
+// regular file, too large) stay as they are.
+func latencyFormatError(flag, path string, err error) error {
+	fi, serr := os.Stat(path)
+	if serr != nil || !fi.Mode().IsRegular() || fi.Size() > latency.MaxFileSize {
+		return err
+	}
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	f.Close()
+	detail := strings.TrimPrefix(err.Error(), path+": ")
+	return fmt.Errorf("%s is not a latency matrix CSV (want %s): %s", strings.TrimSpace(flag+" "+path), latencyCSVFormat, detail)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // maxThreads caps thread counts given on the command line before anything
@@ -18,7 +19,7 @@ const maxThreads = 1 << 16
 // given.
 func parseCounts(flag, s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, usageErrorf("%s %q: empty list (want thread counts such as 2,4,8 or 2-8)", flag, s)
+		return nil, usageErrorf("%s %q: empty list (want thread counts such as 2,4,8 or 2-8)", flag, elided(s))
 	}
 	var out []int
 	seen := map[int]bool{}
@@ -32,16 +33,16 @@ func parseCounts(flag, s string) ([]int, error) {
 		}
 		switch {
 		case err != nil || a < 1 || b < a:
-			return nil, usageErrorf("%s %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts 1..%d)", flag, s, part, maxThreads)
+			return nil, usageErrorf("%s %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts 1..%d)", flag, elided(s), elided(part), maxThreads)
 		case b > maxThreads:
-			return nil, usageErrorf("%s %q: %d threads is more than the limit %d (want counts 1..%d)", flag, s, b, maxThreads, maxThreads)
+			return nil, usageErrorf("%s %q: %d threads is more than the limit %d (want counts 1..%d)", flag, elided(s), b, maxThreads, maxThreads)
 		}
 		if len(out)+b-a+1 > maxThreads {
-			return nil, usageErrorf("%s %q: more than %d thread counts", flag, s, maxThreads)
+			return nil, usageErrorf("%s %q: more than %d thread counts", flag, elided(s), maxThreads)
 		}
 		for t := a; t <= b; t++ {
 			if seen[t] {
-				return nil, usageErrorf("%s %q: thread count %d is given twice (want each count once)", flag, s, t)
+				return nil, usageErrorf("%s %q: thread count %d is given twice (want each count once)", flag, elided(s), t)
 			}
 			seen[t] = true
 			out = append(out, t)
@@ -63,13 +64,13 @@ func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		set, err := cpuset.ParseList(part)
 		if err != nil {
-			return nil, usageErrorf("%s %q: %v (want CPUs such as 0,1 or 0-3)", flag, s, unquoteList(err, part))
+			return nil, usageErrorf("%s %q: %v (want CPUs such as 0,1 or 0-3)", flag, elided(s), unquoteList(err, part))
 		}
 		if set.IsEmpty() {
-			return nil, usageErrorf("%s %q: empty entry (want CPUs such as 0,1 or 0-3)", flag, s)
+			return nil, usageErrorf("%s %q: empty entry (want CPUs such as 0,1 or 0-3)", flag, elided(s))
 		}
 		if len(out)+set.Len() > maxThreads {
-			return nil, usageErrorf("%s %q: more than %d CPUs (one per thread, at most %d threads)", flag, s, maxThreads, maxThreads)
+			return nil, usageErrorf("%s %q: more than %d CPUs (one per thread, at most %d threads)", flag, elided(s), maxThreads, maxThreads)
 		}
 		out = append(out, set.Members()...)
 	}
@@ -77,7 +78,7 @@ func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
 		sorted := slices.Sorted(slices.Values(out))
 		for i := 1; i < len(sorted); i++ {
 			if sorted[i] == sorted[i-1] {
-				return nil, usageErrorf("%s %q: CPU %d is listed twice, which oversubscribes it (give each CPU once, or add --oversubscribe)", flag, s, sorted[i])
+				return nil, usageErrorf("%s %q: CPU %d is listed twice, which oversubscribes it (give each CPU once, or add --oversubscribe)", flag, elided(s), sorted[i])
 			}
 		}
 	}
@@ -88,7 +89,7 @@ func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
 // what the caller's message already names.
 func unquoteList(err error, part string) string {
 	msg := err.Error()
-	return strings.TrimPrefix(msg, fmt.Sprintf("cpu list %q: ", strings.TrimSpace(part)))
+	return strings.TrimPrefix(msg, fmt.Sprintf("cpu list %q: ", elided(strings.TrimSpace(part))))
 }
 
 func joinInts(v []int) string {
@@ -98,3 +99,39 @@ func joinInts(v []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// formatCPUs writes CPUs in rank order with each run of consecutive
+// indexes as a range: "0-3,8,6-7"; sorted sets come out as cpuset's list
+// form ("0-3,6-8"). A CPU listed again (oversubscription) stays where it
+// is: "0-1,0-1".
+func formatCPUs(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// onCPUs is "CPU 3" or "CPUs 0-3": formatCPUs with the right noun.
+func onCPUs(cpus []int) string {
+	if len(cpus) == 1 {
+		return "CPU " + formatCPUs(cpus)
+	}
+	return "CPUs " + formatCPUs(cpus)
+}
+
+// elided shortens a value an error quotes to text.MaxValue bytes, so that
+// an error line never echoes a huge argument whole.
+func elided(s string) string { return text.Elide(s, text.MaxValue) }

@@ -10,7 +10,13 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/barriertune/barriertune/internal/text"
 )
+
+// maxErrorLine caps the one error line a failing command prints, in
+// bytes with the "barriertune: " prefix.
+const maxErrorLine = 480
 
 func main() {
 	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
@@ -26,7 +32,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
-		fmt.Fprintln(stderr, "barriertune:", msg)
+		// The errors elide long values themselves; this is the last
+		// resort, so that no input is ever echoed whole.
+		fmt.Fprintln(stderr, "barriertune:", text.Elide(msg, maxErrorLine-len("barriertune: ")))
 	}
 	return exitCode(err)
 }

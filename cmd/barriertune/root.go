@@ -77,14 +77,76 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newPlotCmd(g))
 	root.AddCommand(newDocsCmd())
 
+	// cobra adds help and completion when it runs; add them now, so that
+	// finishCommands gives them the same conventions (an unknown shell or
+	// help topic is a usage error, not help printed with exit code 0).
+	root.InitDefaultHelpCmd()
+	root.SetOut(lateOut{root}) // the completion scripts keep the writer they are made with
+	root.InitDefaultCompletionCmd()
+	root.SetOut(nil)
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Args = helpTopicArgs
+		}
+	}
 	finishCommands(root)
 	return root
+}
+
+// lateOut writes to c's output as set when it writes, not when made.
+type lateOut struct{ c *cobra.Command }
+
+func (w lateOut) Write(p []byte) (int, error) { return w.c.OutOrStdout().Write(p) }
+
+// helpTopicArgs accepts `help [command path]` only for a command that
+// exists.
+func helpTopicArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	root := cmd.Root()
+	found, rest, err := root.Find(args)
+	if err != nil || found == root || len(rest) > 0 {
+		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", elided(strings.Join(args, " ")), strings.Join(commandNames(root), ", "))
+	}
+	return nil
+}
+
+// commandNames are c's available subcommands' names.
+func commandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
+}
+
+// subcommandArgs is the argument rule of a command that only groups
+// subcommands (completion): an argument that names none of them is a
+// usage error that lists them.
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	what := "subcommand"
+	if cmd.Name() == "completion" {
+		what = "shell"
+	}
+	return fmt.Errorf("unknown %s %q for %q (accepted: %s)", what, elided(args[0]), cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
 }
 
 // finishCommands gives every command the shared conventions: argument
 // errors are usage errors (exit code 2) and the help ends with the exit
 // codes.
 func finishCommands(c *cobra.Command) {
+	if c.HasParent() && c.HasSubCommands() && !c.Runnable() {
+		// Without a Run, cobra prints the help and exits 0 for any
+		// argument; name the subcommands instead.
+		c.Args = subcommandArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 	if c.Args != nil {
 		c.Args = usageArgs(c.Args)
 	}
@@ -99,7 +161,12 @@ func finishCommands(c *cobra.Command) {
 // usageArgs makes the errors of an argument validator usage errors.
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		return usageError(v(cmd, args))
+		err := v(cmd, args)
+		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) {
+			// cobra's "accepts at most 1 arg(s), received 4" names no argument.
+			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, elided(strings.Join(args, " ")))
+		}
+		return usageError(err)
 	}
 }
 
@@ -229,5 +296,5 @@ func flagValueError(err error) error {
 	if want == "" {
 		want = "a value of type " + ive.GetFlag().Value.Type()
 	}
-	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, ive.GetValue(), want)
+	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, elided(ive.GetValue()), want)
 }

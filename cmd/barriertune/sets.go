@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"math/big"
 	"strings"
@@ -89,7 +90,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	lo, hi := 0, n
 	if opts.threadsSet {
 		if opts.threads > n {
-			return usageErrorf("--threads %d is out of range: this topology has %d allowed PUs (want 0..%d)", opts.threads, n, n)
+			return usageErrorf("--threads %d is out of range: this topology has %s (want 0..%d)", opts.threads, text.Plural(n, "allowed PU"), n)
 		}
 		lo, hi = opts.threads, opts.threads
 	}
@@ -113,11 +114,19 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
+	clipped := false
 	for _, s := range sets {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, joinInts(s.CPUs), s.Label, s.Config)
+		cpus, c1 := clipList(formatCPUs(s.CPUs), setsColumn)
+		label, c2 := clipList(s.Label, setsColumn/2)
+		config, c3 := clipList(s.Config, setsColumn)
+		clipped = clipped || c1 || c2 || c3
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, cpus, label, config)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if clipped {
+		fmt.Fprintln(w, "(long lists are shortened in the middle, \"…\"; --json gives them whole)")
 	}
 	counts := space.Counts()
 	if method == configsets.Paper {
@@ -127,7 +136,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	for t := lo; t <= hi; t++ {
 		total.Add(total, counts[t])
 	}
-	fmt.Fprintf(w, "%d sets listed of %s (%s method, limit %d per thread count)\n", len(sets), total, method, opts.limit)
+	fmt.Fprintf(w, "%s listed of %s (%s method, limit %d per thread count)\n", text.Plural(len(sets), "set"), total, method, opts.limit)
 	return nil
 }
 
@@ -137,7 +146,7 @@ func listSets(space *configsets.Space, t int, method configsets.Method, limit in
 		return space.Representatives(t, limit)
 	}
 	if c := space.PaperCounts()[t]; c.Cmp(big.NewInt(configsets.MaxEnumerate)) > 0 {
-		return nil, fmt.Errorf("the paper method has %s sets for %d threads; too many to list, use --method exact for representatives", c, t)
+		return nil, fmt.Errorf("the paper method has %s sets for %s; too many to list, use --method exact for representatives", c, text.Plural(t, "thread"))
 	}
 	seq, err := space.Enumerate(t, method)
 	if err != nil {
@@ -180,8 +189,8 @@ func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, a
 		return err
 	}
 	all := new(big.Int).Lsh(big.NewInt(1), uint(n))
-	fmt.Fprintf(w, "total: %s %s sets for %d PUs (2^%d = %s placements; paper method %s, exact %s)\n",
-		configsets.Total(counts), method, n, n, shorten(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
+	fmt.Fprintf(w, "total: %s %s sets for %s (2^%d = %s placements; paper method %s, exact %s)\n",
+		configsets.Total(counts), method, text.Plural(n, "PU"), n, shorten(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
 	return nil
 }
 
@@ -192,4 +201,26 @@ func shorten(v *big.Int) string {
 		return s
 	}
 	return fmt.Sprintf("%s.%se%d", s[:1], strings.TrimRight(s[1:4], "0"), len(s)-1)
+}
+
+// setsColumn is the widest a CPU list or config gets in the sets table,
+// so that its lines stay under 160 characters.
+const setsColumn = 56
+
+// clipList shortens a comma- or space-separated list longer than n bytes
+// to its head and tail around " … ", cut at separators; it reports
+// whether it cut.
+func clipList(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	keep := (n - len(" … ")) / 2
+	head, tail := s[:keep], s[len(s)-keep:]
+	if i := strings.LastIndexAny(head, ", "); i > 0 {
+		head = strings.TrimRight(head[:i], ", ")
+	}
+	if i := strings.IndexAny(tail, ", "); i >= 0 && i < len(tail)-1 {
+		tail = strings.TrimLeft(tail[i:], ", ")
+	}
+	return head + " … " + tail, true
 }

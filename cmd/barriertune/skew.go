@@ -8,6 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/measure"
 )
 
@@ -23,7 +29,7 @@ func parseSkews(s string) ([]time.Duration, error) {
 			d, err = time.Duration(n), nil
 		}
 		if err != nil || d < 0 || d > measure.MaxSkew {
-			return nil, fmt.Errorf("--skew %q: %q is not a delay from 0 to %v (want ns such as 500, or a duration such as 2us)", s, part, measure.MaxSkew)
+			return nil, fmt.Errorf("--skew %q: %q is not a delay from 0 to %v (want ns such as 500, or a duration such as 2us)", elided(s), elided(part), measure.MaxSkew)
 		}
 		if !containsDuration(out, d) {
 			out = append(out, d)
@@ -73,8 +79,9 @@ func measureSkews(cpus []int, cands []measure.Candidate, skews []time.Duration, 
 	return runs, nil
 }
 
-// runSkew is bench --skew: it measures and prints the table (or JSON).
-func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool) error {
+// runSkew is bench --skew: it measures and prints the table (or JSON),
+// and with plotPath draws synchronisation time against skew there.
+func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool, plotPath string) error {
 	skews, err := parseSkews(skew)
 	if err != nil {
 		return err
@@ -83,8 +90,26 @@ func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, op
 	if err != nil {
 		return err
 	}
+	if plotPath != "" {
+		p, err := skewPlot(cpus, skews, runs)
+		if err != nil {
+			return err
+		}
+		if err := savePlot(p, plotPath); err != nil {
+			return err
+		}
+	}
 	if asJSON {
-		return writeJSON(w, map[string]any{"skew": runs})
+		type skewJSON struct {
+			Algorithm string        `json:"algorithm"`
+			Policy    string        `json:"policy"`
+			Results   []benchResult `json:"results"` // one per skew, in order
+		}
+		out := make([]skewJSON, len(runs))
+		for i, r := range runs {
+			out[i] = skewJSON{r.Algorithm, r.Policy, benchJSONResults(r.Results)}
+		}
+		return writeJSON(w, map[string]any{"skew": out})
 	}
 	return printSkew(w, cpus, skews, runs)
 }
@@ -92,7 +117,7 @@ func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, op
 // printSkew writes one row per algorithm: the median synchronisation time
 // (episode time minus the skew) at each skew.
 func printSkew(w io.Writer, cpus []int, skews []time.Duration, runs []skewRun) error {
-	fmt.Fprintf(w, "%d threads on CPUs %s; the last rank arrives late by the skew.\n", len(cpus), joinInts(cpus))
+	fmt.Fprintf(w, "%s on %s; the last rank arrives late by the skew.\n", text.Plural(len(cpus), "thread"), onCPUs(cpus))
 	fmt.Fprintf(w, "Synchronisation time: median ns per episode minus the skew (what the barrier adds after the late arrival).\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "algorithm\tpolicy\t"
@@ -108,4 +133,36 @@ func printSkew(w io.Writer, cpus []int, skews []time.Duration, runs []skewRun) e
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// skewPlot draws each algorithm's synchronisation time (median ns per
+// episode minus the skew) against the skew: a line per algorithm.
+func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, error) {
+	if len(runs) == 0 || len(skews) == 0 {
+		return nil, fmt.Errorf("nothing to plot")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s on %s, the last arriving late", text.Plural(len(cpus), "thread"), onCPUs(cpus))
+	p.X.Label.Text = "skew: the last thread's delay (ns)"
+	p.Y.Label.Text = "synchronisation time (median ns per episode minus the skew)"
+	for i, r := range runs {
+		pts := make(plotter.XYs, 0, len(r.Results))
+		for k, res := range r.Results {
+			pts = append(pts, plotter.XY{X: float64(skews[k].Nanoseconds()), Y: res.MedianNs})
+		}
+		line, dots, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Algorithm, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		dots.Color = plotutil.Color(i)
+		dots.Shape = plotutil.Shape(i)
+		p.Add(line, dots)
+		p.Legend.Add(r.Algorithm+" ("+r.Policy+")", line, dots)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
+	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"strings"
 
@@ -102,7 +103,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 		known = known || f == opts.of
 	}
 	if !known {
-		return usageErrorf("--of %q: unknown output format (accepted: %s)", opts.of, strings.Join(topoFormats, ", "))
+		return usageErrorf("--of %q: unknown output format (accepted: %s)", elided(opts.of), strings.Join(topoFormats, ", "))
 	}
 	var only []hwtree.Type
 	if opts.only != "" {
@@ -122,7 +123,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 			return usageErrorf("--restrict: %v", err)
 		}
 		if set.IsEmpty() {
-			return usageErrorf("--restrict %q: the list holds no CPU (want CPU indexes and ranges such as 0-3,8)", opts.restrict)
+			return usageErrorf("--restrict %q: the list holds no CPU (want CPU indexes and ranges such as 0-3,8)", elided(opts.restrict))
 		}
 		restrict = set
 	}
@@ -157,7 +158,7 @@ func runTopo(w io.Writer, opts topoOptions) error {
 	if len(only) > 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nAllowed CPUs: %s (%d PUs)\n", topo.Allowed(), len(topo.PUs()))
+	fmt.Fprintf(w, "\nAllowed CPUs: %s (%s)\n", topo.Allowed(), text.Plural(len(topo.PUs()), "PU"))
 	if opts.src.live() {
 		id := results.HostCPU()
 		fmt.Fprintf(w, "CPU model (cpuid): %s (vendor %s, family %d, model %d, stepping %d)\n", id.Name, id.Vendor, id.Family, id.Model, id.Stepping)
