@@ -31,7 +31,7 @@ func ExampleRun() {
 	}
 	fmt.Println("simulated:", f.Simulated, "partial:", f.Partial)
 	// Output:
-	// 2 threads: dissemination on (a2, b0), 10 ns predicted
-	// 16 threads: dissemination on (a8, b8), 460 ns predicted
+	// 2 threads: dissemination on balanced 1x1x2, 10 ns predicted
+	// 16 threads: dissemination on balanced 2x4x2, 460 ns predicted
 	// simulated: true partial: false
 }

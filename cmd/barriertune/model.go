@@ -96,6 +96,13 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if o.algorithm != "all" && o.algorithm != "hybrid" && !slices.Contains(model.Algorithms(), o.algorithm) {
 		return usageErrorf("--algorithm %q: unknown (accepted: all, hybrid, %s)", o.algorithm, strings.Join(model.Algorithms(), ", "))
 	}
+	var fixed []int
+	if o.cpuList != "" { // the list's syntax before anything is measured
+		var err error
+		if fixed, err = parseCPUs("--cpus", o.cpuList, true); err != nil {
+			return err
+		}
+	}
 	m, topo, err := loadMatrix(ctx, matrixSource{from: o.latencyFile, samples: o.samples, perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
 	if err != nil {
 		return err
@@ -114,11 +121,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if err := m.Complete(); err != nil {
 		return err
 	}
-	var fixed []int
 	if o.cpuList != "" {
-		if fixed, err = parseCPUs("--cpus", o.cpuList, true); err != nil {
-			return err
-		}
 		if o.threads != 0 && len(fixed) != o.threads {
 			return usageErrorf("--cpus %q names %s for --threads %d; give one per thread", text.Elide(o.cpuList, text.MaxValue), text.Plural(len(fixed), "CPU"), o.threads)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"io"
 	"math"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/check"
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/export"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/text"

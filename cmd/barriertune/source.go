@@ -81,6 +81,11 @@ type resultsSource struct {
 // error naming it), this process's allowed CPUs when the file is this
 // machine's, else the whole machine the file records.
 func openResults(path, allowedFlag string) (*resultsSource, error) {
+	if allowedFlag != "" { // the list's syntax before any file is looked up
+		if _, err := cpuset.ParseList(allowedFlag); err != nil {
+			return nil, usageErrorf("--allowed: %v", err)
+		}
+	}
 	here, err := osal.Allowed()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read this process's allowed CPUs: %w", err)

@@ -36,6 +36,9 @@ var badFlagValues = map[string][]string{
 	"check --keep":        {"-1000000000"},
 	"check --model":       {"foo"},
 	"check --sample-time": {"0s", "-1s"},
+	"check --noise":       {"-1", "x"},
+	"export --allowed":    {"x", "3-1", "0-1000000000"},
+	"show --allowed":      {"x", "3-1", "0-1000000000"},
 	"export --format":     {"foo"},
 	"export --threads":    {"-1000000000"},
 	"latency --cpus":      {"x", "0-1000000000"},
@@ -61,23 +64,16 @@ var badFlagValues = map[string][]string{
 
 // baseArgs are what a command needs besides the bad value to reach its
 // flag checks (model refuses a missing source first).
-var baseArgs = map[string][]string{"model": {"--measured"}}
+var baseArgs = map[string][]string{"model": {"--measured"}, "export": {"--format", "kv"}}
 
 // freeFormFlags take paths or topology descriptions: a bad one is a
 // failure to read (exit 1), not a usage error.
 var freeFormFlags = []string{"--synthetic", "--sysfs-root", "--xml", "--topology", "--output", "--resume",
-	"--latency", "--from", "--dir"}
+	"--latency", "--from", "--dir", "--from-results"}
 
 // pendingUsage lists "command --flag value" cases whose fix lives in
 // another helper's files: they are reported as skips until merged.
-var pendingUsage = map[string]string{
-	"check --model foo":            "pipeline",
-	"export --format foo":          "install",
-	"export --threads -1000000000": "install",
-	"check --keep -1000000000":     "pipeline",
-	"model --cpus x":               "model", // parsed after the latencies are measured
-	"model --threads -1000000000":  "model",
-}
+var pendingUsage = map[string]string{}
 
 // usageCase is one command line that must be a usage error.
 type usageCase struct {
