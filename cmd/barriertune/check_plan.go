@@ -152,6 +152,9 @@ func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs,
 		topo, err := src.load()
 		return topo, nil, nil, name, err
 	}
+	if _, err := latency.ReadCSVFile(o.latencyFile); err != nil {
+		return nil, nil, nil, "", latencyFormatError("--latency", o.latencyFile, err)
+	}
 	m, clustered, err := latency.LoadFile(o.latencyFile)
 	if err != nil {
 		return nil, nil, nil, "", err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"image/color"
 	"io"
 	"math"
@@ -261,7 +262,7 @@ func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error)
 	}
 	sorted := byMedian(rs)
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%d threads on CPUs %s", sorted[0].Threads, joinInts(sorted[0].CPUs))
+	p.Title.Text = fmt.Sprintf("%s on %s", text.Plural(sorted[0].Threads, "thread"), onCPUs(sorted[0].CPUs))
 	if sorted[0].SkewNs > 0 {
 		p.Title.Text += fmt.Sprintf(", last arrival %.0f ns late", sorted[0].SkewNs)
 	}
