@@ -12,6 +12,14 @@ import (
 // such placement pooled, so that the floor and the barriers it bounds
 // were timed in the same moments; the other pairs keep the floor measured
 // before the passes.
+//
+// Not yet called: assemble would write these as the file's floors
+// (f.Floor = append(f.Floor, interleavedFloors(s.floors, p, s)...)), but
+// the hybrids are composed from the floors measured before the passes,
+// and TestRunMeasuresTheHybrid rebuilds each recorded composition from the
+// file's floors; with the interleaved ones it failed about one run in
+// four (a near-tie between two compositions flipped). Wiring it needs the
+// composer's inputs recorded apart from the floors shown (check owners).
 func interleavedFloors(floors []results.Floor, p *plan, s *samples) []results.Floor {
 	pooled := map[[2]int][]float64{}
 	for k, fs := range s.floorSamples {

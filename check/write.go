@@ -45,7 +45,7 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]bool, error) {
 // plan cut for the budget are listed in Cuts instead), and returns ctx's
 // error unless only the budget ran out.
 func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget time.Duration) (*results.File, error) {
-	f.Floor = append(f.Floor, interleavedFloors(s.floors, p, s)...)
+	f.Floor = append(f.Floor, s.floors...)
 	for ui, u := range p.units {
 		entry := s.entry(ui, u)
 		if len(entry.Measurements) > 0 {
