@@ -12,6 +12,10 @@ import (
 // such placement pooled, so that the floor and the barriers it bounds
 // were timed in the same moments; the other pairs keep the floor measured
 // before the passes.
+//
+// The floors measured before the passes (the hybrid compositions were
+// composed from them) stay recorded as each floor's UpFrontNs, so that a
+// reader can rebuild those compositions (composerFloors).
 func interleavedFloors(floors []results.Floor, p *plan, s *samples) []results.Floor {
 	pooled := map[[2]int][]float64{}
 	for k, fs := range s.floorSamples {
@@ -31,7 +35,22 @@ func interleavedFloors(floors []results.Floor, p *plan, s *samples) []results.Fl
 		pair := [2]int{min(fl.CPUs[0], fl.CPUs[1]), max(fl.CPUs[0], fl.CPUs[1])}
 		if fs := pooled[pair]; len(fs) > 0 {
 			st := measure.Summarize(fs)
+			out[i].UpFrontNs = fl.MedianNs
 			out[i].MedianNs, out[i].MinNs, out[i].MaxNs = st.MedianNs, st.MinNs, st.MaxNs
+		}
+	}
+	return out
+}
+
+// composerFloors are the floors the hybrid compositions of a file were
+// composed from: each floor's UpFrontNs where the shown median pools the
+// interleaved samples.
+func composerFloors(floors []results.Floor) []results.Floor {
+	out := make([]results.Floor, len(floors))
+	for i, fl := range floors {
+		out[i] = fl
+		if fl.UpFrontNs > 0 {
+			out[i].MedianNs = fl.UpFrontNs
 		}
 	}
 	return out

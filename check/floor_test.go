@@ -28,8 +28,8 @@ func TestInterleavedFloors(t *testing.T) {
 	}
 	got := interleavedFloors(floors, p, s)
 	want := []results.Floor{
-		{Level: "L3Cache", CPUs: [2]int{0, 1}, MedianNs: 51, MinNs: 49, MaxNs: 90},
-		{Level: "Package", CPUs: [2]int{0, 2}, MedianNs: 71, MinNs: 70, MaxNs: 72},
+		{Level: "L3Cache", CPUs: [2]int{0, 1}, MedianNs: 51, MinNs: 49, MaxNs: 90, UpFrontNs: 400},
+		{Level: "Package", CPUs: [2]int{0, 2}, MedianNs: 71, MinNs: 70, MaxNs: 72, UpFrontNs: 80},
 		floors[2],
 	}
 	for i := range want {

@@ -85,7 +85,7 @@ func TestRunMeasuresTheHybrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newHybridComposer(topo, f.Floor, f.Latency)
+	c := newHybridComposer(topo, composerFloors(f.Floor), f.Latency)
 	for ti, e := range f.Threads {
 		var hybrids []results.Measurement
 		for _, m := range e.Measurements {
@@ -118,6 +118,12 @@ func TestRunMeasuresTheHybrid(t *testing.T) {
 
 		// Were the hybrid the winner, Auto would build it as measured.
 		f.Threads[ti].Best = best(hybrids, nil)
+		if f.Threads[ti].Best == nil {
+			// Every hybrid placement was dropped (twice the best on a busy
+			// host): nothing to build; the recording was checked above.
+			t.Logf("%d threads: every hybrid measurement was dropped; Auto's rebuild not checked", e.Threads)
+			continue
+		}
 		e = f.Threads[ti]
 		path := filepath.Join(t.TempDir(), "results.json")
 		if err := results.Write(path, f); err != nil {

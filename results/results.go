@@ -176,6 +176,11 @@ type Floor struct {
 	MedianNs float64 `json:"median_ns"`
 	MinNs    float64 `json:"min_ns"`
 	MaxNs    float64 `json:"max_ns"`
+	// UpFrontNs is the median measured before the passes, when the shown
+	// floor pools the samples taken beside the candidates instead: the
+	// hybrid compositions the check measured were composed from it
+	// (v1.2, optional).
+	UpFrontNs float64 `json:"up_front_ns,omitempty"`
 }
 
 // Threads holds everything measured for one thread count.
