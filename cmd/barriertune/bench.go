@@ -43,7 +43,7 @@ func newBenchCmd(g *globalOptions) *cobra.Command {
 	opts := &benchOptions{global: g}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Time barrier algorithms, or the core-to-core ping-pong floor",
+		Short: "Time barrier algorithms, or the core-to-core floor",
 		Long: `Time barrier algorithms on pinned, locked OS threads and report
 nanoseconds per episode as EPCC syncbench does: median with its 95%
 confidence interval, min, max, and mean and standard deviation without the
@@ -60,11 +60,14 @@ Go scheduler switches in user space; pure spinning is then a poor choice.
 --cpus gives each thread's CPU in rank order; a CPU listed twice is refused
 unless --oversubscribe allows it.
 
-With --pingpong, bench instead measures the one-way core-to-core latency
-between two CPUs (half the round trip of one cache line): the floor that no
-barrier between them can beat. A barrier run on two or more CPUs also
-measures the floor between its first two CPUs, interleaved with the
-algorithms in the same run, and shows each algorithm's ratio to it.
+With --pingpong, bench instead measures the floor between two CPUs: the
+episode of a two-thread spinning dissemination barrier there, one flag
+signal each way with the barriers' own flag code (each round the fastest of
+three instances). A barrier between those CPUs needs at least one signal
+each way per episode, so none beats the floor except by noise: the fastest
+two-thread barriers read about 1.0 times it. A barrier run on two or more
+CPUs also measures the floor between its first two CPUs, interleaved with
+the algorithms in the same run, and shows each algorithm's ratio to it.
 
 The default policy is the one the install-time check uses: pure spin when
 every thread has a CPU of its own, else auto (park at once).
@@ -91,7 +94,7 @@ is printed and the exit code is 130 or 143.`,
 	f.StringVar(&opts.policy, "policy", "auto", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
 	f.IntVar(&opts.samples, "samples", 21, "samples per algorithm")
 	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
-	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the one-way core-to-core latency between --cpus A,B")
+	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the floor (one flag signal each way) between --cpus A,B")
 	f.BoolVar(&opts.json, "json", false, "print as JSON")
 	f.StringVar(&opts.skew, "skew", "", "make the last thread arrive late by these delays (ns or durations, e.g. 500,2us) and report synchronisation time against skew")
 	f.StringVar(&opts.plot, "plot", "", "also plot the run to `FILE`.svg or .png")
