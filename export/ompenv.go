@@ -51,7 +51,11 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		default:
 			fmt.Fprintf(b, "else\n")
 		}
-		ompBlock(b, e, in(e), "  ")
+		if places := ompBlock(b, e, in(e), "  "); places > 0 && (i == len(es)-1 || (e.threads+es[i+1].threads-1)/2 > places) {
+			// A count this block serves may have more threads than
+			// places: binding would stack threads on a place.
+			fmt.Fprintf(b, "  if [ \"$_barriertune_n\" -gt %d ]; then unset OMP_PLACES; export OMP_PROC_BIND=false; fi\n", places)
+		}
 	}
 	fmt.Fprintf(b, "fi\n")
 	if cpus := len(allowed); cpus > 0 {
@@ -76,16 +80,22 @@ func recordedAllowed(f *results.File) []int {
 	return s.Members()
 }
 
-// ompBlock writes one entry's comment and variables, each line indented.
-func ompBlock(b *strings.Builder, e entry, in OMPInput, indent string) {
+// ompBlock writes one entry's comment and variables, each line indented,
+// and returns the number of places it exported.
+func ompBlock(b *strings.Builder, e entry, in OMPInput, indent string) int {
 	fmt.Fprintf(b, "%s# %s\n", indent, measuredNote(e))
+	places := 0
 	for _, l := range OMPEnv(in) {
 		if l.Name == "" {
 			fmt.Fprintf(b, "%s# %s\n", indent, oneLine(l.Comment))
-		} else {
-			fmt.Fprintf(b, "%sexport %s=%s\n", indent, l.Name, shellQuote(l.Value))
+			continue
 		}
+		if l.Name == "OMP_PLACES" {
+			places = strings.Count(l.Value, "{")
+		}
+		fmt.Fprintf(b, "%sexport %s=%s\n", indent, l.Name, shellQuote(l.Value))
 	}
+	return places
 }
 
 // OMPInput is what one block of OpenMP variables is made from. The choice

@@ -162,7 +162,8 @@ func TestPlacesAreTheChoicesAllowedCPUs(t *testing.T) {
 
 // TestChainGuardsOversubscription sources the multi-count export in sh:
 // a count whose nearest measured block spins (8 threads, policy yield) but
-// exceeds the file's 8 allowed CPUs must end up passive and unbound.
+// exceeds the file's 8 allowed CPUs must end up passive and unbound, and a
+// count with more threads than its block's places unbound.
 func TestChainGuardsOversubscription(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -183,6 +184,9 @@ func TestChainGuardsOversubscription(t *testing.T) {
 		blocktime, spincount string
 	}{
 		{2, "ACTIVE", "close", "{0},{1}", "infinite", "infinite"},
+		{4, "ACTIVE", "close", "{0},{2},{4},{6}", "infinite", "infinite"},
+		// 5 takes 4's block: it fits the CPUs (still spins) but not the places.
+		{5, "ACTIVE", "false", "", "infinite", "infinite"},
 		{8, "ACTIVE", "close", "{0},{1},{2},{3},{4},{5},{6},{7}", "infinite", "infinite"},
 		{9, "PASSIVE", "false", "", "0", "0"},
 		{11, "PASSIVE", "false", "", "0", "0"},
