@@ -156,7 +156,7 @@ func run() error {
 			return fmt.Errorf("export --threads %d: %w", n, err)
 		}
 		exports[n] = vars
-		fmt.Printf("- %d threads: `%s`\n", n, strings.Join(vars, " "))
+		fmt.Printf("- %d threads (%s): `%s`\n", n, winnerNote(out, n), strings.Join(vars, " "))
 	}
 
 	var cells []*config
@@ -306,6 +306,17 @@ func parseExports(out []byte) ([]string, error) {
 		}
 	}
 	return vars, sc.Err()
+}
+
+// winnerNote is the export's comment naming the winner for n threads.
+func winnerNote(out []byte, n int) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, "# "+strconv.Itoa(n)+" thread"); ok {
+			_, note, _ := strings.Cut(rest, ": ")
+			return note
+		}
+	}
+	return "winner not named"
 }
 
 func median(v []float64) float64 {
