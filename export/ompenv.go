@@ -136,8 +136,8 @@ const gompNsPerSpin = 10
 
 // Wait says how OpenMP threads should wait at a barrier to behave as a
 // winner did: Active spins until released, Passive blocks at once,
-// Bounded spins about SpinNs then blocks, Default keeps the runtimes'
-// defaults (they spin, then block).
+// Bounded spins for a while (WaitFor says how long), then blocks, and
+// Default keeps the runtimes' defaults (they spin, then block).
 type Wait int
 
 // The Wait values.
