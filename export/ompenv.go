@@ -62,8 +62,9 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		// A block chosen by the nearest measured count may be for fewer
 		// threads than asked: more threads than CPUs never spin.
 		fmt.Fprintf(b, "if [ \"$_barriertune_n\" -gt %d ]; then\n", cpus)
-		fmt.Fprintf(b, "  # more threads than the %d allowed CPUs: threads block at once and are not bound\n", cpus)
+		fmt.Fprintf(b, "  # more threads than the %d allowed CPUs: threads block at once, are not bound, and one wakes them all\n", cpus)
 		fmt.Fprintf(b, "  export OMP_WAIT_POLICY=PASSIVE KMP_BLOCKTIME=0 GOMP_SPINCOUNT=0 OMP_PROC_BIND=false\n")
+		fmt.Fprintf(b, "  export KMP_PLAIN_BARRIER_PATTERN=linear,linear KMP_PLAIN_BARRIER=0,0 KMP_FORKJOIN_BARRIER_PATTERN=linear,linear KMP_FORKJOIN_BARRIER=0,0\n")
 		fmt.Fprintf(b, "  unset OMP_PLACES\n")
 		fmt.Fprintf(b, "fi\n")
 	}
@@ -207,7 +208,9 @@ func formatMicros(ns float64) string {
 // OMPEnv returns the OpenMP variables (and comments) that make libgomp and
 // libomp behave as in's choice does: places and binding from the choice's
 // CPUs, the wait policy from what the winner does (WaitFor), and libomp's
-// barrier pattern from the algorithm (MappingFor).
+// barrier pattern from the algorithm (MappingFor), except that threads
+// outnumbering the allowed CPUs block and get libomp's linear pattern (one
+// thread wakes all).
 //
 // Places are exported only when the choice was pinned, every one of its
 // CPUs is allowed, and there are no more threads than places: otherwise
@@ -264,6 +267,18 @@ func OMPEnv(in OMPInput) []OMPLine {
 		set("KMP_BLOCKTIME", strconv.Itoa(ms))
 	}
 
+	if in.Threads > cpus {
+		// The mapping's patterns are for waiters that spin. Threads that
+		// block are better woken by one thread: a release down a tree or
+		// hypercube wakes them one level at a time, and each waker needs a
+		// CPU first (measured: docs/results.md, OpenMP runtimes).
+		for _, kind := range []string{"PLAIN", "FORKJOIN"} {
+			set("KMP_"+kind+"_BARRIER_PATTERN", "linear,linear")
+			set("KMP_"+kind+"_BARRIER", "0,0")
+		}
+		note("libomp: the threads block, so one thread wakes them all (linear) whatever %s's pattern; libgomp: one built-in barrier, only the wait policy applies", c.Algorithm)
+		return out
+	}
 	m, known := MappingFor(c.Algorithm)
 	if !known {
 		note("libomp: no pattern known for %s; libgomp has one built-in barrier", c.Algorithm)

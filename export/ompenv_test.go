@@ -78,7 +78,8 @@ func TestWaitFollowsWhatTheWinnerDoes(t *testing.T) {
 
 // TestOversubscribedNeverSpins tries every algorithm under every policy
 // (and an unknown one) at 1 to 4x the allowed CPUs: above the CPUs the
-// threads always wait passively, unbound.
+// threads always wait passively, unbound, and libomp releases them from
+// one thread.
 func TestOversubscribedNeverSpins(t *testing.T) {
 	policies := append(slices.Clone([]string{"auto", "spin", "yield", "park"}), "unknown")
 	for _, alg := range append(barriers.Names(), "not-an-algorithm") {
@@ -108,6 +109,9 @@ func TestOversubscribedNeverSpins(t *testing.T) {
 						}
 						if _, ok := v["OMP_PLACES"]; ok || v["OMP_PROC_BIND"] != "false" {
 							t.Fatalf("%s/%s, %d threads on %d CPUs: bound (%v)", alg, p, n, cpus, v)
+						}
+						if v["KMP_PLAIN_BARRIER_PATTERN"] != "linear,linear" || v["KMP_FORKJOIN_BARRIER_PATTERN"] != "linear,linear" {
+							t.Fatalf("%s/%s, %d threads on %d CPUs: libomp pattern %v, want linear (one thread wakes all)", alg, p, n, cpus, v)
 						}
 					}
 				}
@@ -179,26 +183,26 @@ func TestChainGuardsOversubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		n                    int
-		policy, bind, places string
-		blocktime, spincount string
+		n                             int
+		policy, bind, places          string
+		blocktime, spincount, pattern string
 	}{
-		{2, "ACTIVE", "close", "{0},{1}", "infinite", "infinite"},
-		{4, "ACTIVE", "close", "{0},{2},{4},{6}", "infinite", "infinite"},
+		{2, "ACTIVE", "close", "{0},{1}", "infinite", "infinite", "tree,tree"},
+		{4, "ACTIVE", "close", "{0},{2},{4},{6}", "infinite", "infinite", "tree,linear"},
 		// 5 takes 4's block: it fits the CPUs (still spins) but not the places.
-		{5, "ACTIVE", "false", "", "infinite", "infinite"},
-		{8, "ACTIVE", "close", "{0},{1},{2},{3},{4},{5},{6},{7}", "infinite", "infinite"},
-		{9, "PASSIVE", "false", "", "0", "0"},
-		{11, "PASSIVE", "false", "", "0", "0"},
-		{40, "PASSIVE", "false", "", "0", "0"},
+		{5, "ACTIVE", "false", "", "infinite", "infinite", "tree,linear"},
+		{8, "ACTIVE", "close", "{0},{1},{2},{3},{4},{5},{6},{7}", "infinite", "infinite", "hyper,hyper"},
+		{9, "PASSIVE", "false", "", "0", "0", "linear,linear"},
+		{11, "PASSIVE", "false", "", "0", "0", "linear,linear"},
+		{40, "PASSIVE", "false", "", "0", "0", "linear,linear"},
 	} {
-		cmd := exec.Command(sh, "-c", `. "$1" && printf '%s|%s|%s|%s|%s\n' "$OMP_WAIT_POLICY" "$OMP_PROC_BIND" "${OMP_PLACES-}" "$KMP_BLOCKTIME" "$GOMP_SPINCOUNT"`, "sh", file)
+		cmd := exec.Command(sh, "-c", `. "$1" && printf '%s|%s|%s|%s|%s|%s\n' "$OMP_WAIT_POLICY" "$OMP_PROC_BIND" "${OMP_PLACES-}" "$KMP_BLOCKTIME" "$GOMP_SPINCOUNT" "$KMP_PLAIN_BARRIER_PATTERN"`, "sh", file)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OMP_NUM_THREADS=" + strconv.Itoa(tc.n)}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("sh: %v\n%s", err, out)
 		}
-		want := strings.Join([]string{tc.policy, tc.bind, tc.places, tc.blocktime, tc.spincount}, "|")
+		want := strings.Join([]string{tc.policy, tc.bind, tc.places, tc.blocktime, tc.spincount, tc.pattern}, "|")
 		if got := strings.TrimSpace(string(out)); got != want {
 			t.Errorf("OMP_NUM_THREADS=%d: got %s, want %s", tc.n, got, want)
 		}
