@@ -62,8 +62,8 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		// A block chosen by the nearest measured count may be for fewer
 		// threads than asked: more threads than CPUs never spin.
 		fmt.Fprintf(b, "if [ \"$_barriertune_n\" -gt %d ]; then\n", cpus)
-		fmt.Fprintf(b, "  # more threads than the %d allowed CPUs: threads block at once, are not bound, and one wakes them all\n", cpus)
-		fmt.Fprintf(b, "  export OMP_WAIT_POLICY=PASSIVE KMP_BLOCKTIME=0 GOMP_SPINCOUNT=0 OMP_PROC_BIND=false\n")
+		fmt.Fprintf(b, "  # more threads than the %d allowed CPUs: threads never spin, are not bound, and one wakes them all\n", cpus)
+		fmt.Fprintf(b, "  export OMP_WAIT_POLICY=PASSIVE KMP_BLOCKTIME=1 GOMP_SPINCOUNT=0 OMP_PROC_BIND=false\n")
 		fmt.Fprintf(b, "  export KMP_PLAIN_BARRIER_PATTERN=linear,linear KMP_PLAIN_BARRIER=0,0 KMP_FORKJOIN_BARRIER_PATTERN=linear,linear KMP_FORKJOIN_BARRIER=0,0\n")
 		fmt.Fprintf(b, "  unset OMP_PLACES\n")
 		fmt.Fprintf(b, "fi\n")
@@ -147,6 +147,12 @@ const (
 	WaitActive
 	WaitPassive
 	WaitBounded
+	// WaitOversubscribed is for more threads than allowed CPUs: never
+	// spin. libgomp blocks at once (it cannot yield); libomp, which
+	// yields the CPU in its wait loop when oversubscribed, yields for its
+	// shortest block time (1 ms), then sleeps, as the goroutine barrier
+	// yields before it parks.
+	WaitOversubscribed
 )
 
 // WaitFor says how the threads of in should wait, the spin time of a
@@ -154,14 +160,14 @@ const (
 // the blocking baselines block whatever their policy; spin and yield never
 // block; park spins about a microsecond, then blocks; auto spins about the
 // block and wake-up cost, then blocks. More threads than allowed CPUs
-// never spin: a spinning thread would hold a CPU that the thread it waits
-// for needs, so they wait passively (barriers.AutoPolicy parks there
-// without spinning, too).
+// never spin (WaitOversubscribed): a spinning thread would hold a CPU that
+// the thread it waits for needs (barriers.AutoPolicy does not spin there
+// either).
 func WaitFor(in OMPInput) (w Wait, spinNs float64, why string) {
 	c := in.Choice
 	cpus := allowedCount(in)
 	if in.Threads > cpus {
-		return WaitPassive, 0, fmt.Sprintf("%d threads on %d allowed CPUs: a spinning thread would hold a CPU the thread it waits for needs, so threads block at once (policy %s)", in.Threads, cpus, c.Policy)
+		return WaitOversubscribed, 0, fmt.Sprintf("%d threads on %d allowed CPUs: a spinning thread would hold a CPU the thread it waits for needs, so threads never spin (policy %s): libgomp blocks at once, libomp yields the CPU for at most 1 ms, then sleeps", in.Threads, cpus, c.Policy)
 	}
 	if m, ok := MappingFor(c.Algorithm); ok && m.Blocking {
 		return WaitPassive, 0, fmt.Sprintf("%s blocks whatever the policy: threads block at once", c.Algorithm)
@@ -209,8 +215,8 @@ func formatMicros(ns float64) string {
 // libomp behave as in's choice does: places and binding from the choice's
 // CPUs, the wait policy from what the winner does (WaitFor), and libomp's
 // barrier pattern from the algorithm (MappingFor), except that threads
-// outnumbering the allowed CPUs block and get libomp's linear pattern (one
-// thread wakes all).
+// outnumbering the allowed CPUs never spin and get libomp's linear pattern
+// (one thread wakes all).
 //
 // Places are exported only when the choice was pinned, every one of its
 // CPUs is allowed, and there are no more threads than places: otherwise
@@ -256,6 +262,10 @@ func OMPEnv(in OMPInput) []OMPLine {
 	case WaitPassive:
 		set("OMP_WAIT_POLICY", "PASSIVE")
 		set("KMP_BLOCKTIME", "0")
+		set("GOMP_SPINCOUNT", "0")
+	case WaitOversubscribed:
+		set("OMP_WAIT_POLICY", "PASSIVE")
+		set("KMP_BLOCKTIME", "1")
 		set("GOMP_SPINCOUNT", "0")
 	case WaitBounded:
 		// No OMP_WAIT_POLICY: both runtimes then spin for their bound
