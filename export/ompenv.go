@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -62,7 +63,7 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		// A block chosen by the nearest measured count may be for fewer
 		// threads than asked: more threads than CPUs never spin.
 		fmt.Fprintf(b, "if [ \"$_barriertune_n\" -gt %d ]; then\n", cpus)
-		fmt.Fprintf(b, "  # more threads than the %d allowed CPUs: threads never spin, are not bound, and one wakes them all\n", cpus)
+		fmt.Fprintf(b, "  # more threads than %s: threads never spin, are not bound, and one wakes them all\n", text.PluralOf(cpus, "allowed CPU", "allowed CPUs"))
 		fmt.Fprintf(b, "  export OMP_WAIT_POLICY=PASSIVE KMP_BLOCKTIME=1 GOMP_SPINCOUNT=0 OMP_PROC_BIND=false\n")
 		fmt.Fprintf(b, "  export KMP_PLAIN_BARRIER_PATTERN=linear,linear KMP_PLAIN_BARRIER=0,0 KMP_FORKJOIN_BARRIER_PATTERN=linear,linear KMP_FORKJOIN_BARRIER=0,0\n")
 		fmt.Fprintf(b, "  unset OMP_PLACES\n")
@@ -167,7 +168,7 @@ func WaitFor(in OMPInput) (w Wait, spinNs float64, why string) {
 	c := in.Choice
 	cpus := allowedCount(in)
 	if in.Threads > cpus {
-		return WaitOversubscribed, 0, fmt.Sprintf("%d threads on %d allowed CPUs: a spinning thread would hold a CPU the thread it waits for needs, so threads never spin (policy %s): libgomp blocks at once, libomp yields the CPU for at most 1 ms, then sleeps", in.Threads, cpus, c.Policy)
+		return WaitOversubscribed, 0, fmt.Sprintf("%s on %s: a spinning thread would hold a CPU the thread it waits for needs, so threads never spin (policy %s): libgomp blocks at once, libomp yields the CPU for at most 1 ms, then sleeps", text.Plural(in.Threads, "thread"), text.PluralOf(cpus, "allowed CPU", "allowed CPUs"), c.Policy)
 	}
 	if m, ok := MappingFor(c.Algorithm); ok && m.Blocking {
 		return WaitPassive, 0, fmt.Sprintf("%s blocks whatever the policy: threads block at once", c.Algorithm)
@@ -235,13 +236,13 @@ func OMPEnv(in OMPInput) []OMPLine {
 		note("measured unpinned: no places")
 		set("OMP_PROC_BIND", "false")
 	case in.Threads > cpus:
-		note("%d threads on %d allowed CPUs: no places", in.Threads, cpus)
+		note("%s on %s: no places", text.Plural(in.Threads, "thread"), text.PluralOf(cpus, "allowed CPU", "allowed CPUs"))
 		set("OMP_PROC_BIND", "false")
 	case in.Allowed != nil && !subset(c.CPUs, in.Allowed):
 		note("the choice's CPUs %s are not all allowed (%s): no places", joinInts(c.CPUs), joinInts(in.Allowed))
 		set("OMP_PROC_BIND", "false")
 	case in.Threads > len(c.CPUs):
-		note("%d threads but %d measured places: binding would stack threads on a place, so no places", in.Threads, len(c.CPUs))
+		note("%s but %s: binding would stack threads on a place, so no places", text.Plural(in.Threads, "thread"), text.PluralOf(len(c.CPUs), "measured place", "measured places"))
 		set("OMP_PROC_BIND", "false")
 	default:
 		places := make([]string, len(c.CPUs))
