@@ -30,8 +30,8 @@ func compile(t *testing.T, cc string, dir, src string, flags ...string) string {
 	}
 	args := append(append([]string{}, flags...), "-o", bin, filepath.Join(dir, "prog.c"))
 	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
-		if cc == "gcc" && strings.Contains(string(out), "omp.h") {
-			t.Skipf("gcc has no OpenMP support here: %s", out)
+		if slices.Contains(flags, "-fopenmp") && (strings.Contains(string(out), "omp.h") || strings.Contains(string(out), "-lomp") || strings.Contains(string(out), "-lgomp")) {
+			t.Skipf("%s has no OpenMP support here (libomp-dev for clang): %s", cc, out)
 		}
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
@@ -176,5 +176,122 @@ int main(void)
 	}
 	if seen != len(cpus) {
 		t.Errorf("%d threads reported, want %d:\n%s", seen, len(cpus), out)
+	}
+}
+
+// displayed reads what an OpenMP runtime prints under
+// OMP_DISPLAY_ENV=verbose: libgomp's "  NAME = 'VALUE'" and libomp's
+// "  [host] NAME='VALUE'" lines.
+func displayed(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "[host]"))
+		name, value, ok := strings.Cut(l, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+			continue
+		}
+		m[name] = strings.Trim(strings.TrimSpace(value), "'")
+	}
+	return m
+}
+
+// TestOMPEnvParsesInRuntimes sources the omp-env export of a spinning
+// pinned winner, an oversubscribed parking one and a bounded (auto) one,
+// and runs an OpenMP program built with gcc (libgomp) and clang (libomp)
+// under OMP_DISPLAY_ENV=verbose: each runtime must accept every variable
+// it reads (no warning, no invalid value) and report the exported values.
+func TestOMPEnvParsesInRuntimes(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skipf("cannot read the allowed CPUs: %v", err)
+	}
+	cpus := allowed.Members()
+	pinned := slices.Clone(cpus[:min(2, len(cpus))])
+	slices.Reverse(pinned)
+	over := 4 * len(cpus)
+	spin := &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: pinned, Pinned: true, MedianNs: 100}
+	bounded := &results.Choice{Algorithm: "hybrid", Policy: "auto", CPUs: pinned, Pinned: true, MedianNs: 100}
+	parks := &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: cpus, MedianNs: 900}
+	src := `#include <omp.h>
+#include <stdio.h>
+int main(void)
+{
+	int n = 0;
+	#pragma omp parallel
+	{
+		#pragma omp barrier
+		#pragma omp master
+		n = omp_get_num_threads();
+	}
+	printf("threads %d\n", n);
+	return 0;
+}
+`
+	cases := []struct {
+		name    string
+		threads int
+		in      OMPInput
+	}{
+		{"spin-pinned", len(pinned), OMPInput{Choice: spin, Threads: len(pinned), Allowed: cpus}},
+		{"bounded", len(pinned), OMPInput{Choice: bounded, Threads: len(pinned), Allowed: cpus}},
+		{"oversubscribed", over, OMPInput{Choice: parks, Threads: over, Allowed: cpus}},
+	}
+	for _, rt := range []struct{ cc, lib string }{{"gcc", "libgomp"}, {"clang", "libomp"}} {
+		t.Run(rt.lib, func(t *testing.T) {
+			dir := t.TempDir()
+			compile(t, rt.cc, dir, src, "-fopenmp")
+			for _, tc := range cases {
+				var env bytes.Buffer
+				f := &results.File{Schema: results.Schema, Machine: results.Machine{AllowedCPUs: allowed.String()},
+					Threads: []results.Threads{{Threads: tc.threads, Best: tc.in.Choice}}}
+				if err := Write(&env, f, "omp-env", Options{Threads: tc.threads}); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "omp.env"), env.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command("sh", "-c", ". ./omp.env && exec ./prog")
+				cmd.Dir = dir
+				cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+					return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
+				}), "OMP_DISPLAY_ENV=verbose")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", tc.name, err, out)
+				}
+				text := string(out)
+				if strings.Contains(text, "Warning") || strings.Contains(text, "Invalid") {
+					t.Errorf("%s: %s complained:\n%s\nenv:\n%s", tc.name, rt.lib, text, env.String())
+				}
+				if !strings.Contains(text, "threads "+strconv.Itoa(tc.threads)+"\n") {
+					t.Errorf("%s: the program did not run %d threads:\n%s", tc.name, tc.threads, text)
+				}
+				shown := displayed(text)
+				checked := 0
+				for name, want := range vars(t, tc.in) {
+					got, ok := shown[name]
+					if !ok {
+						continue // a variable of the other runtime
+					}
+					if want == "infinite" {
+						want = map[string]string{"GOMP_SPINCOUNT": "18446744073709551615", "KMP_BLOCKTIME": "2147483647"}[name]
+					}
+					if !strings.EqualFold(got, want) {
+						t.Errorf("%s: %s shows %s=%q, exported %q", tc.name, rt.lib, name, got, want)
+					}
+					checked++
+				}
+				// Each runtime reads its own wait knob and binding.
+				for _, name := range map[string][]string{"libgomp": {"GOMP_SPINCOUNT", "OMP_PROC_BIND"}, "libomp": {"KMP_BLOCKTIME", "KMP_PLAIN_BARRIER_PATTERN", "OMP_PROC_BIND"}}[rt.lib] {
+					if _, ok := shown[name]; !ok {
+						t.Errorf("%s: %s did not display %s:\n%s", tc.name, rt.lib, name, text)
+					}
+				}
+				if checked < 3 {
+					t.Errorf("%s: only %d exported variables shown by %s:\n%s", tc.name, checked, rt.lib, text)
+				}
+			}
+		})
 	}
 }

@@ -16,8 +16,7 @@ type Mapping struct {
 	Algorithm string
 	// Gather and Release are LLVM libomp's barrier patterns
 	// (KMP_*_BARRIER_PATTERN="gather,release": linear, tree, hyper,
-	// hierarchical, dist); empty for the blocking baselines, which have
-	// no libomp pattern.
+	// hierarchical, dist).
 	Gather, Release string
 	// GatherBits and ReleaseBits are libomp's branch bits
 	// (KMP_*_BARRIER="gather,release": a node has 2^bits children); -1
@@ -32,6 +31,9 @@ type Mapping struct {
 	// OSAL is the X-Ray OSAL folder (x-ray/osal/source/thread_barrier) of
 	// the same algorithm, or "".
 	OSAL string
+	// Blocking is true for the blocking baselines: their waiters block
+	// whatever the policy, so OpenMP threads should wait passively.
+	Blocking bool
 }
 
 // mappings is indexed by our algorithm name. libgomp has no selectable
@@ -39,33 +41,33 @@ type Mapping struct {
 // the waiting policy carries over to it.
 var mappings = []Mapping{
 	{"central", "linear", "linear", 0, 0, false,
-		"libomp's linear barrier has the primary thread poll one arrival flag per worker and write one go flag per worker; ours is one shared counter and one release flag", "central"},
+		"libomp's linear barrier has the primary thread poll one arrival flag per worker and write one go flag per worker; ours is one shared counter and one release flag", "central", false},
 	{"static-tree", "tree", "linear", -1, 0, false,
-		"libomp's tree gather has the same f-ary arrival; its linear release writes one go flag per worker where ours flips one global flag", "static_tree"},
+		"libomp's tree gather has the same f-ary arrival; its linear release writes one go flag per worker where ours flips one global flag", "static_tree", false},
 	{"all-static-tree", "tree", "tree", -1, -1, true,
-		"same f-ary tree for arrival and release", "all_static_tree"},
+		"same f-ary tree for arrival and release", "all_static_tree", false},
 	{"combining", "tree", "linear", -1, 0, false,
-		"libomp's tree gather uses per-child flags where ours counts arrivals in shared counters; release is one global flag here", ""},
+		"libomp's tree gather uses per-child flags where ours counts arrivals in shared counters; release is one global flag here", "", false},
 	{"dissemination", "hyper", "hyper", 1, 1, false,
-		"libomp has no dissemination barrier; hyper with 1 branch bit also finishes in ceil(log2 P) rounds", "dissemination"},
+		"libomp has no dissemination barrier; hyper with 1 branch bit also finishes in ceil(log2 P) rounds", "dissemination", false},
 	{"tournament", "tree", "linear", 1, 0, false,
-		"a tournament's static winners form a binary arrival tree; libomp's binary tree gather is that shape, its release differs", ""},
+		"a tournament's static winners form a binary arrival tree; libomp's binary tree gather is that shape, its release differs", "", false},
 	{"binomial", "hyper", "linear", 1, 0, false,
-		"libomp's hyper gather with 1 branch bit is a binomial spanning tree; its linear release writes one go flag per worker where ours flips one global flag", ""},
+		"libomp's hyper gather with 1 branch bit is a binomial spanning tree; its linear release writes one go flag per worker where ours flips one global flag", "", false},
 	{"butterfly", "hyper", "hyper", 1, 1, false,
-		"libomp has no butterfly; hyper with 1 branch bit pairs threads along the same hypercube dimensions but gathers to one root", "butterfly"},
+		"libomp has no butterfly; hyper with 1 branch bit pairs threads along the same hypercube dimensions but gathers to one root", "butterfly", false},
 	{"pairwise", "hyper", "hyper", 1, 1, false,
-		"libomp has no pairwise exchange; hyper with 1 branch bit uses the same recursive-doubling partners", ""},
+		"libomp has no pairwise exchange; hyper with 1 branch bit uses the same recursive-doubling partners", "", false},
 	{"mcs", "tree", "tree", 2, 1, true,
-		"same shape: 4-ary arrival tree and binary wakeup tree (MCS packs child flags into one word, libomp keeps a flag per child)", "rice_tree"},
-	{"goroutine", "linear", "tree", 0, 2, false,
-		"libomp's linear gather is the same one-counter arrival in shape; its tree release wakes threads down a tree like ours, but libomp cannot park goroutines, only threads", ""},
+		"same shape: 4-ary arrival tree and binary wakeup tree (MCS packs child flags into one word, libomp keeps a flag per child)", "rice_tree", false},
+	{"goroutine", "linear", "linear", 0, 0, false,
+		"ours counts arrivals in one counter and the last to arrive releases everyone (one store, one broadcast to sleepers); libomp's linear barrier has the primary thread collect one flag per worker and wake them one by one", "", false},
 	{"hybrid", "hierarchical", "hierarchical", 0, 0, false,
-		"libomp's hierarchical barrier also follows the machine's levels, with one fixed algorithm; ours picks an algorithm per level", ""},
-	{"cond", "", "", 0, 0, false,
-		"a blocking baseline: no libomp pattern; passive waiting is the nearest behaviour", ""},
-	{"channel", "", "", 0, 0, false,
-		"a blocking baseline: no libomp pattern; passive waiting is the nearest behaviour", ""},
+		"libomp's hierarchical barrier also follows the machine's levels, with one fixed algorithm; ours picks an algorithm per level", "", false},
+	{"cond", "linear", "linear", 0, 0, false,
+		"ours is a mutex, a counter and a condition variable broadcast; libomp's linear barrier has the same one-to-all shape with a flag per worker", "", true},
+	{"channel", "linear", "linear", 0, 0, false,
+		"ours closes one channel per episode to release everyone; libomp's linear barrier has the same one-to-all shape with a flag per worker", "", true},
 }
 
 // MappingFor returns the mapping of one of our algorithm names, or false.
