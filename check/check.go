@@ -128,8 +128,12 @@ type Progress struct {
 // DefaultThreadCounts returns 2..n, all of them up to 8, then the powers
 // of two and n itself: the thread counts a check measures unless told
 // otherwise. Every other count is served by the nearest measured one
-// (InferenceRule).
+// (InferenceRule). With one CPU it returns 2: two threads sharing it, the
+// oversubscribed regime a program there runs in.
 func DefaultThreadCounts(n int) []int {
+	if n < 2 {
+		return []int{2}
+	}
 	var out []int
 	for t := 2; t <= n; t++ {
 		if t <= 8 || t&(t-1) == 0 || t == n {

@@ -17,7 +17,7 @@ import (
 
 func TestDefaultThreadCounts(t *testing.T) {
 	for n, want := range map[int][]int{
-		1:  nil,
+		1:  {2},
 		2:  {2},
 		6:  {2, 3, 4, 5, 6},
 		20: {2, 3, 4, 5, 6, 7, 8, 16, 20},

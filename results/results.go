@@ -263,9 +263,9 @@ type Measurement struct {
 	CILowNs   float64 `json:"ci_low_ns"`
 	CIHighNs  float64 `json:"ci_high_ns"`
 	// NormalizedNs is the floor-normalised median (each sample over the
-	// same round's ping-pong sample, times the floor's median); 0 where no
-	// floor ran alongside (oversubscribed placements). Winners are chosen
-	// by it when every candidate of a thread count has one.
+	// same round's floor sample, times the floor's median); 0 where no
+	// floor ran alongside (oversubscribed placements). Recorded for
+	// comparison only: winners are ranked by MedianNs, the median shown.
 	NormalizedNs float64 `json:"normalized_ns,omitempty"`
 	Reps         int     `json:"reps"`
 	Dropped      bool    `json:"dropped"`

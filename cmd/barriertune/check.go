@@ -50,8 +50,10 @@ chooses representative placements (configuration sets), times every barrier
 algorithm on each, interleaved and repeated, with the waiting policy the
 placement calls for (spin when every thread has its own CPU, else auto), and
 measures the core-to-core floor at each level of the CPU tree. Candidates
-twice as slow as the best are dropped early; winners within 3% are tied and
-the simpler algorithm wins, so two runs name the same winner.
+twice as slow as the best are dropped early. Winners are ranked by the
+median the table shows; within 3% of the fastest is a tie that the simpler
+algorithm wins, so two runs name the same winner, and a runner-up further
+off that the significance test cannot separate is a tie the fastest keeps.
 
 The check fits its --budget (default 1m): when every candidate does not
 fit, the contention-aware cost model, calibrated on the first round, prunes
