@@ -503,7 +503,7 @@ func TestFileSizeCap(t *testing.T) {
 	f.Close()
 	for name, read := range map[string]func(string) (*Topology, error){"XML": FromXMLFile, "JSON": FromJSONFile} {
 		if _, err := read(path); err == nil || !strings.Contains(err.Error(), "bytes (64 MiB) are accepted") {
-			t.Errorf("%s reader on a file over the cap: %v, want an error saying \"larger than\"", name, err)
+			t.Errorf("%s reader on a file over the cap: %v, want an error naming the 64 MiB cap", name, err)
 		}
 	}
 }
