@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/check"
@@ -26,6 +29,9 @@ import (
 // that fits topo has every exact placement class of topo measured with
 // central, mcs and dissemination at made-up medians (best: the fastest);
 // larger counts are measured oversubscribed, round-robin, with cond.
+// installTimeout bounds each child command of these tests.
+const installTimeout = 5 * time.Second
+
 func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) string {
 	t.Helper()
 	f := &results.File{Schema: results.Schema, Tool: results.Tool{Name: "barriertune", Version: "test"}, Machine: check.MachineOn(topo, whole),
@@ -345,7 +351,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 	}
 	last := allowed.Members()[allowed.Len()-1]
 	for _, n := range []int{1, 2, 3} {
-		ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 		cmd := exec.CommandContext(ctx, taskset, "-c", strconv.Itoa(last), exe, "show", "--threads", strconv.Itoa(n), "--json")
 		cmd.Env = append(os.Environ(), childEnv+"=1", barriers.ResultsEnv+"="+path)
 		out, err := cmd.Output()
