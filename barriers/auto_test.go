@@ -1,6 +1,7 @@
 package barriers
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,14 @@ func TestAutoPicksTheWinner(t *testing.T) {
 }
 
 func TestAutoFallback(t *testing.T) {
+	// No file anywhere in the lookup order: none named, no per-user file.
 	t.Setenv(ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	if _, err := os.Stat(results.SystemPath); err == nil {
+		t.Skipf("a system-wide results file exists at %s: the fallback cannot be seen here", results.SystemPath)
+	}
+	Reload()
 	tu := Tuned(2)
 	if tu.Algorithm != fallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "no results file") {
 		t.Errorf("Tuned without a file = %+v", tu)

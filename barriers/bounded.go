@@ -123,11 +123,11 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		pre = quickSpin
 	}
 	for i := 1; i < pre; i++ {
-		osal.Relax()
 		if v := f.v.Load(); reached(v, target, eq) {
 			a.quick(limit)
 			return v
 		}
+		osal.Relax()
 	}
 	if limit > 0 {
 		start := osal.Nanotime()
