@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"math"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func DryRun(cfg Config) (*Plan, error) {
 			hybrid = hybrid || c.alg == "hybrid"
 		}
 		for _, s := range u.sets {
-			pp := PlanPlacement{Label: setLabel(s), CPUs: cpuList(s.CPUs)}
+			pp := PlanPlacement{Label: setLabel(s), CPUs: cpuset.FormatList(s.CPUs)}
 			if hybrid {
 				composer.costs = p.modelCosts()
 				if comp, err := composer.compose(s.CPUs); err == nil {

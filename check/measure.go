@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"math"
 	"slices"
 	"sort"
@@ -131,7 +132,7 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 		}
 		run, err := m.Placement(set.CPUs, mc, o)
 		if err != nil {
-			return run, fmt.Errorf("%d threads on CPUs %s: %w", u.threads, cpuList(set.CPUs), err)
+			return run, fmt.Errorf("%d threads on CPUs %s: %w", u.threads, cpuset.FormatList(set.CPUs), err)
 		}
 		return run, nil
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -520,28 +519,6 @@ func setLabel(set configsets.Set) string {
 		return set.Config
 	}
 	return set.Label
-}
-
-// cpuList writes cpus in order, runs of consecutive CPUs as ranges
-// ("0-7,16-23"), so a placement of 1024 CPUs is one short string.
-func cpuList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // parallel calls fn(0..n-1) on up to GOMAXPROCS goroutines and returns

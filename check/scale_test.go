@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func fileTriples(f *results.File) []string {
 			if m.FanIn > 0 {
 				name = fmt.Sprintf("%s(%d)", m.Algorithm, m.FanIn)
 			}
-			out = append(out, fmt.Sprintf("%d %s %s", e.Threads, cpuList(m.CPUs), name))
+			out = append(out, fmt.Sprintf("%d %s %s", e.Threads, cpuset.FormatList(m.CPUs), name))
 		}
 	}
 	return out

@@ -212,21 +212,26 @@ func (s Set) Compare(o Set) int {
 }
 
 // String returns the list form, e.g. "0-3,8,10-11"; the empty set is "".
-func (s Set) String() string {
-	m := s.Members()
+func (s Set) String() string { return FormatList(s.Members()) }
+
+// FormatList writes CPUs in the order given with each run of consecutive
+// indexes as a range: "0-3,8,6-7". A sorted list comes out in the list
+// form String writes; a CPU listed again (a rank order that repeats CPUs)
+// stays where it is: "0-1,0-1".
+func FormatList(cpus []int) string {
 	var b strings.Builder
-	for i := 0; i < len(m); {
+	for i := 0; i < len(cpus); {
 		j := i
-		for j+1 < len(m) && m[j+1] == m[j]+1 {
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
 			j++
 		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(strconv.Itoa(m[i]))
+		b.WriteString(strconv.Itoa(cpus[i]))
 		if j > i {
 			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(m[j]))
+			b.WriteString(strconv.Itoa(cpus[j]))
 		}
 		i = j + 1
 	}

@@ -34,18 +34,10 @@ func FromSysfs(root string) (*Topology, error) {
 	if live {
 		root = "/"
 	}
-	st, err := os.Stat(root)
+	r, err := openSysfs(root)
 	if err != nil {
-		return nil, fmt.Errorf("sysfs root %q: %w", root, errors.Unwrap(err))
+		return nil, err
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("sysfs root %q is not a directory (want a directory holding sys/ and proc/)", root)
-	}
-	cpuDir := filepath.Join(root, "sys", "devices", "system", "cpu")
-	if _, err := os.Stat(cpuDir); err != nil {
-		return nil, fmt.Errorf("sysfs root %q has no sys/devices/system/cpu (want a live / or a snapshot directory holding sys/ and proc/)", root)
-	}
-	r := &sysfsReader{root: root, cpuDir: cpuDir}
 	var allowed cpuset.Set
 	var mems *cpuset.Set
 	if live {
@@ -445,4 +437,21 @@ func cgroupV2Path(content string) string {
 		}
 	}
 	return ""
+}
+
+// openSysfs checks that root holds a sysfs CPU directory and returns its
+// reader (root "/" for the live machine, else a snapshot directory).
+func openSysfs(root string) (*sysfsReader, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("sysfs root %q: %w", root, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sysfs root %q is not a directory (want a directory holding sys/ and proc/)", root)
+	}
+	cpuDir := filepath.Join(root, "sys", "devices", "system", "cpu")
+	if _, err := os.Stat(cpuDir); err != nil {
+		return nil, fmt.Errorf("sysfs root %q has no sys/devices/system/cpu (want a live / or a snapshot directory holding sys/ and proc/)", root)
+	}
+	return &sysfsReader{root: root, cpuDir: cpuDir}, nil
 }

@@ -1,11 +1,6 @@
 package hwtree
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "fmt"
 
 // FromSysfsWhole discovers the whole machine's tree from a Linux sysfs
 // (root "/" or "" for the live machine, else a snapshot as FromSysfs
@@ -16,18 +11,10 @@ func FromSysfsWhole(root string) (*Topology, error) {
 	if root == "" {
 		root = "/"
 	}
-	st, err := os.Stat(root)
+	r, err := openSysfs(root)
 	if err != nil {
-		return nil, fmt.Errorf("sysfs root %q: %w", root, errors.Unwrap(err))
+		return nil, err
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("sysfs root %q is not a directory (want a directory holding sys/ and proc/)", root)
-	}
-	cpuDir := filepath.Join(root, "sys", "devices", "system", "cpu")
-	if _, err := os.Stat(cpuDir); err != nil {
-		return nil, fmt.Errorf("sysfs root %q has no sys/devices/system/cpu (want a live / or a snapshot directory holding sys/ and proc/)", root)
-	}
-	r := &sysfsReader{root: root, cpuDir: cpuDir}
 	protos, complete, err := r.discover()
 	if err != nil {
 		return nil, fmt.Errorf("sysfs root %q: %w", root, err)

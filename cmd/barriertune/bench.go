@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"io"
 	"runtime"
 	"slices"
@@ -349,10 +350,10 @@ func unpinnedReason(cpus []int) string {
 	d := distinct(cpus)
 	if len(cpus) > len(d) {
 		return fmt.Sprintf("%s on %s (%s), run as plain goroutines where the Go scheduler put them",
-			text.Plural(len(cpus), "thread"), text.Plural(len(d), "CPU"), formatCPUs(slices.Sorted(slices.Values(d))))
+			text.Plural(len(cpus), "thread"), text.Plural(len(d), "CPU"), cpuset.FormatList(slices.Sorted(slices.Values(d))))
 	}
 	return fmt.Sprintf("%s but GOMAXPROCS is %d, run as plain goroutines where the Go scheduler put them (CPUs %s)",
-		text.Plural(len(cpus), "thread"), runtime.GOMAXPROCS(0), formatCPUs(slices.Sorted(slices.Values(d))))
+		text.Plural(len(cpus), "thread"), runtime.GOMAXPROCS(0), cpuset.FormatList(slices.Sorted(slices.Values(d))))
 }
 
 func distinct(cpus []int) []int {

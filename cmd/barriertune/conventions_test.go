@@ -333,12 +333,12 @@ func TestFormatCPUs(t *testing.T) {
 		{[]int{0, 1, 0, 1}, "0-1,0-1"},
 		{[]int{5, 4, 3}, "5,4,3"},
 	} {
-		if got := formatCPUs(c.cpus); got != c.want {
-			t.Errorf("formatCPUs(%v) = %q, want %q", c.cpus, got, c.want)
+		if got := cpuset.FormatList(c.cpus); got != c.want {
+			t.Errorf("cpuset.FormatList(%v) = %q, want %q", c.cpus, got, c.want)
 		}
 	}
 	for _, set := range [][]int{{0}, {0, 1}, {0, 2, 3, 4, 9}, {1, 3, 5}, {0, 1, 2, 63, 64, 65, 200}} {
-		if got, want := formatCPUs(set), cpuset.Of(set...).String(); got != want {
+		if got, want := cpuset.FormatList(set), cpuset.Of(set...).String(); got != want {
 			t.Errorf("sorted %v: %q, cpuset says %q", set, got, want)
 		}
 	}

@@ -100,36 +100,12 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// formatCPUs writes CPUs in rank order with each run of consecutive
-// indexes as a range: "0-3,8,6-7"; sorted sets come out as cpuset's list
-// form ("0-3,6-8"). A CPU listed again (oversubscription) stays where it
-// is: "0-1,0-1".
-func formatCPUs(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
-
 // onCPUs is "CPU 3" or "CPUs 0-3": formatCPUs with the right noun.
 func onCPUs(cpus []int) string {
 	if len(cpus) == 1 {
-		return "CPU " + formatCPUs(cpus)
+		return "CPU " + cpuset.FormatList(cpus)
 	}
-	return "CPUs " + formatCPUs(cpus)
+	return "CPUs " + cpuset.FormatList(cpus)
 }
 
 // elided shortens a value an error quotes to text.MaxValue bytes, so that

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"math/big"
@@ -116,7 +117,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
 	clipped := false
 	for _, s := range sets {
-		cpus, c1 := clipList(formatCPUs(s.CPUs), setsColumn)
+		cpus, c1 := clipList(cpuset.FormatList(s.CPUs), setsColumn)
 		label, c2 := clipList(s.Label, setsColumn/2)
 		config, c3 := clipList(s.Config, setsColumn)
 		clipped = clipped || c1 || c2 || c3
