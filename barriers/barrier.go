@@ -7,16 +7,16 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/barriertune/barriertune/internal/spin"
+	"github.com/barriertune/barriertune/osal"
 )
 
 // Adding an algorithm (Break, Reset and WaitContext come almost free):
 //   1. embed base (from newBase) in the algorithm's struct; allocate the
-//      struct first, then its flags with x.newFlags(k), register a flag
-//      embedded in the struct with x.track(&x.f) and every counter that
-//      Reset must zero with x.counter(&x.c);
+//      struct first, then its flags with x.newFlags(k) and its shared
+//      counters with x.newCounter() (never embed a flag or a counter: see
+//      base.newFlags);
 //   2. write episode(id int) bool: start with `e := x.next(id)` and return
 //      false if e == 0 (broken, or an id out of range); set flags with
 //      f.set(e, &x.w); wait with `if !f.await(e, &x.w) { return false }`
@@ -152,9 +152,9 @@ func New(name string, n int, opts ...Option) (Barrier, error) {
 // slot.
 //
 // How Break and Reset work (what a new algorithm must do):
-//   - allocate every flag with b.newFlags(k), or register a flag embedded in
-//     the struct with b.track(&f), and every counter that Reset must zero
-//     with b.counter(&c), after the struct holding base is allocated;
+//   - allocate every flag with b.newFlags(k) and every shared counter with
+//     b.newCounter() (or register one in a padded node with b.counter(&c)),
+//     after the struct holding base is allocated;
 //   - implement episode(id) bool: start with `e := b.next(id)` (0: already
 //     broken) and return false as soon as any await returns false;
 //     return true at the end;
@@ -275,6 +275,16 @@ func (b *base) Reset() {
 }
 
 // newFlags returns k flags ready for use, registered for Break and Reset.
+//
+// Flags and shared counters are never embedded in an algorithm's struct:
+// the struct has no particular alignment, so an embedded flag shares its
+// cache lines with the struct's read-mostly fields (or a neighbouring
+// object), and every write to it makes the next participant that reads
+// them miss. Which instances suffered depended on where the allocator put
+// them: a static tree built second ran 1.1-1.2x slower than one built
+// first. A slice of flags (a multiple of 128 bytes) and a padded counter
+// get a size class that is a multiple of 128 bytes, so they start on a
+// cache-line pair of their own (TestHotWordsAligned).
 func (b *base) newFlags(k int) []flag {
 	fs := make([]flag, k)
 	for i := range fs {
@@ -284,10 +294,18 @@ func (b *base) newFlags(k int) []flag {
 	return fs
 }
 
-// track readies a flag embedded in an algorithm and registers it.
-func (b *base) track(f *flag) {
-	b.ready(f)
-	b.flagSets = append(b.flagSets, unsafe.Slice(f, 1))
+// paddedCounter is a shared counter alone in its cache-line pair.
+type paddedCounter struct {
+	atomic.Uint64
+	_ [osal.CacheLinePad - 8]byte
+}
+
+// newCounter allocates a shared counter on a cache-line pair of its own
+// and registers it for Reset (see newFlags).
+func (b *base) newCounter() *atomic.Uint64 {
+	c := &new(paddedCounter).Uint64
+	b.counter(c)
+	return c
 }
 
 // ready prepares a flag for b's policy.

@@ -3,6 +3,7 @@ package barriers
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -227,6 +228,97 @@ func TestPolicyNames(t *testing.T) {
 		back, err := ParsePolicy(p.String())
 		if err != nil || back != p {
 			t.Errorf("ParsePolicy(%q) = %v, %v", p, back, err)
+		}
+	}
+}
+
+// self gives the tests the base of any algorithm that embeds it.
+func (b *base) self() *base { return b }
+
+// TestHotWordsAligned checks that every flag, shared counter and spin bound
+// of every flag algorithm, whatever n and policy, lives outside the
+// algorithm's struct and starts its cache line: at its start, or 8 bytes
+// in, after the header Go's allocator puts before an object of more than
+// 512 bytes that holds pointers (a slice of five or more flags). A hot word
+// that shares its line with read-mostly fields makes the participants miss
+// on them after every write (newFlags says what that cost).
+func TestHotWordsAligned(t *testing.T) {
+	type build struct {
+		name string
+		opts []Option
+	}
+	var builds []build
+	for _, a := range Algorithms() {
+		if a.Spins { // the blocking baselines have no flags
+			builds = append(builds, build{name: a.Name})
+		}
+	}
+	// A hybrid of two levels: its own release flags and its sub-barriers'.
+	specs, err := ParseComposition("core:static-tree,package:central")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Policy{Spin, AutoPolicy, Park} {
+		for n := 1; n <= 40; n++ {
+			keys := [][]int{make([]int, n), make([]int, n)}
+			for i := range n {
+				keys[0][i], keys[1][i] = i/2, i/8
+			}
+			levels, err := HierarchyFromKeys(specs, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bd := range append(builds, build{"hybrid", []Option{WithHierarchy(levels)}}) {
+				b, err := New(bd.name, n, append(bd.opts, WithPolicy(p))...)
+				if err != nil {
+					t.Fatalf("%s(%d): %v", bd.name, n, err)
+				}
+				checkHotWords(t, fmt.Sprintf("%s(%d, %v)", bd.name, n, p), b, n)
+			}
+		}
+	}
+}
+
+// checkHotWords checks b's hot words (see TestHotWordsAligned), and those
+// of its sub-barriers when it is a hybrid.
+func checkHotWords(t *testing.T, what string, b Barrier, n int) {
+	t.Helper()
+	const line, header = 64, 8
+	h, ok := b.(interface{ self() *base })
+	if !ok {
+		return // goroutine: its hot words are padded fields of its own
+	}
+	bs := h.self()
+	var words []uintptr
+	for _, fs := range bs.flagSets {
+		for i := range fs {
+			words = append(words, uintptr(unsafe.Pointer(&fs[i])))
+		}
+	}
+	for _, c := range bs.counters {
+		words = append(words, uintptr(unsafe.Pointer(c)))
+	}
+	if bs.w.adapt != nil {
+		words = append(words, uintptr(unsafe.Pointer(bs.w.adapt)))
+	}
+	subs := 0
+	if hy, ok := b.(*hybrid); ok {
+		for _, sub := range hy.subs {
+			checkHotWords(t, what+" sub-barrier", sub, sub.N())
+			subs++
+		}
+	}
+	if len(words) == 0 && subs == 0 && n > 1 {
+		t.Errorf("%s registers no flag or counter", what)
+	}
+	start := reflect.ValueOf(b).Pointer()
+	end := start + reflect.TypeOf(b).Elem().Size()
+	for _, w := range words {
+		if w >= start && w < end {
+			t.Fatalf("%s: a hot word is embedded in the struct (offset %d)", what, w-start)
+		}
+		if w%line > header {
+			t.Fatalf("%s: a hot word at %#x is %d bytes into its cache line (want 0 or %d)", what, w, w%line, header)
 		}
 	}
 }

@@ -3,8 +3,6 @@ package barriers
 import (
 	"context"
 	"sync/atomic"
-
-	"github.com/barriertune/barriertune/osal"
 )
 
 // central is the sense-reversing central counter (Mellor-Crummey & Scott
@@ -16,9 +14,8 @@ import (
 // Cost (table 2.1): L + P·o + t_bc(P−1): P serialised updates of a hot spot.
 type central struct {
 	base
-	count   atomic.Uint64
-	_       osal.Pad
-	release flag
+	count   *atomic.Uint64
+	release *flag
 }
 
 // newCentral returns a central-counter barrier for n participants.
@@ -28,8 +25,7 @@ func newCentral(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	c := &central{base: b}
-	c.track(&c.release)
-	c.counter(&c.count)
+	c.count, c.release = c.newCounter(), &c.newFlags(1)[0]
 	return c, nil
 }
 
@@ -40,11 +36,11 @@ func (c *central) episode(id int) bool {
 		return false
 	}
 	if traceOn {
-		traceWrite(&c.count)
+		traceWrite(c.count)
 	}
 	if c.count.Add(1) == e*uint64(c.n) {
 		if traceOn {
-			traceSaw(&c.count)
+			traceSaw(c.count)
 		}
 		c.release.set(e, &c.w)
 		return true

@@ -18,7 +18,7 @@ type combining struct {
 	base
 	nodes   []combNode
 	leaf    []int // participant -> its leaf node
-	release flag
+	release *flag
 }
 
 type combNode struct {
@@ -35,7 +35,7 @@ func newCombining(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	c := &combining{base: b, leaf: make([]int, n)}
-	c.track(&c.release)
+	c.release = &c.newFlags(1)[0]
 	k := b.fanIn
 	// Level by level: members of this level are grouped k at a time.
 	members := n

@@ -16,7 +16,7 @@ import (
 type staticTree struct {
 	base
 	arrive  []flag
-	release flag
+	release *flag
 }
 
 // newStaticTree returns a static f-way tree barrier (f from WithFanIn,
@@ -27,8 +27,7 @@ func newStaticTree(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	t := &staticTree{base: b}
-	t.arrive = t.newFlags(n)
-	t.track(&t.release)
+	t.arrive, t.release = t.newFlags(n), &t.newFlags(1)[0]
 	return t, nil
 }
 

@@ -24,6 +24,7 @@ func main() {
 	samples := flag.Int("samples", 31, "samples per candidate per run")
 	cpuList := flag.String("cpus", "0,1", "CPU of each pinned thread, in rank order")
 	algs := flag.String("algorithms", "dissemination,pairwise,static-tree,central", "algorithms, comma-separated")
+	swap := flag.Bool("swap", false, "construct the AutoPolicy instance first")
 	flag.Parse()
 	set, err := cpuset.ParseList(*cpuList)
 	if err != nil || set.Len() < 2 || *runs < 1 || *runs > 1000 || *samples < 3 || *samples > 10000 {
@@ -38,7 +39,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "autospin:", err)
 			os.Exit(2)
 		}
-		cands = append(cands, measure.Candidate{Algorithm: a, Policy: barriers.Spin}, measure.Candidate{Algorithm: a, Policy: barriers.AutoPolicy})
+		if *swap {
+			cands = append(cands, measure.Candidate{Algorithm: a, Policy: barriers.AutoPolicy}, measure.Candidate{Algorithm: a, Policy: barriers.Spin})
+		} else {
+			cands = append(cands, measure.Candidate{Algorithm: a, Policy: barriers.Spin}, measure.Candidate{Algorithm: a, Policy: barriers.AutoPolicy})
+		}
 	}
 	ratios := make([][]float64, len(names))
 	spins := make([][]float64, len(names))
@@ -50,6 +55,9 @@ func main() {
 		}
 		for i := range names {
 			s, a := run.Results[2*i], run.Results[2*i+1]
+			if *swap {
+				s, a = a, s
+			}
 			s.Summarise()
 			a.Summarise()
 			ratios[i] = append(ratios[i], a.MedianNs/s.MedianNs)
