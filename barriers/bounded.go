@@ -15,15 +15,28 @@ import (
 // blocking and a wake-up cost, then block. This is competitive spinning
 // (Karlin, Li, Manasse & Owicki 1991): whatever the wait, it costs at most
 // about twice what the better of "spin" and "block at once" would have,
-// as long as the partner runs independently of the waiter. On a busy
-// machine it does not: when the partner's goroutine is queued on the
-// waiter's own P (the scheduler queues a woken goroutine on its waker's P)
-// only blocking (or yielding) lets it run. So the bound adapts: a wait
-// that had to block halves it, down to none (then a waiter yields once
-// after quickSpin relax hints, then blocks, and the participants take
-// turns on one CPU, as with a blocking barrier); a wait that ends within
-// the first relax hints (the partner runs on another CPU again) lengthens
-// it by cost/256, up to the cost.
+// as long as the partner runs independently of the waiter.
+//
+// On a busy machine it may not: the scheduler queues a woken goroutine on
+// its waker's P, and when no other thread gets a CPU to steal it, the
+// waker's next wait spins for the whole bound while the partner it waits
+// for sits behind it; only blocking (or yielding) lets the partner run.
+// The two goroutines then share one OS thread, as those of a blocking
+// barrier do, and spinning only delays them. A sleeper can tell: the
+// waker ran on the sleeper's own OS thread (osal.ThreadID). Only then is
+// the bound dropped to none (a waiter yields once after quickSpin relax
+// hints, then blocks: the participants take turns on the thread). A
+// sleeper woken from another thread restores the bound (doubling it from
+// step): its partner runs elsewhere, and spinning pays again. A wait that
+// ends within the first relax hints (the partner runs concurrently)
+// lengthens a shortened bound by step/8.
+//
+// A long wait alone never shortens the bound: on a quiet machine a host
+// that stops a virtual CPU for longer than the bound makes one wait block,
+// and the partner's next wait then lasts one wake-up. Halving the bound
+// there (as this code once did) made that next wait block too, and the
+// blocks fed each other down to no spinning at all: 2-3x slower episodes
+// on two pinned threads for the rest of the run.
 
 // Clock reads while spinning: the first after clockFirst relax hints (a
 // balanced episode finishes before and never reads the clock), then every
@@ -60,14 +73,18 @@ const (
 )
 
 // adaptive is one barrier's spin bound, in ns: at most the block and
-// wake-up cost (ceiling); halving below step makes it 0 (yield and block
-// after quickSpin relax hints). It is written only when it changes: never on a quiet
-// machine, where it stays at the ceiling.
+// wake-up cost (ceiling), 0 while the participants share an OS thread.
+// It is written only when it changes: never on a quiet machine, where it
+// stays at the ceiling.
+//
+// It fills exactly one cache-line pair, so the allocator's 128-byte size
+// class puts it on one of its own: its line is read by every wait and must
+// not be one that a neighbouring object writes.
 type adaptive struct {
 	limit   atomic.Int64
 	ceiling int64
 	step    int64
-	_       osal.Pad
+	_       [osal.CacheLinePad - 24]byte
 }
 
 func newAdaptive(cost time.Duration) *adaptive {
@@ -76,12 +93,14 @@ func newAdaptive(cost time.Duration) *adaptive {
 	return a
 }
 
-// blocked halves the bound (to 0 below step) after a wait that spun for
-// limit and then had to block: the partner had no CPU, or runs on this
-// one (then only blocking lets it run).
-func (a *adaptive) blocked(limit int64) {
-	next := limit / 2
-	if next < a.step {
+// woke adapts the bound after a wait that spun for limit and then had to
+// block: to 0 when the waker ran on this waiter's own OS thread (the
+// partner was queued behind it, so spinning only delayed it); else the
+// partner runs elsewhere, and a shortened bound doubles (from step) back
+// towards the ceiling.
+func (a *adaptive) woke(limit int64, sameThread bool) {
+	next := min(max(2*limit, a.step), a.ceiling)
+	if sameThread {
 		next = 0
 	}
 	if next != a.limit.Load() {
@@ -91,9 +110,7 @@ func (a *adaptive) blocked(limit int64) {
 
 // quick lengthens a shortened bound by step/8 after a wait that ended
 // within the first relax hints: the partner runs on another CPU again, so
-// spinning pays. Additive increase, multiplicative decrease (as TCP's
-// congestion window): on a machine where both happen, blocked waits,
-// each of which can cost the whole bound, keep it short.
+// spinning pays.
 func (a *adaptive) quick(limit int64) {
 	if limit < a.ceiling {
 		a.limit.Store(min(limit+a.step/8, a.ceiling))
@@ -103,9 +120,9 @@ func (a *adaptive) quick(limit int64) {
 // waitBounded is wait under AutoPolicy where the participants fit: spin
 // (reading the clock only after clockFirst relax hints) until the bound,
 // then block; or spin w.budget relax hints when WithSpinBudget set one.
-// With a bound of 0 it blocks after clockFirst relax hints: a goroutine
-// it woke, which the scheduler queues on this P, then runs here at once,
-// as with a blocking barrier, instead of waiting for another CPU.
+// With a bound of 0 it yields once after quickSpin relax hints, then
+// blocks: a partner queued on this P runs at once, as with a blocking
+// barrier, instead of waiting for another CPU.
 func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if w.budget >= 0 || w.adapt == nil {
 		for i := 0; i < w.budget; i++ {
@@ -114,7 +131,8 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				return v
 			}
 		}
-		return f.sleep(target, eq)
+		v, _ := f.sleep(target, eq)
+		return v
 	}
 	a := w.adapt
 	limit := a.limit.Load()
@@ -140,9 +158,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				break
 			}
 		}
-	}
-	a.blocked(limit)
-	if limit == 0 {
+	} else {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
 		// wake-up.
@@ -151,7 +167,9 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 			return v
 		}
 	}
-	return f.sleep(target, eq)
+	v, same := f.sleep(target, eq)
+	a.woke(limit, same)
+	return v
 }
 
 // sleep blocks until the flag reaches target (or is broken), for a
@@ -162,11 +180,13 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 // after announcing itself it keeps checking the flag for sleepRecheck
 // relax hints (a store buffer drains within that), and it blocks with a
 // timeout (backstopFirst, doubling) after which it checks again, so a
-// lost wake-up costs a bounded time, never a hang.
-func (f *flag) sleep(target uint64, eq bool) uint64 {
+// lost wake-up costs a bounded time, never a hang. sameThread reports
+// that it blocked and the setter that woke it ran on the OS thread it
+// runs on now (see adaptive.woke).
+func (f *flag) sleep(target uint64, eq bool) (v uint64, sameThread bool) {
 	f.mu.Lock()
 	atomic.AddInt32(&f.parked, 1)
-	v := f.v.Load()
+	v = f.v.Load()
 	for i := 0; i < sleepRecheck && !reached(v, target, eq); i++ {
 		osal.Relax()
 		v = f.v.Load()
@@ -181,6 +201,7 @@ func (f *flag) sleep(target uint64, eq bool) uint64 {
 		} else {
 			f.backstop.Reset(d)
 		}
+		f.waker = 0
 		for {
 			f.cond.Wait()
 			if v = f.v.Load(); reached(v, target, eq) {
@@ -192,15 +213,27 @@ func (f *flag) sleep(target uint64, eq bool) uint64 {
 		if atomic.LoadInt32(&f.parked)&^fenced == 1 { // the last sleeper
 			f.backstop.Stop()
 		}
+		sameThread = f.waker != 0 && f.waker == osal.ThreadID()
 	}
 	atomic.AddInt32(&f.parked, -1)
 	f.mu.Unlock()
-	return v
+	return v, sameThread
 }
 
-// wakeAll wakes every sleeper of the flag.
+// wakeAll wakes every sleeper of the flag (the backstop timer's wake-up:
+// it names no waker).
 func (f *flag) wakeAll() {
 	f.mu.Lock()
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+// wakeSleepers is a setter's wake-up of the flag's sleepers: it records
+// the OS thread it runs on, for the sleepers' adaptive bound (see sleep).
+func (f *flag) wakeSleepers() {
+	tid := osal.ThreadID()
+	f.mu.Lock()
+	f.waker = tid
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,8 +14,10 @@ import (
 )
 
 // TestAdaptiveBound checks the rule of AutoPolicy's spin bound: a wait
-// that had to block halves it, to 0 below step; a wait that ended within
-// the first relax hints lengthens it by step/8, up to the cost.
+// that blocked and was woken from another OS thread never shortens it (a
+// long wait alone is no reason) and doubles a shortened one from step; a
+// wake-up from the waiter's own thread drops it to 0; a wait that ended
+// within the first relax hints lengthens it by step/8, up to the cost.
 func TestAdaptiveBound(t *testing.T) {
 	cost := 64 * time.Microsecond
 	a := newAdaptive(cost)
@@ -23,29 +26,71 @@ func TestAdaptiveBound(t *testing.T) {
 		t.Fatalf("new bound %d, step %d; want %d and %d", a.limit.Load(), a.step, c, c/32)
 	}
 	a.quick(a.limit.Load()) // at the ceiling already
-	if got := a.limit.Load(); got != c {
-		t.Fatalf("a quick wait at the ceiling moved the bound to %d", got)
+	for range 10 {
+		a.woke(a.limit.Load(), false)
 	}
-	for i, w := range []int64{c / 2, c / 4, c / 8, c / 16, c / 32, 0, 0} {
-		a.blocked(a.limit.Load())
+	if got := a.limit.Load(); got != c {
+		t.Fatalf("quick and blocked waits woken from elsewhere moved the bound to %d, want %d", got, c)
+	}
+	a.woke(a.limit.Load(), true)
+	if got := a.limit.Load(); got != 0 {
+		t.Fatalf("a wake-up from the waiter's own thread left the bound at %d, want 0", got)
+	}
+	for i, w := range []int64{c / 32, c / 16, c / 8, c / 4, c / 2, c, c} {
+		a.woke(a.limit.Load(), false)
 		if got := a.limit.Load(); got != w {
-			t.Fatalf("after %d blocked waits the bound is %d, want %d", i+1, got, w)
+			t.Fatalf("after %d wake-ups from elsewhere the bound is %d, want %d", i+1, got, w)
 		}
 	}
+	a.woke(a.limit.Load(), true)
 	for i := 1; i <= 260; i++ {
 		a.quick(a.limit.Load())
 		if got, w := a.limit.Load(), min(int64(i)*(c/256), c); got != w {
 			t.Fatalf("after %d quick waits the bound is %d, want %d", i, got, w)
 		}
 	}
-	a.blocked(a.limit.Load())
-	a.blocked(a.limit.Load())
-	a.quick(a.limit.Load())
-	if got, w := a.limit.Load(), c/4+c/256; got != w {
-		t.Fatalf("blocked twice, then quick: the bound is %d, want %d", got, w)
-	}
 	if s := newAdaptive(5 * time.Microsecond).step; s != int64(time.Microsecond) {
 		t.Errorf("step for a 5 µs cost is %d ns, want 1000", s)
+	}
+}
+
+// TestLongWaitKeepsBound: participants on OS threads of their own (as a
+// pinned team's are) whose partner arrives late keep spinning for the
+// whole bound afterwards. The wait blocks, but its waker ran on another
+// thread; shortening the bound there is what made one host hiccup turn
+// into blocks on every episode of a quiet two-thread run.
+func TestLongWaitKeepsBound(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || runtime.GOOS != "linux" {
+		t.Skip("needs GOMAXPROCS >= 2 and Linux (osal.ThreadID)")
+	}
+	b, err := New("dissemination", 2, WithPolicy(AutoPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.(*dissemination)
+	if d.w.adapt == nil {
+		t.Skip("AutoPolicy resolved to no time bound here")
+	}
+	ceiling := d.w.adapt.ceiling
+	var wg sync.WaitGroup
+	for id := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for e := range 5 {
+				if id == 1 && e%2 == 0 {
+					// Late by 20 bounds: participant 0 blocks.
+					time.Sleep(20 * time.Duration(ceiling))
+				}
+				b.Wait(id)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := d.w.adapt.limit.Load(); got != ceiling {
+		t.Errorf("after late partners on other threads the bound is %v, want %v", time.Duration(got), time.Duration(ceiling))
 	}
 }
 

@@ -42,6 +42,9 @@ type flagFields struct {
 	// backstop wakes AutoPolicy's sleepers after a timeout (flag.sleep);
 	// guarded by mu.
 	backstop *time.Timer
+	// waker is the OS thread of the setter that last woke the sleepers
+	// (osal.ThreadID; 0 for none or unknown); guarded by mu.
+	waker int
 }
 
 // word returns the flag's value word without touching memory. Taking
@@ -82,7 +85,7 @@ func (f *flag) setSlow() {
 	// store before the load of the sleeper count (LOCK XADD on amd64), as
 	// flag.wait's parking needs.
 	if atomic.AddInt32(&f.parked, 0)&^fenced != 0 {
-		f.wakeAll()
+		f.wakeSleepers()
 	}
 }
 
@@ -106,9 +109,7 @@ func (f *flag) and(mask uint64) {
 
 func (f *flag) wake() {
 	if atomic.LoadInt32(&f.parked)&^fenced != 0 {
-		f.mu.Lock()
-		f.cond.Broadcast()
-		f.mu.Unlock()
+		f.wakeSleepers()
 	}
 }
 

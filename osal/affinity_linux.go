@@ -57,3 +57,10 @@ func Pin(cpu int) error {
 func restoreAffinity(set unix.CPUSet) error {
 	return unix.SchedSetaffinity(0, &set)
 }
+
+// ThreadID returns the calling OS thread's id (gettid), or 0 where the
+// system has none to give. Two goroutines that get the same id ran on the
+// same OS thread: AutoPolicy uses it to tell a partner that ran on the
+// waiter's own thread (then spinning only delays it) from one that ran
+// elsewhere. It is a system call: keep it off fast paths.
+func ThreadID() int { return unix.Gettid() }

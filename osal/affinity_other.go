@@ -23,3 +23,7 @@ type savedAffinity struct{}
 
 func threadAffinity() (savedAffinity, error) { return savedAffinity{}, nil }
 func restoreAffinity(savedAffinity) error    { return nil }
+
+// ThreadID returns 0 outside Linux: the thread's id is not known here (see
+// the Linux version).
+func ThreadID() int { return 0 }
