@@ -117,12 +117,12 @@ func (a *adaptive) quick(limit int64) {
 	}
 }
 
-// waitBounded is wait under AutoPolicy where the participants fit: spin
-// (reading the clock only after clockFirst relax hints) until the bound,
-// then block; or spin w.budget relax hints when WithSpinBudget set one.
-// With a bound of 0 it yields once after quickSpin relax hints, then
-// blocks: a partner queued on this P runs at once, as with a blocking
-// barrier, instead of waiting for another CPU.
+// waitBounded is the rest of wait under AutoPolicy where the participants
+// fit, after wait's first clockFirst relax hints (quickSpin with a bound
+// of 0): spin on, reading the clock, until the bound, then block; or spin
+// w.budget relax hints when WithSpinBudget set one. With a bound of 0 it
+// yields once, then blocks: a partner queued on this P runs at once, as
+// with a blocking barrier, instead of waiting for another CPU.
 func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if w.budget >= 0 || w.adapt == nil {
 		for i := 0; i < w.budget; i++ {
@@ -136,17 +136,6 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	}
 	a := w.adapt
 	limit := a.limit.Load()
-	pre := clockFirst
-	if limit == 0 {
-		pre = quickSpin
-	}
-	for i := 1; i < pre; i++ {
-		if v := f.v.Load(); reached(v, target, eq) {
-			a.quick(limit)
-			return v
-		}
-		osal.Relax()
-	}
 	if limit > 0 {
 		start := osal.Nanotime()
 		for i := clockFirst; ; i++ {

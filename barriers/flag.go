@@ -173,6 +173,24 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		traceWait(f)
 	}
 	if w.policy == bounded {
+		if a := w.adapt; a != nil && w.budget < 0 {
+			// Spin's loop for the first relax hints, here rather than
+			// in waitBounded: a balanced episode ends within them, and
+			// the call cost static-tree's round trip 1.2x of Spin's.
+			pre := clockFirst
+			if a.limit.Load() == 0 {
+				pre = quickSpin
+			}
+			for i := 1; i < pre; i++ {
+				if v := f.v.Load(); reached(v, target, eq) {
+					if l := a.limit.Load(); l < a.ceiling {
+						a.quick(l)
+					}
+					return v
+				}
+				osal.Relax()
+			}
+		}
 		return f.waitBounded(target, eq, w)
 	}
 	if w.policy == Spin {
