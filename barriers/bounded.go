@@ -65,6 +65,19 @@ const sleepRecheck = 2
 // a partner queued on this P is not kept waiting.
 const quickSpin = 4
 
+// probeEvery: with no bound, every probeEvery-th wait past quickSpin
+// blocks without yielding first. Yielding keeps two participants that
+// share a thread on it: the scheduler wakes an idle thread for a goroutine
+// made runnable by a wake-up, never for one that yielded, so on a quiet
+// machine they would stay on one CPU for good (seen here: two goroutines
+// that met first on their spawner's thread, every wait ending in a yield
+// for 20,000 steps). A blocked waiter's wake-up wakes an idle thread,
+// which takes one of them over if a CPU is free; then waits end within
+// the first relax hints or are woken from the other thread, and the bound
+// grows back. On a busy machine a probe costs one block per probeEvery
+// waits.
+const probeEvery = 64
+
 // Backstop timeouts of a sleeper (see flag.sleep): the first, doubled on
 // every timeout up to the last.
 const (
@@ -84,7 +97,8 @@ type adaptive struct {
 	limit   atomic.Int64
 	ceiling int64
 	step    int64
-	_       [osal.CacheLinePad - 24]byte
+	waits   atomic.Int64 // waits past quickSpin with no bound (see probeEvery)
+	_       [osal.CacheLinePad - 32]byte
 }
 
 func newAdaptive(cost time.Duration) *adaptive {
@@ -147,7 +161,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				break
 			}
 		}
-	} else {
+	} else if a.waits.Add(1)%probeEvery != 0 {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
 		// wake-up.

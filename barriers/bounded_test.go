@@ -252,3 +252,68 @@ func TestRecordedBlockWake(t *testing.T) {
 	}
 	Reload()
 }
+
+// TestCollapsedPairSeparates: two goroutines with no spin bound that
+// share a thread move apart again while a CPU is free for each. With no
+// bound a waiter yields, and a yield never wakes an idle thread, so once a
+// pair meets on one thread (a wake-up queues the woken goroutine on its
+// waker's P) only a block's wake-up can: without the probe such a pair
+// stayed on one CPU for good (seen here: 20,000 steps, every wait ending
+// in a yield, in a program whose main goroutine only waited). Here the
+// pair also meets blocks of its own (with no bound, a wait not satisfied
+// by the yield blocks), so this checks the property, not only the probe.
+// Participant 0 watches and decides when to stop, while the test
+// goroutine waits: a sleeping one's timer would wake threads itself.
+func TestCollapsedPairSeparates(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 || runtime.GOOS != "linux" {
+		t.Skip("needs 2 CPUs, GOMAXPROCS >= 2 and Linux (osal.ThreadID)")
+	}
+	b, err := New("dissemination", 2, WithPolicy(AutoPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := b.(*dissemination).w.adapt
+	if a == nil {
+		t.Skip("AutoPolicy resolved to no time bound here")
+	}
+	const warm = 5000 // steps for the pair to meet on one thread
+	var (
+		spread, stop bool // written by participant 0 before a Wait, read after
+		steps        int
+		tids         [2]int
+		wg           sync.WaitGroup
+	)
+	deadline := time.Now().Add(20 * time.Second)
+	for id := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 1.0
+			for step := 0; ; step++ {
+				for range 256 {
+					x = x*0.999 + 0.001
+				}
+				if step%64 == 0 {
+					tids[id] = osal.ThreadID()
+				}
+				if step < warm {
+					a.limit.Store(0) // keep them meeting
+				}
+				b.Wait(id) // publishes tids
+				if id == 0 && step > warm && step%64 == 0 {
+					steps = step - warm
+					spread = tids[0] != tids[1]
+					stop = spread || time.Now().After(deadline)
+				}
+				b.Wait(id) // publishes stop
+				if stop {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if !spread {
+		t.Errorf("two goroutines with no spin bound stayed on one thread for %d steps (20 s) with %d CPUs free", steps, runtime.NumCPU())
+	}
+}

@@ -19,10 +19,13 @@ const (
 	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
 	// bounded time, of the order of what blocking and a wake-up cost on
 	// this machine (BlockWakeCost), then blocks until the flag is set. The
-	// bound adapts per barrier: a wait that outlasted it halves it (down
-	// to none: a waiter then yields once and blocks, as in a blocking
-	// barrier), a wait that ends within a few relax hints lengthens it
-	// again by a 256th of the cost. A balanced episode on a quiet machine
+	// bound adapts per barrier, on evidence only: a long wait never
+	// shortens it; a sleeper woken by a partner that ran on the sleeper's
+	// own OS thread (the participants share one thread: spinning only
+	// delays the partner) drops it to none (a waiter then yields once and
+	// blocks, as in a blocking barrier); a sleeper woken from another
+	// thread doubles it back, and a wait that ends within a few relax
+	// hints lengthens it by a 256th of the cost. A balanced episode on a quiet machine
 	// spins only, at Spin's speed: the signal is a release store (no fence)
 	// plus a load that finds no sleeper. On a busy machine a waiter whose
 	// partner lost its CPU blocks after the bound, so an episode costs
