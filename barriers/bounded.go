@@ -12,9 +12,10 @@ import (
 )
 
 // AutoPolicy's bounded spinning (see AutoPolicy): spin for about what
-// blocking and a wake-up cost, then block. This is competitive spinning
-// (Karlin, Li, Manasse & Owicki 1991): whatever the wait, it costs at most
-// about twice what the better of "spin" and "block at once" would have,
+// blocking and a wake-up cost (twice it: see adaptive), then block. This is
+// competitive spinning (Karlin, Li, Manasse & Owicki 1991): whatever the
+// wait, it costs at most a small multiple (2 spinning for the cost, 3 for
+// twice it) of what the better of "spin" and "block at once" would have,
 // as long as the partner runs independently of the waiter.
 //
 // On a busy machine it may not: the scheduler queues a woken goroutine on
@@ -65,18 +66,22 @@ const sleepRecheck = 2
 // a partner queued on this P is not kept waiting.
 const quickSpin = 4
 
-// probeEvery: with no bound, every probeEvery-th wait past quickSpin
-// blocks without yielding first. Yielding keeps two participants that
-// share a thread on it: the scheduler wakes an idle thread for a goroutine
-// made runnable by a wake-up, never for one that yielded, so on a quiet
-// machine they would stay on one CPU for good (seen here: two goroutines
-// that met first on their spawner's thread, every wait ending in a yield
-// for 20,000 steps). A blocked waiter's wake-up wakes an idle thread,
-// which takes one of them over if a CPU is free; then waits end within
-// the first relax hints or are woken from the other thread, and the bound
-// grows back. On a busy machine a probe costs one block per probeEvery
-// waits.
-const probeEvery = 64
+// Probes: with no bound, the probe-th wait past quickSpin restores the
+// bound and blocks without yielding first. Yielding keeps two participants
+// that share a thread on it: the scheduler wakes an idle thread for a
+// goroutine made runnable by a wake-up, never for one that yielded, so on
+// a quiet machine they would stay on one CPU for good (seen here: two
+// goroutines that met first on their spawner's thread, every wait ending in
+// a yield for 20,000 steps). The probe's wake-up wakes an idle thread, and
+// with the bound back its partner spins while that thread takes one of
+// them over. On a busy machine no thread comes, the partner's spin runs
+// out and the bound drops again; each failed probe doubles the waits to
+// the next, from probeFirst to probeMax, so probes cost little there, and
+// a sleeper woken from another thread (they are apart) resets it.
+const (
+	probeFirst = 64
+	probeMax   = 1 << 16
+)
 
 // Backstop timeouts of a sleeper (see flag.sleep): the first, doubled on
 // every timeout up to the last.
@@ -85,10 +90,13 @@ const (
 	backstopMax   = 64 * time.Millisecond
 )
 
-// adaptive is one barrier's spin bound, in ns: at most the block and
+// adaptive is one barrier's spin bound, in ns: at most twice the block and
 // wake-up cost (ceiling), 0 while the participants share an OS thread.
-// It is written only when it changes: never on a quiet machine, where it
-// stays at the ceiling.
+// Twice, because the wait that follows a block is one wake-up long (the
+// partner's, or the idle thread's that takes over a goroutine queued
+// behind the waiter): spinning for its median alone ran out half the time
+// here. It is written only when it changes: never on a quiet machine,
+// where it stays at the ceiling.
 //
 // It fills exactly one cache-line pair, so the allocator's 128-byte size
 // class puts it on one of its own: its line is read by every wait and must
@@ -97,27 +105,39 @@ type adaptive struct {
 	limit   atomic.Int64
 	ceiling int64
 	step    int64
-	waits   atomic.Int64 // waits past quickSpin with no bound (see probeEvery)
-	_       [osal.CacheLinePad - 32]byte
+	waits   atomic.Int64 // waits past quickSpin with no bound since the last probe
+	probe   atomic.Int64 // such waits between probes (see probeFirst)
+	_       [osal.CacheLinePad - 40]byte
 }
 
 func newAdaptive(cost time.Duration) *adaptive {
-	a := &adaptive{ceiling: int64(cost), step: max(int64(cost)/32, int64(time.Microsecond))}
+	a := &adaptive{ceiling: 2 * int64(cost), step: max(int64(cost)/16, int64(time.Microsecond))}
 	a.limit.Store(a.ceiling)
+	a.probe.Store(probeFirst)
 	return a
 }
 
 // woke adapts the bound after a wait that spun for limit and then had to
-// block: to 0 when the waker ran on this waiter's own OS thread (the
-// partner was queued behind it, so spinning only delayed it); else the
-// partner runs elsewhere, and a shortened bound doubles (from step) back
-// towards the ceiling.
+// block. When the waker ran on this waiter's own OS thread, the partner
+// was queued behind it and spinning only delayed it: the bound drops to 0,
+// and if this wait had spun (after a probe, the probe failed) the probes
+// grow rarer. Else the partner runs elsewhere: a shortened bound doubles
+// (from step) back towards the ceiling, and probes may come often again.
 func (a *adaptive) woke(limit int64, sameThread bool) {
-	next := min(max(2*limit, a.step), a.ceiling)
+	cur := a.limit.Load()
 	if sameThread {
-		next = 0
+		if p := a.probe.Load(); limit > 0 && p < probeMax {
+			a.probe.Store(2 * p)
+		}
+		if cur != 0 {
+			a.limit.Store(0)
+		}
+		return
 	}
-	if next != a.limit.Load() {
+	if a.probe.Load() != probeFirst {
+		a.probe.Store(probeFirst)
+	}
+	if next := min(max(2*cur, a.step), a.ceiling); next != cur {
 		a.limit.Store(next)
 	}
 }
@@ -161,7 +181,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				break
 			}
 		}
-	} else if a.waits.Add(1)%probeEvery != 0 {
+	} else if a.waits.Add(1) < a.probe.Load() {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
 		// wake-up.
@@ -169,6 +189,11 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		if v := f.v.Load(); reached(v, target, eq) {
 			return v
 		}
+	} else {
+		// A probe: the bound back, and a block whose wake-up wakes an
+		// idle thread (see probeFirst).
+		a.waits.Store(0)
+		a.limit.Store(a.ceiling)
 	}
 	v, same := f.sleep(target, eq)
 	a.woke(limit, same)
@@ -272,11 +297,11 @@ func blockWakeCost() time.Duration {
 	return wakeCost.get()
 }
 
-// BlockWakeCost returns the block and wake-up cost AutoPolicy spins for
-// (before adapting): the one `barriertune check` recorded in the results
-// file Auto reads (results.File.BlockWakeNs), else an estimate this process
-// measured once (MeasureBlockWake, a few milliseconds at most), kept within
-// 5-200 µs.
+// BlockWakeCost returns the block and wake-up cost AutoPolicy's spin
+// bound starts from (it spins for twice this before adapting): the one
+// `barriertune check` recorded in the results file Auto reads
+// (results.File.BlockWakeNs), else an estimate this process measured once
+// (MeasureBlockWake, a few milliseconds at most), kept within 5-200 µs.
 func BlockWakeCost() time.Duration { return blockWakeCost() }
 
 // MeasureBlockWake measures what blocking costs a waiting participant

@@ -17,17 +17,19 @@ type Policy int
 const (
 	// AutoPolicy ("auto", the default) chooses at construction. When the
 	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
-	// bounded time, of the order of what blocking and a wake-up cost on
-	// this machine (BlockWakeCost), then blocks until the flag is set. The
+	// bounded time, twice what blocking and a wake-up cost on this machine
+	// (BlockWakeCost), then blocks until the flag is set. The
 	// bound adapts per barrier, on evidence only: a long wait never
 	// shortens it; a sleeper woken by a partner that ran on the sleeper's
 	// own OS thread (the participants share one thread: spinning only
 	// delays the partner) drops it to none (a waiter then yields once and
-	// blocks, as in a blocking barrier); a sleeper woken from another
-	// thread doubles it back, and a wait that ends within a few relax
-	// hints lengthens it by a 256th of the cost. A balanced episode on a quiet machine
-	// spins only, at Spin's speed: the signal is a release store (no fence)
-	// plus a load that finds no sleeper. On a busy machine a waiter whose
+	// blocks, as in a blocking barrier; every 64th wait blocks at once, so
+	// that an idle thread is woken and the pair can move apart again); a
+	// sleeper woken from another thread doubles it back, and a wait that
+	// ends within a few relax hints lengthens it by a 256th of the cost.
+	// A balanced episode on a quiet machine spins only, at Spin's speed:
+	// the signal is a release store (no fence) plus a load that finds no
+	// sleeper. On a busy machine a waiter whose
 	// partner lost its CPU blocks after the bound, so an episode costs
 	// about a wake-up, not a scheduler time slice. When the participants
 	// outnumber GOMAXPROCS or the CPUs it is Park with no spinning, so a

@@ -163,7 +163,9 @@ const (
 // bounded wait, and why. It follows what the winner does, not its name:
 // the blocking baselines block whatever their policy; spin and yield never
 // block; park spins about a microsecond, then blocks; auto spins about the
-// block and wake-up cost, then blocks. More threads than allowed CPUs
+// block and wake-up cost, then blocks (Karlin's rule for OS threads; a Go
+// AutoPolicy waiter spins twice that, since a woken goroutine's wake-up may
+// include waking an idle thread, which OpenMP's threads never wait for). More threads than allowed CPUs
 // never spin (WaitOversubscribed): a spinning thread would hold a CPU that
 // the thread it waits for needs (barriers.AutoPolicy does not spin there
 // either).
