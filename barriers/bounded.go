@@ -256,10 +256,14 @@ func (f *flag) wakeAll() {
 	f.mu.Unlock()
 }
 
-// wakeSleepers is a setter's wake-up of the flag's sleepers: it records
-// the OS thread it runs on, for the sleepers' adaptive bound (see sleep).
-func (f *flag) wakeSleepers() {
-	tid := osal.ThreadID()
+// wakeSleepers is a setter's wake-up of the flag's sleepers. With record
+// (AutoPolicy's sleepers; Park's never adapt) it records the OS thread it
+// runs on, for the sleepers' adaptive bound (see sleep).
+func (f *flag) wakeSleepers(record bool) {
+	tid := 0
+	if record {
+		tid = osal.ThreadID()
+	}
 	f.mu.Lock()
 	f.waker = tid
 	f.cond.Broadcast()

@@ -84,8 +84,8 @@ func (f *flag) setSlow() {
 	// Under Park, a sequentially consistent read-modify-write orders the
 	// store before the load of the sleeper count (LOCK XADD on amd64), as
 	// flag.wait's parking needs.
-	if atomic.AddInt32(&f.parked, 0)&^fenced != 0 {
-		f.wakeSleepers()
+	if p := atomic.AddInt32(&f.parked, 0); p&^fenced != 0 {
+		f.wakeSleepers(p&fenced == 0)
 	}
 }
 
@@ -108,8 +108,8 @@ func (f *flag) and(mask uint64) {
 }
 
 func (f *flag) wake() {
-	if atomic.LoadInt32(&f.parked)&^fenced != 0 {
-		f.wakeSleepers()
+	if p := atomic.LoadInt32(&f.parked); p&^fenced != 0 {
+		f.wakeSleepers(p&fenced == 0)
 	}
 }
 
