@@ -69,6 +69,46 @@ func TestAdaptiveBound(t *testing.T) {
 	}
 }
 
+// TestLongWaitKeepsBound: participants on OS threads of their own (as a
+// pinned team's are) whose partner arrives late keep spinning for the
+// whole bound afterwards. The wait blocks, but its waker ran on another
+// thread; shortening the bound there is what made one host hiccup turn
+// into blocks on most episodes of a quiet two-thread run.
+func TestLongWaitKeepsBound(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || runtime.GOOS != "linux" {
+		t.Skip("needs GOMAXPROCS >= 2 and Linux (osal.ThreadID)")
+	}
+	b, err := New("dissemination", 2, WithPolicy(AutoPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := b.(*dissemination)
+	if d.w.adapt == nil {
+		t.Skip("AutoPolicy resolved to no time bound here")
+	}
+	ceiling := d.w.adapt.ceiling
+	var wg sync.WaitGroup
+	for id := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for e := range 5 {
+				if id == 1 && e%2 == 0 {
+					// Late by 10 bounds: participant 0 blocks.
+					time.Sleep(10 * time.Duration(ceiling))
+				}
+				b.Wait(id)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := d.w.adapt.limit.Load(); got != ceiling {
+		t.Errorf("after late partners on other threads the bound is %v, want %v", time.Duration(got), time.Duration(ceiling))
+	}
+}
+
 // TestResolveAuto checks what AutoPolicy becomes: a time bound within the
 // clamp where the participants fit, Park without spinning where they do
 // not, and a count of relax hints when WithSpinBudget gives one.
