@@ -22,17 +22,21 @@ type Set struct {
 // Of returns the set of the given CPU indexes. It panics on a negative index,
 // which is a programmer error.
 func Of(cpus ...int) Set {
-	var w []uint64
+	top := -1
 	for _, c := range cpus {
 		if c < 0 {
 			panic(fmt.Sprintf("cpuset.Of: negative CPU index %d", c))
 		}
-		for len(w) <= c/64 {
-			w = append(w, 0)
-		}
+		top = max(top, c)
+	}
+	if top < 0 {
+		return Set{}
+	}
+	w := make([]uint64, top/64+1) // once: growing word by word cost a 65,536-PU topology a second
+	for _, c := range cpus {
 		w[c/64] |= 1 << uint(c%64)
 	}
-	return Set{trim(w)}
+	return Set{w}
 }
 
 // Range returns the set {lo, ..., hi}; it is empty when hi < lo. It panics
@@ -193,22 +197,87 @@ func (s Set) AndNot(o Set) Set {
 // Compare orders sets by their smallest CPU, then by the next, and so on; a
 // set that is a prefix of another sorts first. It returns -1, 0 or +1.
 func (s Set) Compare(o Set) int {
-	a, b := s.Members(), o.Members()
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
+	// The member lists agree below d, the smallest CPU in one set only.
+	// The list holding d is smaller unless the other has nothing after d
+	// (then the other is a prefix of it, and shorter).
+	n := max(len(s.words), len(o.words))
+	for i := 0; i < n; i++ {
+		a, b := word(s.words, i), word(o.words, i)
+		if a == b {
+			continue
+		}
+		d := bits.TrailingZeros64(a ^ b)
+		above := ^uint64(0) << uint(d) << 1 // the bits after d in word i
+		if a&(1<<uint(d)) != 0 {
+			if b&above != 0 || len(o.words) > i+1 {
 				return -1
 			}
 			return 1
 		}
-	}
-	switch {
-	case len(a) < len(b):
+		if a&above != 0 || len(s.words) > i+1 {
+			return 1
+		}
 		return -1
-	case len(a) > len(b):
-		return 1
 	}
 	return 0
+}
+
+// word returns w[i], 0 beyond its end.
+func word(w []uint64, i int) uint64 {
+	if i < len(w) {
+		return w[i]
+	}
+	return 0
+}
+
+// Builder accumulates a set in place: Add and Or grow one slice of words,
+// where building a large set with Set.Or copied it once per CPU added (a
+// 65,536-PU topology took seconds). The zero value is an empty builder.
+type Builder struct {
+	words []uint64
+}
+
+// Add puts cpu in the set. It panics on a negative index, which is a
+// programmer error.
+func (b *Builder) Add(cpu int) {
+	if cpu < 0 {
+		panic(fmt.Sprintf("cpuset.Builder.Add: negative CPU index %d", cpu))
+	}
+	b.grow(cpu/64 + 1)
+	b.words[cpu/64] |= 1 << uint(cpu%64)
+}
+
+// Or adds the CPUs of s.
+func (b *Builder) Or(s Set) {
+	b.grow(len(s.words))
+	for i, w := range s.words {
+		b.words[i] |= w
+	}
+}
+
+// Has reports whether cpu is in the set built so far.
+func (b *Builder) Has(cpu int) bool { return Set{b.words}.Has(cpu) }
+
+// Set returns the set built so far; the builder may go on.
+func (b *Builder) Set() Set {
+	w := trim(b.words)
+	if w == nil {
+		return Set{}
+	}
+	return Set{append([]uint64(nil), w...)}
+}
+
+func (b *Builder) grow(n int) {
+	if n <= len(b.words) {
+		return
+	}
+	if n <= cap(b.words) {
+		b.words = b.words[:n]
+		return
+	}
+	w := make([]uint64, n, max(n, 2*cap(b.words)))
+	copy(w, b.words)
+	b.words = w
 }
 
 // String returns the list form, e.g. "0-3,8,10-11"; the empty set is "".

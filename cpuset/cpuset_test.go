@@ -193,3 +193,94 @@ func FuzzParseMask(f *testing.F) {
 		}
 	})
 }
+
+// compareByMembers is Compare's definition: the member lists compared
+// lexicographically, a proper prefix first.
+func compareByMembers(s, o Set) int {
+	a, b := s.Members(), o.Members()
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+// randomSet draws up to k CPUs below limit.
+func randomSet(r *rand.Rand, k, limit int) []int {
+	var cpus []int
+	for range r.Intn(k + 1) {
+		cpus = append(cpus, r.Intn(limit))
+	}
+	return cpus
+}
+
+// TestCompareBruteForce checks the word-wise Compare against the member
+// lists on random pairs, many of them sharing a prefix, across word
+// boundaries (limits 8, 130 and 70,000).
+func TestCompareBruteForce(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	for i := 0; i < 20000; i++ {
+		limit := []int{8, 130, 70000}[i%3]
+		a := randomSet(r, 6, limit)
+		b := randomSet(r, 6, limit)
+		if i%4 == 0 { // a shared prefix: b extends a
+			b = append(append([]int(nil), a...), b...)
+		}
+		s, o := Of(a...), Of(b...)
+		if got, want := s.Compare(o), compareByMembers(s, o); got != want {
+			t.Fatalf("Compare(%v, %v) = %d, want %d", s, o, got, want)
+		}
+		if got := o.Compare(s); got != -compareByMembers(s, o) {
+			t.Fatalf("Compare(%v, %v) = %d, not antisymmetric", o, s, got)
+		}
+	}
+}
+
+// TestBuilderMatchesOr checks that a Builder fed CPUs and sets in any
+// order gives what Of and Or give, and that a set it returned does not
+// change when it goes on.
+func TestBuilderMatchesOr(t *testing.T) {
+	r := rand.New(rand.NewSource(34))
+	for i := 0; i < 2000; i++ {
+		var b Builder
+		var want Set
+		for range r.Intn(10) {
+			if r.Intn(2) == 0 {
+				c := r.Intn([]int{8, 130, 70000}[i%3])
+				b.Add(c)
+				want = want.Or(Of(c))
+			} else {
+				s := Of(randomSet(r, 5, 300)...)
+				b.Or(s)
+				want = want.Or(s)
+			}
+		}
+		got := b.Set()
+		if !got.Equal(want) {
+			t.Fatalf("builder %v, Or %v", got, want)
+		}
+		for _, c := range want.Members() {
+			if !b.Has(c) {
+				t.Fatalf("builder lacks %d of %v", c, want)
+			}
+		}
+		b.Add(5000)
+		if !got.Equal(want) {
+			t.Fatalf("a set the builder returned changed when it went on: %v", got)
+		}
+	}
+	var empty Builder
+	if s := empty.Set(); !s.IsEmpty() || s.Compare(Set{}) != 0 {
+		t.Errorf("empty builder gives %v", s)
+	}
+}

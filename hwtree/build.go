@@ -48,12 +48,13 @@ type builder struct {
 // CPUs below such a node staying; objects left without PUs go unless they
 // hold an allowed NUMA node; redundant levels merge (mergeIdentical).
 func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpuset.Set) (*Object, error) {
-	var all cpuset.Set
+	var pus cpuset.Builder
 	for _, p := range protos {
 		if p.typ == PU {
-			all = all.Or(p.complete)
+			pus.Or(p.complete)
 		}
 	}
+	all := pus.Set()
 	if all.IsEmpty() {
 		return nil, fmt.Errorf("no PU found")
 	}

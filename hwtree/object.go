@@ -281,9 +281,11 @@ func (t *Topology) finalize() {
 				s = cpuset.Of(o.OSIndex)
 			}
 		} else {
+			var b cpuset.Builder
 			for _, c := range o.Children {
-				s = s.Or(rec(c, o, depth+1))
+				b.Or(rec(c, o, depth+1))
 			}
+			s = b.Set()
 		}
 		o.CPUSet = s
 		// NUMA nodes are numbered as hwloc numbers its NUMA level: those

@@ -67,7 +67,8 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if r.pus.IsEmpty() {
+	pus := r.pus.Set()
+	if pus.IsEmpty() {
 		return nil, fmt.Errorf("%s: the XML has no PU object", source)
 	}
 	kinds := map[int]string{}
@@ -77,7 +78,7 @@ func FromXML(data []byte, source string) (*Topology, error) {
 			return nil, fmt.Errorf("%s: cpukind: %w", source, err)
 		}
 		name := infoValue(k.Infos, "CoreType")
-		for _, c := range set.And(r.pus).Members() {
+		for _, c := range set.And(pus).Members() {
 			kinds[c] = name
 		}
 	}
@@ -94,7 +95,7 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	// discovery does: a package whose CPUs a cgroup disallows but whose
 	// memory it allows stays, holding its NUMA node.
 	b := &builder{extent: extent}
-	root, err := b.build(r.protos, r.pus, nil)
+	root, err := b.build(r.protos, pus, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
@@ -177,7 +178,7 @@ func (c *xmlCaps) line() int {
 
 type xmlReader struct {
 	protos []proto
-	pus    cpuset.Set
+	pus    cpuset.Builder
 	notes  []string
 }
 
@@ -186,6 +187,7 @@ type xmlReader struct {
 // file leaves out as disallowed).
 func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 	var below cpuset.Set
+	var children cpuset.Builder // the children's sets, OR-ed into below after the loop
 	typ, keep, descend := xmlType(o)
 	if !descend {
 		return below, nil
@@ -209,7 +211,10 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 		if err != nil {
 			return below, err
 		}
-		below = below.Or(s)
+		children.Or(s)
+	}
+	if len(o.Children) > 0 {
+		below = below.Or(children.Set())
 	}
 	if typ == Group && o.Subtype == "" && (o.underEqualNUMA || holdsEqualNUMANode(o)) {
 		// hwloc's memory-holding Group (a NUMA node whose CPUs no other
@@ -236,7 +241,7 @@ func (r *xmlReader) walk(o *xmlObject, isRoot bool) (cpuset.Set, error) {
 			return below, fmt.Errorf("PU P#%d appears twice", os)
 		}
 		below = cpuset.Of(os)
-		r.pus = r.pus.Or(below)
+		r.pus.Add(os)
 	case NUMANode:
 		// v2 NUMA nodes are memory children: their cpuset says where they are.
 		set, err := parseHwlocMask(o.CPUSet)
