@@ -26,24 +26,30 @@ import (
 // plotOptions are the plot command's flags and argument.
 type plotOptions struct {
 	global *globalOptions
-	out    string // .svg or .png
-	path   string // results file; "" is the per-user default
+	out     string // .svg or .png
+	path    string // results file; "" is the per-user default
+	allowed string // --allowed: the CPUs each count's winner is chosen inside
 }
 
 func newPlotCmd(g *globalOptions) *cobra.Command {
 	o := &plotOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "plot [-o FILE.svg|FILE.png] [FILE]",
+		Use:   "plot [-o FILE.svg|FILE.png] [--allowed CPULIST] [FILE]",
 		Short: "Plot nanoseconds per episode against thread count for every algorithm",
 		Long: `Plot a results file (default: the first file of the lookup order that
 applies, as show finds it): nanoseconds per barrier episode against thread count, one curve
 per algorithm (its best measured placement at each count), the winner of
 each count ringed in black, and the core-to-core floors as dashed lines.
+The ringed winner is the one Auto, show and export choose inside the
+allowed CPUs (--allowed CPULIST; default: this process's allowed CPUs when
+the file is this machine's, else the whole machine); a count with more
+threads than allowed CPUs has no measured time there and is not ringed.
 The axes turn logarithmic when the values span more than a factor of ten
 (y) or the thread counts a factor of eight (x). The format follows the
 extension of -o: .svg or .png.`,
 		Example: `  barriertune plot -o barriers.svg
-  barriertune plot -o barriers.png /etc/barriertune/results.json`,
+  barriertune plot -o barriers.png /etc/barriertune/results.json
+  barriertune plot --allowed 0-3 -o job.svg`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -53,6 +59,7 @@ extension of -o: .svg or .png.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "barriertune.svg", "output file: .svg or .png")
+	cmd.Flags().StringVar(&o.allowed, "allowed", "", "ring the winners chosen inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	_ = cmd.MarkFlagFilename("output", "svg", "png")
 	return cmd
 }
@@ -62,7 +69,7 @@ func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
 	if err := plotFormat(o.out); err != nil {
 		return usageError(err)
 	}
-	rs, err := openResults(o.path, "")
+	rs, err := openResults(o.path, o.allowed)
 	if err != nil {
 		return err
 	}
@@ -130,21 +137,10 @@ func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 	return algs, pts
 }
 
-// catalogRank is an algorithm's place in the catalog, past its end when
-// unknown.
-func catalogRank(alg string) int {
-	names := barriers.Names()
-	if i := slices.Index(names, alg); i >= 0 {
-		return i
-	}
-	return len(names)
-}
-
-// resultsPlot draws a results file; with rs, each count's ringed winner
-// is the choice inside rs's allowed CPUs (results.Selector.Select, the
-// rule barriers.Auto, show and export follow), where it was measured.
-func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
-	algs, pts := curves(f)
+// ringed returns each count's winner: the file's best, or with rs the
+// choice inside rs's allowed CPUs; a choice with no measured time there
+// (more threads than allowed CPUs) is left out.
+func ringed(f *results.File, rs *resultsSource) (plotter.XYs, error) {
 	var winners plotter.XYs
 	for _, t := range f.Threads {
 		if t.Best == nil {
@@ -161,6 +157,28 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 		if y > 0 {
 			winners = append(winners, plotter.XY{X: float64(t.Threads), Y: y})
 		}
+	}
+	return winners, nil
+}
+
+// catalogRank is an algorithm's place in the catalog, past its end when
+// unknown.
+func catalogRank(alg string) int {
+	names := barriers.Names()
+	if i := slices.Index(names, alg); i >= 0 {
+		return i
+	}
+	return len(names)
+}
+
+// resultsPlot draws a results file; with rs, each count's ringed winner
+// is the choice inside rs's allowed CPUs (results.Selector.Select, the
+// rule barriers.Auto, show and export follow), where it was measured.
+func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
+	algs, pts := curves(f)
+	winners, err := ringed(f, rs)
+	if err != nil {
+		return nil, err
 	}
 	if len(algs) == 0 && len(winners) == 0 {
 		return nil, fmt.Errorf("the results file has no measurements to plot; run `barriertune check`")

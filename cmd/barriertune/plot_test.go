@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,49 @@ func TestPlotEmptyAndBench(t *testing.T) {
 	}
 	if _, err := benchPlot(nil, nil); err == nil {
 		t.Error("an empty bench run plotted")
+	}
+}
+
+// TestPlotAllowed: plot rings each count's winner inside --allowed, as
+// show chooses it; a count with more threads than allowed CPUs has no
+// measured time there and is not ringed, and the file's own winners are
+// ringed without --allowed.
+func TestPlotAllowed(t *testing.T) {
+	f, _ := plotFixture(t)
+	// The whole machine's tree (results v1.2): one package of 8 cores.
+	cores := []string{"0", "1", "2", "3", "4", "5", "6", "7"}
+	f.Machine.Tree = &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}, {Type: "Core", Sets: cores}}}
+	path := filepath.Join(t.TempDir(), "tree.json")
+	if err := results.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	xs := func(allowed string) []float64 {
+		t.Helper()
+		rs, err := openResults(path, allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts, err := ringed(f, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, p := range pts {
+			out = append(out, p.X)
+		}
+		return out
+	}
+	if got := xs("0-7"); !slices.Equal(got, []float64{1, 2, 4, 8}) {
+		t.Errorf("--allowed 0-7 rings counts %v, want 1 2 4 8", got)
+	}
+	if got := xs("4-7"); !slices.Equal(got, []float64{1, 2, 4}) {
+		t.Errorf("--allowed 4-7 rings counts %v, want 1 2 4", got)
+	}
+	out := filepath.Join(t.TempDir(), "job.svg")
+	if _, err := run(t, "plot", "--allowed", "4-7", "-o", out, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("plot --allowed wrote no file: %v", err)
 	}
 }

@@ -39,6 +39,7 @@ var badFlagValues = map[string][]string{
 	"check --noise":       {"-1", "x"},
 	"export --allowed":    {"x", "3-1", "0-1000000000"},
 	"show --allowed":      {"x", "3-1", "0-1000000000"},
+	"plot --allowed":      {"x", "3-1", "0-1000000000"},
 	"export --format":     {"foo"},
 	"export --threads":    {"-1000000000"},
 	"latency --cpus":      {"x", "0-1000000000"},
