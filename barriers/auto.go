@@ -124,8 +124,10 @@ var cache resultsCache
 
 func (c *resultsCache) load() *loaded {
 	// The lookup depends on these variables only (os.UserConfigDir reads
-	// XDG_CONFIG_HOME, then HOME): a later call costs four Getenvs.
-	key := strings.Join([]string{os.Getenv(ResultsEnv), os.Getenv(ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME")}, "\x00")
+	// XDG_CONFIG_HOME, then HOME; the site's files XDG_CONFIG_DIRS): a
+	// later call costs five Getenvs.
+	key := strings.Join([]string{os.Getenv(ResultsEnv), os.Getenv(ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME"),
+		os.Getenv("XDG_CONFIG_DIRS")}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loaded == nil || c.loaded.key != key {

@@ -77,6 +77,7 @@ func TestAutoFallback(t *testing.T) {
 	t.Setenv(ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_DIRS", "")
 	if _, err := os.Stat(results.SystemPath); err == nil {
 		t.Skipf("a system-wide results file exists at %s: the fallback cannot be seen here", results.SystemPath)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
@@ -27,7 +28,11 @@ const SystemPath = "/etc/barriertune/results.json"
 //
 //  1. $BARRIERTUNE_RESULTS (Env), when set;
 //  2. the per-user file (User: $XDG_CONFIG_HOME/barriertune/results.json);
-//  3. the system-wide files (System: /etc/barriertune/results.json).
+//  3. the system-wide files (System: /etc/barriertune/results.json, which
+//     `check --system` writes on the node itself);
+//  4. the site's files (Site: barriertune/results.json in each directory
+//     of $XDG_CONFIG_DIRS, in its order, when it is set: an installation
+//     shared by many nodes, e.g. on a network file system).
 //
 // The first file that exists, reads, and applies to this machine is used;
 // each one skipped is reported with its reason (Found.Skipped). A file
@@ -41,6 +46,9 @@ type Finder struct {
 	User string
 	// System are the system-wide files, tried in order.
 	System []string
+	// Site are the files of $XDG_CONFIG_DIRS (SitePaths), tried after
+	// System.
+	Site []string
 	// Host is this machine's fingerprint (Host(allowed), or the full one
 	// with the tree's hash).
 	Host Machine
@@ -56,7 +64,8 @@ type Finder struct {
 // SystemPath, with host as this machine's fingerprint and the online CPUs
 // read from Linux sysfs (unknown elsewhere).
 func DefaultFinder(host Machine) Finder {
-	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Host: host, Force: os.Getenv(ForceEnv) == "1"}
+	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: SitePaths(os.Getenv("XDG_CONFIG_DIRS")),
+		Host: host, Force: os.Getenv(ForceEnv) == "1"}
 	if p, err := DefaultPath(); err == nil {
 		fd.User = p
 	}
@@ -64,10 +73,28 @@ func DefaultFinder(host Machine) Finder {
 	return fd
 }
 
+// SitePaths are the site's results files named by dirs, a value of
+// $XDG_CONFIG_DIRS: barriertune/results.json in each directory, in order.
+// As the XDG Base Directory specification says, relative directories are
+// ignored; its default (/etc/xdg when the variable is unset or empty) is
+// not searched: a site names its directories.
+func SitePaths(dirs string) []string {
+	var out []string
+	for _, d := range strings.Split(dirs, ":") {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if p := filepath.Join(d, "barriertune", "results.json"); !containsString(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Paths are the files the finder tries, in order, without duplicates.
 func (fd Finder) Paths() []string {
 	var out []string
-	for _, p := range append([]string{fd.Env, fd.User}, fd.System...) {
+	for _, p := range append(append([]string{fd.Env, fd.User}, fd.System...), fd.Site...) {
 		if p != "" && !containsString(out, p) {
 			out = append(out, p)
 		}
@@ -193,6 +220,8 @@ func (fd Finder) role(path string, i int) string {
 		return "the per-user file"
 	case containsString(fd.System, path):
 		return "the system-wide file"
+	case containsString(fd.Site, path):
+		return "the site's file, from $XDG_CONFIG_DIRS"
 	}
 	return fmt.Sprintf("lookup %d", i+1)
 }

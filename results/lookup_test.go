@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,49 @@ func TestFindNamesEveryFileTried(t *testing.T) {
 	fd.Env = fd.User // duplicates are tried once
 	if p := fd.Paths(); len(p) != 2 {
 		t.Errorf("paths %v", p)
+	}
+}
+
+// TestSitePaths: $XDG_CONFIG_DIRS gives one file per absolute directory, in
+// order and once; relative and empty entries are ignored, and an unset
+// variable gives none (its /etc/xdg default is not searched).
+func TestSitePaths(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                         nil,
+		"/opt/site/etc":            {"/opt/site/etc/barriertune/results.json"},
+		"/a:/b/:/a":                {"/a/barriertune/results.json", "/b/barriertune/results.json"},
+		"relative:/etc/xdg::./x:/": {"/etc/xdg/barriertune/results.json", "/barriertune/results.json"},
+	} {
+		if got := results.SitePaths(in); !slices.Equal(got, want) {
+			t.Errorf("SitePaths(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFindSiteFileAfterSystem: a site's file ($XDG_CONFIG_DIRS) is used
+// when the node has no system file of its own, and the node's own file
+// comes first when it has one.
+func TestFindSiteFileAfterSystem(t *testing.T) {
+	fd, f, dir := lookupFiles(t)
+	site := filepath.Join(dir, "site", "barriertune", "results.json")
+	if err := results.Write(site, f); err != nil {
+		t.Fatal(err)
+	}
+	fd.Site = results.SitePaths(filepath.Join(dir, "site"))
+	if len(fd.Site) != 1 || fd.Site[0] != site {
+		t.Fatalf("site paths %q, want %q", fd.Site, site)
+	}
+	if found, err := fd.Find(); err != nil || found.Path != fd.System[0] {
+		t.Fatalf("with a system file: %+v, %v; want the system file first", found, err)
+	}
+	if err := os.Remove(fd.System[0]); err != nil {
+		t.Fatal(err)
+	}
+	found, err := fd.Find()
+	if err != nil || found.Path != site || !strings.Contains(found.Why, "XDG_CONFIG_DIRS") {
+		t.Fatalf("without a system file: %+v, %v; want the site's", found, err)
+	}
+	if len(found.Skipped) != 1 || found.Skipped[0].Path != fd.System[0] || found.Skipped[0].Reason != "no such file" {
+		t.Errorf("skipped %+v, want the missing system file", found.Skipped)
 	}
 }

@@ -258,6 +258,7 @@ func TestShowLookupOrder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("XDG_CONFIG_DIRS", "")
 	t.Setenv(barriers.ResultsEnv, "")
 	user := filepath.Join(dir, "barriertune", "results.json")
 	_, err := run(t, "show")

@@ -25,7 +25,7 @@ import (
 
 // plotOptions are the plot command's flags and argument.
 type plotOptions struct {
-	global *globalOptions
+	global  *globalOptions
 	out     string // .svg or .png
 	path    string // results file; "" is the per-user default
 	allowed string // --allowed: the CPUs each count's winner is chosen inside
