@@ -30,7 +30,8 @@ import (
 // sleeper woken from another thread restores the bound (doubling it from
 // step): its partner runs elsewhere, and spinning pays again. A wait that
 // ends within the first relax hints (the partner runs concurrently)
-// lengthens a shortened bound by step/8.
+// lengthens a shortened bound by step/8, and with no bound, probes (see
+// probeFirst) give a pair on one thread the chance to move apart.
 //
 // A long wait alone never shortens the bound: on a quiet machine a host
 // that stops a virtual CPU for longer than the bound makes one wait block,
