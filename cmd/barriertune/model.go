@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/latency"
 	"github.com/barriertune/barriertune/model"
@@ -221,7 +222,7 @@ func cpuList(cpus []int) string {
 			break
 		}
 	}
-	s := ranges(block)
+	s := cpuset.FormatList(block)
 	if times > 1 {
 		s += fmt.Sprintf(" (×%d)", times)
 	}
@@ -236,25 +237,4 @@ func repeats(cpus []int, p int) bool {
 		}
 	}
 	return true
-}
-
-// ranges writes cpus in order, consecutive runs as ranges ("0-3,8").
-func ranges(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", cpus[i], cpus[j])
-		} else {
-			fmt.Fprintf(&b, "%d", cpus[i])
-		}
-		i = j + 1
-	}
-	return b.String()
 }
