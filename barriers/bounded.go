@@ -159,7 +159,7 @@ func (a *adaptive) quick(limit int64) {
 // yields once, then blocks: a partner queued on this P runs at once, as
 // with a blocking barrier, instead of waiting for another CPU.
 func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
-	if w.budget >= 0 || w.adapt == nil {
+	if w.adapt == nil { // WithSpinBudget: a count of relax hints
 		for i := 0; i < w.budget; i++ {
 			osal.Relax()
 			if v := f.v.Load(); reached(v, target, eq) {

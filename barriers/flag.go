@@ -173,7 +173,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		traceWait(f)
 	}
 	if w.policy == bounded {
-		if a := w.adapt; a != nil && w.budget < 0 {
+		if a := w.adapt; a != nil { // a time bound (WithSpinBudget sets none)
 			// Spin's loop for the first relax hints, here rather than
 			// in waitBounded: a balanced episode ends within them, and
 			// the call cost static-tree's round trip 1.2x of Spin's.
@@ -183,9 +183,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 			}
 			for i := 1; i < pre; i++ {
 				if v := f.v.Load(); reached(v, target, eq) {
-					if l := a.limit.Load(); l < a.ceiling {
-						a.quick(l)
-					}
+					a.quick(a.limit.Load())
 					return v
 				}
 				osal.Relax()
