@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 

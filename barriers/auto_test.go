@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 

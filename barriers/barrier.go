@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/spin"
-	"github.com/barriertune/barriertune/osal"
 )
 
 // Adding an algorithm (Break, Reset and WaitContext come almost free):

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 var stressCounts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 31, 32, 33, 64}

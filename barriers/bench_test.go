@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/measure"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // BenchmarkWait reports ns per episode (ns/op) for every algorithm at 2, 4

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // AutoPolicy's bounded spinning (see AutoPolicy): spin for about what

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/spin"
-	"github.com/barriertune/barriertune/osal"
 )
 
 // waiter holds a barrier's waiting policy and spin budget.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/measure"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // BenchmarkHybrid compares flat dissemination with the hybrid grouped by

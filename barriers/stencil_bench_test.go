@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // This file measures barriers the way programs use them (issue 18): a 1D

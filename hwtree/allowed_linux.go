@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // liveAllowed returns the CPUs this process may run on (sched_getaffinity)

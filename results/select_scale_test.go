@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/check"
-	"github.com/barriertune/barriertune/configsets"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/measure"
-	"github.com/barriertune/barriertune/osal"
 )
 
 // benchOptions are the flags of `barriertune bench`.

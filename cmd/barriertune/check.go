@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/check"
-	"github.com/barriertune/barriertune/configsets"
+	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -8,11 +8,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/barriertune/barriertune/check"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/latency"
+	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/latency"
-	"github.com/barriertune/barriertune/model"
 	"github.com/barriertune/barriertune/results"
 )
 

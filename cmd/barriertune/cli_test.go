@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // run executes the CLI in-process and returns stdout and the error.
@@ -265,7 +265,7 @@ func TestSetsJSONAllSources(t *testing.T) {
 }
 
 func TestSetsPaperMethod(t *testing.T) {
-	out, err := run(t, "sets", "--topology", "../../configsets/testdata/paper-example1.json", "--method", "paper")
+	out, err := run(t, "sets", "--topology", "../../internal/configsets/testdata/paper-example1.json", "--method", "paper")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/barriertune/barriertune/export"
+	"github.com/barriertune/barriertune/internal/export"
 )
 
 // exportOptions are the export command's flags and argument.

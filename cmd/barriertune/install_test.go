@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/check"
-	"github.com/barriertune/barriertune/configsets"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/configsets"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/latency"
+	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/latency"
-	"github.com/barriertune/barriertune/measure"
 )
 
 // maxLatencySamples bounds --samples: beyond it a 64-CPU matrix takes hours.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/latency"
+	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/latency"
-	"github.com/barriertune/barriertune/model"
 )
 
 type modelOptions struct {

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/latency"
-	"github.com/barriertune/barriertune/measure"
-	"github.com/barriertune/barriertune/model"
+	"github.com/barriertune/barriertune/internal/latency"
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/model"
 )
 
 const fourCSV = ",,,\n10,,,\n50,52,,\n51,49,11,\n"

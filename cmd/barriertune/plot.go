@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"gonum.org/v1/plot/plotutil"
 
-	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/barriertune/barriertune/configsets"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/configsets"
 )
 
 // setsOptions are the flags of `barriertune sets`.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/barriertune/barriertune/check"
-	"github.com/barriertune/barriertune/export"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/export"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )

@@ -13,8 +13,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/measure"
 )
 
 // parseSkews reads bench --skew: a comma-separated list of delays, in

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/internal/measure"
 )
 
 func TestParseSkews(t *testing.T) {

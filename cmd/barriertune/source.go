@@ -11,8 +11,8 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
-	"github.com/barriertune/barriertune/osal"
 	"github.com/barriertune/barriertune/results"
 )
 

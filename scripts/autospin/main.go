@@ -16,7 +16,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/measure"
+	"github.com/barriertune/barriertune/internal/measure"
 )
 
 func main() {

@@ -37,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/barriertune/barriertune/osal"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 //go:embed csrc/ompbarrier.c

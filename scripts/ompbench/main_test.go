@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/barriertune/barriertune/export"
+	"github.com/barriertune/barriertune/internal/export"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -1,0 +1,343 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/results"
+)
+
+// The play-off: after the rounds, the candidates of a thread count whose
+// raw median is within playoffMargin of the best (at most playoffMax of
+// them) are measured again, interleaved among themselves only, in
+// playoffRounds short rounds of a third of the samples, when the budget
+// leaves room; their samples pool with the rounds'.
+const (
+	playoffMargin = 0.10
+	playoffMax    = 3
+	playoffRounds = 3
+)
+
+// key names one placement of the plan: unit (thread count) and set.
+type key struct{ unit, set int }
+
+// samples is everything the measure step gathered.
+type samples struct {
+	floors []results.Floor
+	// pooled holds, per placement, every candidate's results of every
+	// pass.
+	pooled map[key][]measure.Result
+	// ratios holds, per placement and candidate, the floor-normalised
+	// samples of every pass (sample over the same round's floor sample);
+	// floorSamples the floor's samples.
+	ratios       map[key][][]float64
+	floorSamples map[key][]float64
+	// cut marks placements whose only pass was cut short.
+	cut map[key]bool
+	// rounds counts the passes each unit finished over all its
+	// placements.
+	rounds          map[int]int
+	measured, total int // placement passes measured, planned
+	// stopped: ctx ended before the plan was done; budgetOut: the
+	// measurer's clock passed the deadline.
+	stopped, budgetOut bool
+	playoffs           int // play-off passes measured
+	roundsCut          string
+	slowdown           float64 // the first round's time over the plan's estimate (at least 1)
+	// notes record each candidate's composition, fan-in and level keys,
+	// by annotationKey.
+	notes       map[string]annotation
+	calibration *results.Calibration
+}
+
+// measurePlan measures the plan's floors, then every candidate on every
+// placement, p.rounds passes, then the play-off; it stops early when ctx
+// ends or the measurer's clock passes deadline. The first round of the
+// first unit calibrates the model; when the plan prunes, the later units
+// are pruned again with the calibrated model.
+func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed, deadline time.Time) (*samples, error) {
+	m := cfg.Measurer
+	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true}
+	s := &samples{slowdown: 1,
+		pooled: map[key][]measure.Result{}, ratios: map[key][][]float64{},
+		floorSamples: map[key][]float64{}, cut: map[key]bool{}, rounds: map[int]int{}, total: p.placements(),
+		notes: map[string]annotation{}, calibration: p.calib,
+	}
+	for i, pair := range p.floors {
+		pp, err := m.Floor(pair[0], pair[1], opts)
+		if err != nil {
+			return nil, fmt.Errorf("floor between CPUs %d and %d: %w", pair[0], pair[1], err)
+		}
+		s.floors = append(s.floors, results.Floor{Level: p.levels[i], CPUs: pair, MedianNs: pp.MedianNs, MinNs: pp.MinNs, MaxNs: pp.MaxNs})
+	}
+	floors, latency := s.floors, []results.LevelLatency(nil)
+	if r := cfg.Resume; r != nil {
+		latency = r.Latency
+		if len(floors) == 0 {
+			floors = r.Floor
+		}
+	}
+	composer := newHybridComposer(cfg.Topology, floors, latency)
+	if c, ok := m.(interface{ Costs() model.Costs }); ok {
+		composer.costs = c.Costs()
+	}
+	for ui := range p.units {
+		s.seed(ui, &p.units[ui], prev)
+		s.rounds[p.units[ui].threads] = p.units[ui].from
+	}
+	s.total = p.placements() // seeding may have sent a unit back to round 1
+	composed := map[key][]measure.Candidate{}
+	start := m.Now()
+	estimate := p.estimate(cfg.SampleTarget)
+	over := func() bool {
+		if ctx.Err() != nil {
+			s.stopped = true
+			return true
+		}
+		if m.Simulated() && m.Now().After(deadline) {
+			s.budgetOut = true
+			return true
+		}
+		return false
+	}
+	measureSet := func(ui, si int, u *unit, cands []cand, sub []int, o measure.Options) (measure.Run, error) {
+		set := u.sets[si]
+		k := key{ui, si}
+		mc, ok := composed[k]
+		if !ok {
+			var notes []annotation
+			var err error
+			mc, notes, err = composer.candidates(cands, set.CPUs, m.Policy(set.CPUs))
+			if err != nil {
+				return measure.Run{}, fmt.Errorf("%d threads: %w", u.threads, err)
+			}
+			composed[k] = mc
+			for i, c := range cands {
+				s.notes[annotationKey(c.alg, set.CPUs)] = notes[i]
+			}
+		}
+		if sub != nil {
+			picked := make([]measure.Candidate, len(sub))
+			for i, j := range sub {
+				picked[i] = mc[j]
+			}
+			mc = picked
+		}
+		run, err := m.Placement(set.CPUs, mc, o)
+		if err != nil {
+			return run, fmt.Errorf("%d threads on CPUs %s: %w", u.threads, cpuset.FormatList(set.CPUs), err)
+		}
+		return run, nil
+	}
+	// The per-level latencies measured after the rounds keep their time.
+	reserve := min(levelLatencyBudget, cfg.Budget/20)
+	roundStart := start
+	for round := 0; round < p.rounds; round++ {
+		for ui := range p.units {
+			u := &p.units[ui]
+			if round < u.from {
+				continue
+			}
+			for si := range u.sets {
+				if over() {
+					return s, nil
+				}
+				if cfg.Progress != nil {
+					el := m.Now().Sub(start)
+					cfg.Progress(Progress{Threads: u.threads, Set: si + 1, Sets: len(u.sets), Label: setLabel(u.sets[si]), Round: round + 1, Rounds: p.rounds,
+						Algorithms: len(u.cands), Done: s.measured, Total: s.total, Elapsed: el, Remaining: max(estimate-el, 0)})
+				}
+				// Composed once per placement: every pass measures the
+				// same barriers, so their samples pool.
+				run, err := measureSet(ui, si, u, u.cands, nil, opts)
+				if err != nil {
+					return nil, err
+				}
+				s.add(ctx, key{ui, si}, &run, nil, round == u.from, p.samples)
+			}
+			if ctx.Err() == nil {
+				s.rounds[u.threads] = round + 1
+			}
+			if round == 0 && ui == 0 && p.calib == nil && ctx.Err() == nil {
+				s.calibrate(p, composer, cfg)
+			}
+		}
+		if ctx.Err() == nil {
+			now := m.Now()
+			s.fitRounds(p, round, now.Sub(roundStart), deadline.Sub(now)-reserve, estimate/time.Duration(max(p.rounds, 1)))
+			roundStart = now
+		}
+	}
+	// The play-off leaves the per-level latencies their time.
+	s.playoff(p, cfg, measureSet, opts, deadline.Add(-reserve))
+	return s, nil
+}
+
+// fitRounds cuts the rounds still to come after round (0-based) when the
+// last one took longer than the time left allows (a loaded machine, slow
+// wake-ups: the plan's estimate was low), so that the check ends with
+// whole rounds instead of running out of budget in the middle of one. The
+// first round's time over the plan's estimate is the slowdown the
+// play-off's time is scaled by.
+func (s *samples) fitRounds(p *plan, round int, took, left, planned time.Duration) {
+	if round == 0 && planned > 0 {
+		s.slowdown = max(1, float64(took)/float64(planned))
+	}
+	if round+1 >= p.rounds || took <= 0 {
+		return
+	}
+	fit := round + 1 + int(left/(took*5/4)) // a quarter's margin: rounds vary
+	if fit >= p.rounds {
+		return
+	}
+	s.roundsCut = fmt.Sprintf("rounds cut from %d to %d: round %d took %s, the plan estimated %s",
+		p.rounds, fit, round+1, took.Round(time.Millisecond), planned.Round(time.Millisecond))
+	p.rounds = fit
+	s.total = p.placements()
+}
+
+// seed pools a resumed unit's samples of its earlier rounds, when the file
+// kept them for the same placements and candidates; otherwise the unit is
+// measured from its first round.
+func (s *samples) seed(ui int, u *unit, prev map[int]resumed) {
+	if u.from == 0 {
+		return
+	}
+	r := prev[u.threads]
+	e := r.entry
+	if len(e.Samples) != len(e.Measurements) || len(e.Measurements) != len(u.sets)*len(u.cands) {
+		u.from = 0
+		return
+	}
+	for si := range u.sets {
+		var rs []measure.Result
+		for ci, c := range u.cands {
+			mm := e.Measurements[si*len(u.cands)+ci]
+			if mm.Algorithm != c.alg || !slices.Equal(mm.CPUs, u.sets[si].CPUs) {
+				u.from = 0
+				delete(s.pooled, key{ui, si})
+				return
+			}
+			rs = append(rs, measure.Result{Algorithm: mm.Algorithm, Policy: mm.Policy, Threads: u.threads, CPUs: mm.CPUs,
+				Pinned: mm.Pinned, Dropped: mm.Dropped, Samples: slices.Clone(e.Samples[si*len(u.cands)+ci])})
+		}
+		s.pooled[key{ui, si}] = rs
+	}
+}
+
+// add pools one pass over placement k; sub maps the run's results to the
+// placement's candidates (nil: one result per candidate, in order).
+func (s *samples) add(ctx context.Context, k key, run *measure.Run, sub []int, first bool, want int) {
+	idx := func(i int) int {
+		if sub != nil {
+			return sub[i]
+		}
+		return i
+	}
+	if run.FloorSamples != nil {
+		if s.ratios[k] == nil {
+			n := len(run.Results)
+			if prev, ok := s.pooled[k]; ok {
+				n = len(prev)
+			}
+			s.ratios[k] = make([][]float64, n)
+		}
+		for i, r := range run.Results {
+			for j := 0; j < min(len(r.Samples), len(run.FloorSamples)); j++ {
+				s.ratios[k][idx(i)] = append(s.ratios[k][idx(i)], r.Samples[j]/run.FloorSamples[j])
+			}
+		}
+		s.floorSamples[k] = append(s.floorSamples[k], run.FloorSamples...)
+	}
+	if prev, ok := s.pooled[k]; ok {
+		for i, r := range run.Results {
+			p := &prev[idx(i)]
+			p.Samples = append(p.Samples, r.Samples...)
+			p.Dropped = p.Dropped && r.Dropped // dropped in every pass
+		}
+	} else {
+		s.pooled[k] = run.Results
+	}
+	if sub != nil {
+		s.playoffs++
+		return
+	}
+	s.measured++
+	if ctx.Err() != nil && first && slices.ContainsFunc(run.Results, func(r measure.Result) bool { return !r.Dropped && r.Reps < want }) {
+		s.cut[k] = true // this placement's only pass was cut short
+	}
+}
+
+// playoff measures the closest candidates of each thread count again,
+// interleaved among themselves, while the budget leaves room.
+func (s *samples) playoff(p *plan, cfg Config,
+	measureSet func(ui, si int, u *unit, cands []cand, sub []int, o measure.Options) (measure.Run, error), opts measure.Options, deadline time.Time) {
+	m := cfg.Measurer
+	opts.Samples = max(minSamples, p.samples/3)
+	opts.DropFactor = 0
+	for ui := range p.units {
+		u := &p.units[ui]
+		best := math.Inf(1)
+		type fin struct {
+			si, ci int
+			ns     float64
+		}
+		var all []fin
+		for si := range u.sets {
+			for ci, r := range s.pooled[key{ui, si}] {
+				if r.Dropped || len(r.Samples) == 0 {
+					continue
+				}
+				med := measure.Median(r.Samples)
+				all = append(all, fin{si, ci, med})
+				best = min(best, med)
+			}
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].ns < all[j].ns })
+		var finals []fin
+		for _, f := range all {
+			if len(finals) < playoffMax && f.ns <= best*(1+playoffMargin) {
+				finals = append(finals, f)
+			}
+		}
+		if len(finals) < 2 {
+			continue
+		}
+		bySet := map[int][]int{}
+		for _, f := range finals {
+			bySet[f.si] = append(bySet[f.si], f.ci)
+		}
+		sets := make([]int, 0, len(bySet))
+		for si := range bySet {
+			sets = append(sets, si)
+		}
+		slices.Sort(sets)
+		cost := 0
+		for _, si := range sets {
+			cost += len(bySet[si]) + 1
+		}
+		need := time.Duration(float64(time.Duration(cost*playoffRounds)*perCandidate(opts.Samples, cfg.SampleTarget)) * s.slowdown)
+		if m.Now().Add(need).After(deadline) {
+			continue
+		}
+		for r := 0; r < playoffRounds; r++ {
+			for _, si := range sets {
+				if opts.Context.Err() != nil || m.Now().After(deadline) {
+					return // the plan is done: a play-off cut short cuts nothing
+				}
+				run, err := measureSet(ui, si, u, u.cands, bySet[si], opts)
+				if err != nil {
+					continue
+				}
+				s.add(opts.Context, key{ui, si}, &run, bySet[si], false, opts.Samples)
+			}
+		}
+	}
+}

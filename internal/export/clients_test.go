@@ -1,0 +1,297 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/results"
+)
+
+// compile builds a C program with cc and the given flags, skipping when
+// there is no C compiler.
+func compile(t *testing.T, cc string, dir, src string, flags ...string) string {
+	t.Helper()
+	path, err := exec.LookPath(cc)
+	if err != nil {
+		t.Skipf("no %s on PATH: cannot test the export with a real client", cc)
+	}
+	bin := filepath.Join(dir, "prog")
+	if err := os.WriteFile(filepath.Join(dir, "prog.c"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{}, flags...), "-o", bin, filepath.Join(dir, "prog.c"))
+	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+		if slices.Contains(flags, "-fopenmp") && (strings.Contains(string(out), "omp.h") || strings.Contains(string(out), "-lomp") || strings.Contains(string(out), "-lgomp")) {
+			t.Skipf("%s has no OpenMP support here (libomp-dev for clang): %s", cc, out)
+		}
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+	}
+	return bin
+}
+
+// TestCHeaderCompilesAndLooksUp compiles a C99 program with the header
+// (strict warnings as errors) and checks what barriertune_lookup returns
+// for every count from 0 to 20 against the Go rule.
+func TestCHeaderCompilesAndLooksUp(t *testing.T) {
+	f := fixture(t)
+	dir := t.TempDir()
+	var h bytes.Buffer
+	if err := Write(&h, f, "c-header", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", dir}
+	// Including the header without using it must not warn either.
+	compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return 0; }\n", flags...)
+	bin := compile(t, "cc", dir, `#include <stdio.h>
+#include "barriertune.h"
+int main(void)
+{
+	int n, i;
+	for (n = 0; n <= 20; n++) {
+		const struct barriertune_choice *c = barriertune_lookup(n);
+		if (c == NULL) {
+			printf("%d none\n", n);
+			continue;
+		}
+		printf("%d %d %s %d %s %d %.1f", n, c->threads, c->algorithm, c->fan_in, c->policy, c->pinned, c->median_ns);
+		for (i = 0; i < c->ncpus; i++)
+			printf("%s%d", i ? "," : " ", c->cpus[i]);
+		printf("\n");
+	}
+	return 0;
+}
+`, flags...)
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("0 none\n")
+	for n := 1; n <= 20; n++ {
+		e := f.Nearest(n)
+		c := e.Best
+		line := strings.Join([]string{strconv.Itoa(n), strconv.Itoa(e.Threads), c.Algorithm, strconv.Itoa(fanIn(c)), c.Policy}, " ")
+		if c.Pinned {
+			line += " 1 " + strconv.FormatFloat(c.MedianNs, 'f', 1, 64) + " " + joinInts(c.CPUs)
+		} else {
+			line += " 0 " + strconv.FormatFloat(c.MedianNs, 'f', 1, 64)
+		}
+		want.WriteString(line + "\n")
+	}
+	if string(out) != want.String() {
+		t.Errorf("C lookup printed:\n%s\nwant:\n%s", out, want.String())
+	}
+
+	// An empty table compiles too and looks nothing up.
+	var e bytes.Buffer
+	if err := Write(&e, &results.File{}, "c-header", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), e.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin = compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return barriertune_lookup(4) != NULL; }\n", flags...)
+	if err := exec.Command(bin).Run(); err != nil {
+		t.Errorf("empty table: lookup returned an entry (%v)", err)
+	}
+}
+
+// TestOMPEnvWithLibgomp compiles an OpenMP program with gcc -fopenmp and
+// runs it in a shell that sourced the omp-env export: the runtime must see
+// the exported places (one per thread, in rank order) and close binding,
+// and each thread must run on its place's CPU.
+func TestOMPEnvWithLibgomp(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skipf("cannot read the allowed CPUs: %v", err)
+	}
+	cpus := allowed.Members()
+	if len(cpus) > 2 {
+		cpus = cpus[:2]
+	}
+	slices.Reverse(cpus) // not the runtime's default order
+	f := &results.File{Schema: results.Schema, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Threads: []results.Threads{
+		{Threads: len(cpus), Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: 100}},
+	}}
+	dir := t.TempDir()
+	var env bytes.Buffer
+	if err := Write(&env, f, "omp-env", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "omp.env"), env.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compile(t, "gcc", dir, `#define _GNU_SOURCE
+#include <omp.h>
+#include <sched.h>
+#include <stdio.h>
+int main(void)
+{
+	printf("bind %d places %d\n", (int)omp_get_proc_bind(), omp_get_num_places());
+	#pragma omp parallel
+	{
+		#pragma omp barrier
+		#pragma omp critical
+		printf("thread %d place %d cpu %d\n", omp_get_thread_num(), omp_get_place_num(), sched_getcpu());
+	}
+	return 0;
+}
+`, "-fopenmp", "-std=c99")
+	cmd := exec.Command("sh", "-c", ". ./omp.env && exec ./prog")
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
+	}), "OMP_NUM_THREADS="+strconv.Itoa(len(cpus)))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("OpenMP program: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// omp_proc_bind_close is 3.
+	if want := "bind 3 places " + strconv.Itoa(len(cpus)); lines[0] != want {
+		t.Fatalf("runtime saw %q, want %q (env:\n%s)", lines[0], want, env.String())
+	}
+	seen := 0
+	for _, l := range lines[1:] {
+		var th, place, cpu int
+		if _, err := fmt.Sscanf(l, "thread %d place %d cpu %d", &th, &place, &cpu); err != nil {
+			t.Fatalf("bad line %q: %v", l, err)
+		}
+		if place != th || cpu != cpus[th] {
+			t.Errorf("thread %d on place %d, CPU %d; want place %d, CPU %d", th, place, cpu, th, cpus[th])
+		}
+		seen++
+	}
+	if seen != len(cpus) {
+		t.Errorf("%d threads reported, want %d:\n%s", seen, len(cpus), out)
+	}
+}
+
+// displayed reads what an OpenMP runtime prints under
+// OMP_DISPLAY_ENV=verbose: libgomp's "  NAME = 'VALUE'" and libomp's
+// "  [host] NAME='VALUE'" lines.
+func displayed(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "[host]"))
+		name, value, ok := strings.Cut(l, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+			continue
+		}
+		m[name] = strings.Trim(strings.TrimSpace(value), "'")
+	}
+	return m
+}
+
+// TestOMPEnvParsesInRuntimes sources the omp-env export of a spinning
+// pinned winner, an oversubscribed parking one and a bounded (auto) one,
+// and runs an OpenMP program built with gcc (libgomp) and clang (libomp)
+// under OMP_DISPLAY_ENV=verbose: each runtime must accept every variable
+// it reads (no warning, no invalid value) and report the exported values.
+func TestOMPEnvParsesInRuntimes(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skipf("cannot read the allowed CPUs: %v", err)
+	}
+	cpus := allowed.Members()
+	pinned := slices.Clone(cpus[:min(2, len(cpus))])
+	slices.Reverse(pinned)
+	over := 4 * len(cpus)
+	spin := &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: pinned, Pinned: true, MedianNs: 100}
+	bounded := &results.Choice{Algorithm: "hybrid", Policy: "auto", CPUs: pinned, Pinned: true, MedianNs: 100}
+	parks := &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: cpus, MedianNs: 900}
+	src := `#include <omp.h>
+#include <stdio.h>
+int main(void)
+{
+	int n = 0;
+	#pragma omp parallel
+	{
+		#pragma omp barrier
+		#pragma omp master
+		n = omp_get_num_threads();
+	}
+	printf("threads %d\n", n);
+	return 0;
+}
+`
+	cases := []struct {
+		name    string
+		threads int
+		in      OMPInput
+	}{
+		{"spin-pinned", len(pinned), OMPInput{Choice: spin, Threads: len(pinned), Allowed: cpus}},
+		{"bounded", len(pinned), OMPInput{Choice: bounded, Threads: len(pinned), Allowed: cpus}},
+		{"oversubscribed", over, OMPInput{Choice: parks, Threads: over, Allowed: cpus}},
+	}
+	for _, rt := range []struct{ cc, lib string }{{"gcc", "libgomp"}, {"clang", "libomp"}} {
+		t.Run(rt.lib, func(t *testing.T) {
+			dir := t.TempDir()
+			compile(t, rt.cc, dir, src, "-fopenmp")
+			for _, tc := range cases {
+				var env bytes.Buffer
+				f := &results.File{Schema: results.Schema, Machine: results.Machine{AllowedCPUs: allowed.String()},
+					Threads: []results.Threads{{Threads: tc.threads, Best: tc.in.Choice}}}
+				if err := Write(&env, f, "omp-env", Options{Threads: tc.threads}); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "omp.env"), env.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command("sh", "-c", ". ./omp.env && exec ./prog")
+				cmd.Dir = dir
+				cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+					return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
+				}), "OMP_DISPLAY_ENV=verbose")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", tc.name, err, out)
+				}
+				text := string(out)
+				if strings.Contains(text, "Warning") || strings.Contains(text, "Invalid") {
+					t.Errorf("%s: %s complained:\n%s\nenv:\n%s", tc.name, rt.lib, text, env.String())
+				}
+				if !strings.Contains(text, "threads "+strconv.Itoa(tc.threads)+"\n") {
+					t.Errorf("%s: the program did not run %d threads:\n%s", tc.name, tc.threads, text)
+				}
+				shown := displayed(text)
+				checked := 0
+				for name, want := range vars(t, tc.in) {
+					got, ok := shown[name]
+					if !ok {
+						continue // a variable of the other runtime
+					}
+					if want == "infinite" {
+						want = map[string]string{"GOMP_SPINCOUNT": "18446744073709551615", "KMP_BLOCKTIME": "2147483647"}[name]
+					}
+					if !strings.EqualFold(got, want) {
+						t.Errorf("%s: %s shows %s=%q, exported %q", tc.name, rt.lib, name, got, want)
+					}
+					checked++
+				}
+				// Each runtime reads its own wait knob and binding.
+				for _, name := range map[string][]string{"libgomp": {"GOMP_SPINCOUNT", "OMP_PROC_BIND"}, "libomp": {"KMP_BLOCKTIME", "KMP_PLAIN_BARRIER_PATTERN", "OMP_PROC_BIND"}}[rt.lib] {
+					if _, ok := shown[name]; !ok {
+						t.Errorf("%s: %s did not display %s:\n%s", tc.name, rt.lib, name, text)
+					}
+				}
+				if checked < 3 {
+					t.Errorf("%s: only %d exported variables shown by %s:\n%s", tc.name, checked, rt.lib, text)
+				}
+			}
+		})
+	}
+}
