@@ -6,7 +6,7 @@ package barriers
 // then empty and compile away, and flag.go's `if traceOn { ... }` branches
 // are dead code that the inliner does not count (a constant condition costs
 // nothing), so tracing leaves the hot path exactly as it is. With the tag,
-// trace_on.go records every signal (see Tracer there).
+// trace_on.go records every signal (into internal/trace's Tracer).
 const traceOn = false
 
 // traceWrite marks a write of the location p (a flag set, a counter

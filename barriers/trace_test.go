@@ -6,10 +6,12 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/barriertune/barriertune/internal/trace"
 )
 
 // traceRun runs one episode of b with every participant joined to tr.
-func traceRun(tr *Tracer, b Barrier, join bool) {
+func traceRun(tr *trace.Tracer, b Barrier, join bool) {
 	var wg sync.WaitGroup
 	for id := 0; id < b.N(); id++ {
 		wg.Add(1)
@@ -26,17 +28,17 @@ func traceRun(tr *Tracer, b Barrier, join bool) {
 
 // One trace at a time; Stop makes room for the next.
 func TestTraceExclusive(t *testing.T) {
-	tr, err := StartTrace()
+	tr, err := trace.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := StartTrace(); err == nil {
+	if _, err := trace.Start(); err == nil {
 		t.Fatal("a second trace started while one runs")
 	}
 	if _, err := tr.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	tr2, err := StartTrace()
+	tr2, err := trace.Start()
 	if err != nil {
 		t.Fatalf("after Stop: %v", err)
 	}
@@ -51,7 +53,7 @@ func TestTraceDissemination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := StartTrace()
+	tr, err := trace.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +66,9 @@ func TestTraceDissemination(t *testing.T) {
 	saw := map[int]uintptr{}
 	for _, ev := range events {
 		switch ev.Kind {
-		case TraceWrite:
+		case trace.Write:
 			wrote[ev.Participant] = ev.Loc
-		case TraceSaw:
+		case trace.Saw:
 			saw[ev.Participant] = ev.Loc
 		}
 	}
@@ -86,7 +88,7 @@ func TestTraceStray(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := StartTrace()
+	tr, err := trace.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/trace"
 )
 
 // traceTimeout bounds one traced episode; a barrier that has not completed
@@ -42,9 +43,9 @@ const traceTimeout = 20 * time.Second
 // previous one has begun to wait or has returned, so that a counter's last
 // arriver is always its group's lowest id (the model's choice); otherwise
 // all start at once.
-func traceEpisode(b barriers.Barrier, gated bool) ([]barriers.TraceEvent, error) {
+func traceEpisode(b barriers.Barrier, gated bool) ([]trace.Event, error) {
 	n := b.N()
-	tr, err := barriers.StartTrace()
+	tr, err := trace.Start()
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ type analysis struct {
 // a location by q is a signal from each other participant that wrote the
 // location earlier in the episode. A signal's depth is one more than the
 // deepest signal its writer had observed before writing (0 if none).
-func analyseTrace(events []barriers.TraceEvent, n int) (analysis, error) {
+func analyseTrace(events []trace.Event, n int) (analysis, error) {
 	type write struct {
 		from, depth int
 		idx         int
@@ -119,9 +120,9 @@ func analyseTrace(events []barriers.TraceEvent, n int) (analysis, error) {
 			return analysis{}, fmt.Errorf("event %d: participant %d of %d", i, p, n)
 		}
 		switch ev.Kind {
-		case barriers.TraceWrite:
+		case trace.Write:
 			writes[ev.Loc] = append(writes[ev.Loc], write{p, rdepth[p] + 1, i})
-		case barriers.TraceSaw:
+		case trace.Saw:
 			ws := writes[ev.Loc]
 			if len(ws) == 0 {
 				return analysis{}, fmt.Errorf("event %d: participant %d observed location %#x, which nobody wrote in this episode", i, p, ev.Loc)
@@ -151,10 +152,10 @@ func analyseTrace(events []barriers.TraceEvent, n int) (analysis, error) {
 		byLoc := map[uintptr][]int{}
 		for i, ev := range events {
 			switch ev.Kind {
-			case barriers.TraceWrite:
+			case trace.Write:
 				send[i] = known[ev.Participant]
 				byLoc[ev.Loc] = append(byLoc[ev.Loc], i)
-			case barriers.TraceSaw:
+			case trace.Saw:
 				q := ev.Participant
 				for _, w := range byLoc[ev.Loc] {
 					if p := events[w].Participant; p != q {
@@ -449,13 +450,13 @@ func TestPatternComparisonDetects(t *testing.T) {
 	}
 	// Same stages, other dependencies: participant 2 signals 3 after
 	// hearing from 0 only, while the model has it wait for 1 as well.
-	ev := []barriers.TraceEvent{
-		{Participant: 0, Kind: barriers.TraceWrite, Loc: 1},
-		{Participant: 1, Kind: barriers.TraceWrite, Loc: 2},
-		{Participant: 2, Kind: barriers.TraceSaw, Loc: 1},
-		{Participant: 2, Kind: barriers.TraceWrite, Loc: 3},
-		{Participant: 2, Kind: barriers.TraceSaw, Loc: 2},
-		{Participant: 3, Kind: barriers.TraceSaw, Loc: 3},
+	ev := []trace.Event{
+		{Participant: 0, Kind: trace.Write, Loc: 1},
+		{Participant: 1, Kind: trace.Write, Loc: 2},
+		{Participant: 2, Kind: trace.Saw, Loc: 1},
+		{Participant: 2, Kind: trace.Write, Loc: 3},
+		{Participant: 2, Kind: trace.Saw, Loc: 2},
+		{Participant: 3, Kind: trace.Saw, Loc: 3},
 	}
 	partial, err := analyseTrace(ev, 4)
 	if err != nil {
