@@ -58,7 +58,7 @@ type Tuning struct {
 	// Levels its levels with their groups for Threads participants; New
 	// builds the hybrid with WithHierarchy(Levels).
 	Composition string
-	Levels      []Level
+	Levels      Hierarchy
 }
 
 // fallbackAlgorithm is used when no results apply: dissemination, the
@@ -222,10 +222,10 @@ func tuning(l *loaded, n int) Tuning {
 }
 
 // tunedLevels rebuilds a recorded hybrid's levels for n participants: the
-// composition string with the level keys (HierarchyFromKeys); a one-level
+// composition string with the level keys (Hierarchy.Grouped); a one-level
 // composition needs none.
-func tunedLevels(composition string, keys [][]int, n int) ([]Level, error) {
-	specs, err := ParseComposition(composition)
+func tunedLevels(composition string, keys [][]int, n int) (Hierarchy, error) {
+	specs, err := ParseHierarchy(composition)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func tunedLevels(composition string, keys [][]int, n int) ([]Level, error) {
 			return nil, fmt.Errorf("hybrid %s: level_keys row %d has %d entries, want %d (one per participant)", composition, l, len(row), n)
 		}
 	}
-	levels, err := HierarchyFromKeys(specs, keys)
+	levels, err := Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		return nil, fmt.Errorf("hybrid %s: %w", composition, err)
 	}

@@ -65,7 +65,7 @@ type config struct {
 	policy    Policy
 	budget    int
 	fanIn     int
-	hierarchy []Level // WithHierarchy, read by the hybrid only
+	hierarchy Hierarchy // WithHierarchy, read by the hybrid only
 }
 
 // WithPolicy sets the waiting policy of a spinning algorithm (blocking

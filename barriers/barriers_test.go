@@ -254,7 +254,7 @@ func TestHotWordsAligned(t *testing.T) {
 		}
 	}
 	// A hybrid of two levels: its own release flags and its sub-barriers'.
-	specs, err := ParseComposition("core:static-tree,package:central")
+	specs, err := ParseHierarchy("core:static-tree, package:central")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestHotWordsAligned(t *testing.T) {
 			for i := range n {
 				keys[0][i], keys[1][i] = i/2, i/8
 			}
-			levels, err := HierarchyFromKeys(specs, keys)
+			levels, err := Hierarchy(specs).Grouped(keys)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,11 +19,11 @@ func ExampleWithHierarchy() {
 		{0, 0, 1, 1, 2, 2, 3, 3}, // core
 		{0, 0, 0, 0, 1, 1, 1, 1}, // package
 	}
-	specs, err := barriers.ParseComposition("core:dissemination,package:central")
+	specs, err := barriers.ParseHierarchy("core:dissemination, package:central")
 	if err != nil {
 		panic(err)
 	}
-	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	levels, err := barriers.Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		panic(err)
 	}
@@ -44,21 +44,21 @@ func ExampleWithHierarchy() {
 		}()
 	}
 	wg.Wait()
-	fmt.Println(barriers.Composition(levels), counts)
+	fmt.Println(barriers.Hierarchy(levels).String(), counts)
 	// Output: core:dissemination,package:central [100 100 100 100 100 100 100 100]
 }
 
-// ParseComposition reads the composition a results file records; the
-// levels get their groups from HierarchyFromKeys.
-func ExampleParseComposition() {
-	levels, err := barriers.ParseComposition("core:dissemination,l3:combining(4),package:dissemination")
+// ParseHierarchy reads the composition a results file records; the
+// levels get their groups from Hierarchy.Grouped.
+func ExampleParseHierarchy() {
+	levels, err := barriers.ParseHierarchy("core:dissemination, l3:combining(4), package:dissemination")
 	if err != nil {
 		panic(err)
 	}
 	for _, l := range levels {
 		fmt.Println(l.Name, l.Algorithm, l.FanIn)
 	}
-	_, err = barriers.ParseComposition("core:fastest")
+	_, err = barriers.ParseHierarchy("core:fastest")
 	fmt.Println(err != nil)
 	// Output:
 	// core dissemination 0
@@ -67,15 +67,15 @@ func ExampleParseComposition() {
 	// true
 }
 
-// HierarchyFromKeys groups participants level by level; a level groups the
+// Hierarchy.Grouped groups participants level by level; a level groups the
 // representatives (lowest ids) of the level below.
-func ExampleHierarchyFromKeys() {
+func ExampleHierarchy_Grouped() {
 	specs := []barriers.Level{{Name: "l3"}, {Name: "package"}}
 	keys := [][]int{
 		{0, 0, 0, 1, 1, 2}, // L3 of participants 0..5 (uneven groups)
 		{0, 0, 0, 0, 0, 1}, // package
 	}
-	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	levels, err := barriers.Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		panic(err)
 	}
@@ -87,12 +87,12 @@ func ExampleHierarchyFromKeys() {
 	// package [[0 3] [5]]
 }
 
-// Composition writes levels in the form results files and the model use.
-func ExampleComposition() {
-	fmt.Println(barriers.Composition([]barriers.Level{
+// String writes levels in the form results files and the model use.
+func ExampleHierarchy_String() {
+	fmt.Println(barriers.Hierarchy([]barriers.Level{
 		{Name: "core", Algorithm: "dissemination"},
 		{Name: "l3", Algorithm: "combining", FanIn: 4},
-	}))
+	}).String())
 	// Output: core:dissemination,l3:combining(4)
 }
 

@@ -24,7 +24,7 @@ type Level struct {
 	FanIn int
 	// Groups partition the participants of this level: at the lowest
 	// level, the ids 0..n-1; at every higher level, the representatives
-	// (first ids) of the groups of the level below. HierarchyFromKeys
+	// (first ids) of the groups of the level below. Hierarchy.Grouped
 	// builds them from per-participant group keys.
 	Groups [][]int
 }
@@ -42,12 +42,17 @@ func (l Level) label() string {
 	return a
 }
 
-// Composition writes levels as "core:dissemination,l3:combining(4),package:dissemination",
+// Hierarchy is the hybrid barrier's levels, lowest first (WithHierarchy).
+// Its string form, "core:dissemination,l3:combining(4),package:dissemination",
+// is what results files record and ParseHierarchy reads.
+type Hierarchy []Level
+
+// String writes the levels as "core:dissemination,l3:combining(4),package:dissemination",
 // lowest level first, the form recorded in results files and printed by the
 // model.
-func Composition(levels []Level) string {
-	parts := make([]string, len(levels))
-	for i, l := range levels {
+func (h Hierarchy) String() string {
+	parts := make([]string, len(h))
+	for i, l := range h {
 		name := l.Name
 		if name == "" {
 			name = "level" + strconv.Itoa(i)
@@ -57,13 +62,13 @@ func Composition(levels []Level) string {
 	return strings.Join(parts, ",")
 }
 
-// ParseComposition reads a composition string (see Composition) into levels
-// without groups; HierarchyFromKeys adds them.
-func ParseComposition(s string) ([]Level, error) {
+// ParseHierarchy reads a composition string (see Hierarchy.String) into
+// levels without groups; Hierarchy.Grouped adds them.
+func ParseHierarchy(s string) (Hierarchy, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("empty hybrid composition (want e.g. core:dissemination,package:combining(4))")
 	}
-	var out []Level
+	var out Hierarchy
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		name, alg, ok := strings.Cut(part, ":")
@@ -100,13 +105,14 @@ func checkLevelAlgorithm(name string) error {
 	return err
 }
 
-// HierarchyFromKeys gives each level in specs its groups: keys[l][i] is the
+// Grouped returns the levels of h with their groups: keys[l][i] is the
 // group (e.g. the core, L3 or package index) of participant i at level l,
-// so len(keys) must equal len(specs) and every keys[l] has one entry per
+// so len(keys) must equal len(h) and every keys[l] has one entry per
 // participant. At level l the representatives of level l-1 (the lowest id
 // of each group) are grouped by their key. Keys need not nest: a level
 // groups whatever representatives share a key, so any placement works.
-func HierarchyFromKeys(specs []Level, keys [][]int) ([]Level, error) {
+func (h Hierarchy) Grouped(keys [][]int) (Hierarchy, error) {
+	specs := h
 	if len(specs) != len(keys) {
 		return nil, fmt.Errorf("hybrid: %d levels but %d key rows (want one row per level)", len(specs), len(keys))
 	}
@@ -121,7 +127,7 @@ func HierarchyFromKeys(specs []Level, keys [][]int) ([]Level, error) {
 	for i := range members {
 		members[i] = i
 	}
-	out := make([]Level, len(specs))
+	out := make(Hierarchy, len(specs))
 	for l, spec := range specs {
 		if len(keys[l]) != n {
 			return nil, fmt.Errorf("hybrid: key row %d has %d entries, want %d (one per participant)", l, len(keys[l]), n)
@@ -148,13 +154,14 @@ func HierarchyFromKeys(specs []Level, keys [][]int) ([]Level, error) {
 	return out, nil
 }
 
-// HierarchyKeys is the inverse of HierarchyFromKeys: for levels over n
-// participants (validated as WithHierarchy's), row l gives every
-// participant the index of the group at level l it is under (its own group,
-// or the group of the representative that goes up for it), so that
-// HierarchyFromKeys(levels, keys) rebuilds the same groups. Results files
-// store these rows beside the composition string.
-func HierarchyKeys(levels []Level, n int) ([][]int, error) {
+// Keys is the inverse of Grouped: for levels over n participants
+// (validated as WithHierarchy's), row l gives every participant the index
+// of the group at level l it is under (its own group, or the group of the
+// representative that goes up for it), so that the levels' Grouped(keys)
+// rebuilds the same groups. Results files store these rows beside the
+// composition string.
+func (h Hierarchy) Keys(n int) ([][]int, error) {
+	levels := []Level(h)
 	if n < 1 || n > maxHybridParticipants {
 		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, maxHybridParticipants)
 	}
@@ -192,7 +199,7 @@ const maxHybridParticipants = 1 << 16
 // WithHierarchy makes the hybrid barrier compose levels (lowest first). The
 // other algorithms ignore it. Without it the hybrid is one flat
 // dissemination level over all participants.
-func WithHierarchy(levels []Level) Option {
+func WithHierarchy(levels Hierarchy) Option {
 	return func(c *config) { c.hierarchy = levels }
 }
 
@@ -204,7 +211,7 @@ func WithHierarchy(levels []Level) Option {
 // represents, highest first; the other members await their group's flag.
 type hybrid struct {
 	base
-	levels []Level
+	levels Hierarchy
 	// paths[id] lists participant id's steps, lowest level first: at
 	// every step but the last it is its group's representative.
 	paths [][]hybridStep
@@ -392,10 +399,10 @@ func (h *hybrid) WaitContext(ctx context.Context, id int) error {
 	return h.waitContext(ctx, h, id)
 }
 
-// Composition returns the levels the barrier runs, as Composition writes
+// Composition returns the levels the barrier runs, as Hierarchy.String writes
 // them ("flat:dissemination" without WithHierarchy; a "top" level where the
 // highest given level left several groups).
-func (h *hybrid) Composition() string { return Composition(h.levels) }
+func (h *hybrid) Composition() string { return Hierarchy(h.levels).String() }
 
 // Break implements Barrier: it breaks the release flags and every
 // sub-barrier.

@@ -30,8 +30,8 @@ func BenchmarkHybrid(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		specs, _ := barriers.ParseComposition("cpu:dissemination")
-		levels, err := barriers.HierarchyFromKeys(specs, [][]int{cpus})
+		specs, _ := barriers.ParseHierarchy("cpu:dissemination")
+		levels, err := barriers.Hierarchy(specs).Grouped([][]int{cpus})
 		if err != nil {
 			b.Fatal(err)
 		}

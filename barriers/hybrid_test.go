@@ -38,11 +38,11 @@ func treeKeys(n, packages, l3s, cores, smt int, scatter bool) [][]int {
 
 func hybridOf(t *testing.T, n int, comp string, keys [][]int, opts ...Option) Barrier {
 	t.Helper()
-	specs, err := ParseComposition(comp)
+	specs, err := ParseHierarchy(comp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, err := HierarchyFromKeys(specs, keys)
+	levels, err := Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,26 +103,26 @@ func TestHybridPolicies(t *testing.T) {
 	}
 }
 
-func TestHierarchyFromKeys(t *testing.T) {
+func TestHierarchyGrouped(t *testing.T) {
 	specs := []Level{{Name: "core"}, {Name: "pkg", Algorithm: "central"}}
 	// participants 0..5; cores {0,3}, {1,4}, {2}, {5}; packages: core
 	// representatives 0,1 in package 7, 2 and 5 in package 8.
 	keys := [][]int{{10, 11, 12, 10, 11, 13}, {7, 7, 8, 7, 7, 8}}
-	got, err := HierarchyFromKeys(specs, keys)
+	got, err := Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Level{
+	want := Hierarchy{
 		{Name: "core", Groups: [][]int{{0, 3}, {1, 4}, {2}, {5}}},
 		{Name: "pkg", Algorithm: "central", Groups: [][]int{{0, 1}, {2, 5}}},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("HierarchyFromKeys = %+v, want %+v", got, want)
+		t.Fatalf("Grouped = %+v, want %+v", got, want)
 	}
-	if _, err := HierarchyFromKeys(specs, keys[:1]); err == nil {
+	if _, err := Hierarchy(specs).Grouped(keys[:1]); err == nil {
 		t.Error("one key row for two levels accepted")
 	}
-	if _, err := HierarchyFromKeys(specs, [][]int{{1, 2}, {1}}); err == nil || !strings.Contains(err.Error(), "row 1") {
+	if _, err := Hierarchy(specs).Grouped([][]int{{1, 2}, {1}}); err == nil || !strings.Contains(err.Error(), "row 1") {
 		t.Errorf("ragged keys: %v", err)
 	}
 }
@@ -133,15 +133,15 @@ func TestCompositionRoundTrip(t *testing.T) {
 		"flat:central",
 		"a:mcs(8),b:static-tree(2)",
 	} {
-		ls, err := ParseComposition(s)
+		ls, err := ParseHierarchy(s)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
-		if back := Composition(ls); back != s {
-			t.Errorf("Composition(ParseComposition(%q)) = %q", s, back)
+		if back := Hierarchy(ls).String(); back != s {
+			t.Errorf("Hierarchy(ParseHierarchy(%q)).String() = %q", s, back)
 		}
 	}
-	if got := Composition([]Level{{}, {Algorithm: "central", FanIn: 3}}); got != "level0:dissemination,level1:central(3)" {
+	if got := Hierarchy([]Level{{}, {Algorithm: "central", FanIn: 3}}).String(); got != "level0:dissemination,level1:central(3)" {
 		t.Errorf("Composition defaults = %q", got)
 	}
 	for s, want := range map[string]string{
@@ -153,8 +153,8 @@ func TestCompositionRoundTrip(t *testing.T) {
 		"core:combining(x)": "fan-in",
 		"core:combining(4":  "unclosed",
 	} {
-		if _, err := ParseComposition(s); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseComposition(%q) error = %v, want it to mention %q", s, err, want)
+		if _, err := ParseHierarchy(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHierarchy(%q) error = %v, want it to mention %q", s, err, want)
 		}
 	}
 }
@@ -292,27 +292,27 @@ func TestHybridBreakMidEpisode(t *testing.T) {
 	}
 }
 
-// TestHierarchyKeysRoundTrip: the key rows HierarchyKeys writes (what a
+// TestHierarchyKeysRoundTrip: the key rows Hierarchy.Keys writes (what a
 // results file stores) rebuild exactly the groups they came from, for
 // matching and mismatched trees, and the barrier reports the composition
 // it runs.
 func TestHierarchyKeysRoundTrip(t *testing.T) {
 	const comp = "core:dissemination,l3:combining(2),package:central"
-	specs, err := ParseComposition(comp)
+	specs, err := ParseHierarchy(comp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{1, 2, 5, 12, 17} {
 		for _, scatter := range []bool{false, true} {
-			levels, err := HierarchyFromKeys(specs, treeKeys(n, 2, 2, 2, 2, scatter))
+			levels, err := Hierarchy(specs).Grouped(treeKeys(n, 2, 2, 2, 2, scatter))
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, err := HierarchyKeys(levels, n)
+			keys, err := Hierarchy(levels).Keys(n)
 			if err != nil {
 				t.Fatalf("n=%d: %v", n, err)
 			}
-			back, err := HierarchyFromKeys(specs, keys)
+			back, err := Hierarchy(specs).Grouped(keys)
 			if err != nil || !reflect.DeepEqual(back, levels) {
 				t.Fatalf("n=%d scatter=%v: rebuilt %+v (%v), want %+v", n, scatter, back, err, levels)
 			}
@@ -327,7 +327,7 @@ func TestHierarchyKeysRoundTrip(t *testing.T) {
 		t.Errorf("plain hybrid's Composition() = %q", got)
 	}
 	bad := []Level{{Groups: [][]int{{0, 1}, {1, 2}}}}
-	if _, err := HierarchyKeys(bad, 3); err == nil || !strings.Contains(err.Error(), "two groups") {
+	if _, err := Hierarchy(bad).Keys(3); err == nil || !strings.Contains(err.Error(), "two groups") {
 		t.Errorf("overlapping groups: %v", err)
 	}
 }
@@ -343,15 +343,15 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 		t.Skip(err)
 	}
 	const n, comp = 6, "core:central,l3:combining(2),package:dissemination"
-	specs, err := ParseComposition(comp)
+	specs, err := ParseHierarchy(comp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, err := HierarchyFromKeys(specs, treeKeys(n, 1, 2, 2, 2, false))
+	levels, err := Hierarchy(specs).Grouped(treeKeys(n, 1, 2, 2, 2, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := HierarchyKeys(levels, n)
+	keys, err := Hierarchy(levels).Keys(n)
 	if err != nil {
 		t.Fatal(err)
 	}

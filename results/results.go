@@ -232,7 +232,7 @@ type Choice struct {
 	FanIn       int    `json:"fan_in,omitempty"`
 	// LevelKeys rebuilds a hybrid's groups for exactly Threads
 	// participants: row l, one per level of Composition, gives each rank
-	// the group it is under at that level (barriers.HierarchyFromKeys).
+	// the group it is under at that level (barriers.Hierarchy.Grouped).
 	LevelKeys [][]int `json:"level_keys,omitempty"`
 	// Tie is true when the runner-up could not be told apart from the
 	// winner; TieRule says how the tie was decided.

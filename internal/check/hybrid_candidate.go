@@ -78,7 +78,7 @@ func (h *hybridComposer) candidates(algs []cand, cpus []int, policy barriers.Pol
 			if err != nil {
 				return nil, nil, err
 			}
-			keys, err := barriers.HierarchyKeys(comp.Levels, len(cpus))
+			keys, err := barriers.Hierarchy(comp.Levels).Keys(len(cpus))
 			if err != nil {
 				return nil, nil, fmt.Errorf("hybrid %s on CPUs %v: %w", comp, cpus, err)
 			}

@@ -60,11 +60,11 @@ func checkRecorded(t *testing.T, c *hybridComposer, alg, comp string, keys [][]i
 	if comp != want.String() {
 		t.Fatalf("hybrid on %v recorded as %q, the check composes %q", cpus, comp, want)
 	}
-	specs, err := barriers.ParseComposition(comp)
+	specs, err := barriers.ParseHierarchy(comp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	levels, err := barriers.Hierarchy(specs).Grouped(keys)
 	if err != nil || !reflect.DeepEqual(levels, want.Levels) {
 		t.Fatalf("level keys %v rebuild %+v (%v), want %+v", keys, levels, err, want.Levels)
 	}

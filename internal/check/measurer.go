@@ -153,7 +153,7 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), FanIn: c.FanIn,
 			CPUs: slices.Clone(cpus), Pinned: pinned, EpisodesPerRep: 1}
 		if c.Algorithm == "hybrid" && len(c.Hierarchy) > 0 {
-			r.Composition = barriers.Composition(c.Hierarchy)
+			r.Composition = barriers.Hierarchy(c.Hierarchy).String()
 		}
 		ns, err := m.predict(c, cpus)
 		if err != nil || math.IsNaN(ns) || math.IsInf(ns, 0) {
@@ -183,7 +183,7 @@ func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error
 	if len(c.Hierarchy) == 0 {
 		return model.PredictWith(m.kind, "dissemination", cpus, m.costs, 0, m.params)
 	}
-	comp := barriers.Composition(c.Hierarchy)
+	comp := barriers.Hierarchy(c.Hierarchy).String()
 	key := comp + fmt.Sprint(cpus)
 	if ns, ok := m.hybrid[key]; ok {
 		return ns, nil

@@ -38,7 +38,7 @@ type Candidate struct {
 	FanIn int
 	// Hierarchy composes the hybrid (barriers.WithHierarchy): its levels,
 	// lowest first, with their groups. Other algorithms ignore it.
-	Hierarchy []barriers.Level
+	Hierarchy barriers.Hierarchy
 }
 
 // options are the barrier options the candidate is built with.
@@ -58,7 +58,7 @@ func (c Candidate) composition() string {
 	if c.Algorithm != "hybrid" || len(c.Hierarchy) == 0 {
 		return ""
 	}
-	return barriers.Composition(c.Hierarchy)
+	return barriers.Hierarchy(c.Hierarchy).String()
 }
 
 // Options tune a measurement. Zero values take the defaults.

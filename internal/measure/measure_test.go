@@ -154,11 +154,11 @@ func TestPingPong(t *testing.T) {
 // the results record both. Runs unpinned, so one CPU suffices.
 func TestHierarchyCandidate(t *testing.T) {
 	cpus := []int{0, 0, 0, 0, 0}
-	specs, err := barriers.ParseComposition("core:central,package:combining(2)")
+	specs, err := barriers.ParseHierarchy("core:central, package:combining(2)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, err := barriers.HierarchyFromKeys(specs, [][]int{{0, 0, 1, 1, 2}, {0, 0, 0, 0, 1}})
+	levels, err := barriers.Hierarchy(specs).Grouped([][]int{{0, 0, 1, 1, 2}, {0, 0, 0, 0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,12 @@ type LevelKeys struct {
 // barriers.WithHierarchy. A composition with one level holding every
 // participant is a flat algorithm (the hybrid degenerated).
 type Composition struct {
-	Levels []barriers.Level
+	Levels barriers.Hierarchy
 }
 
 // String writes the composition as barriers.Composition does, e.g.
 // "core:dissemination,l3:combining(4),package:dissemination".
-func (c Composition) String() string { return barriers.Composition(c.Levels) }
+func (c Composition) String() string { return barriers.Hierarchy(c.Levels).String() }
 
 // Flat returns the algorithm when the composition is one flat level, or "".
 func (c Composition) Flat() string {

@@ -287,11 +287,11 @@ func (c traceCase) pattern() (Pattern, error) {
 
 func hierarchy(t *testing.T, spec string, keys ...[]int) []barriers.Level {
 	t.Helper()
-	specs, err := barriers.ParseComposition(spec)
+	specs, err := barriers.ParseHierarchy(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels, err := barriers.HierarchyFromKeys(specs, keys)
+	levels, err := barriers.Hierarchy(specs).Grouped(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func traceCases(t *testing.T) []traceCase {
 		cases = append(cases, traceCase{name: fmt.Sprintf("hybrid/flat/n=%d", n), n: n, alg: "hybrid", free: true})
 	}
 	add := func(n int, free bool, levels []barriers.Level) {
-		cases = append(cases, traceCase{name: fmt.Sprintf("hybrid/%s/n=%d", barriers.Composition(levels), n),
+		cases = append(cases, traceCase{name: fmt.Sprintf("hybrid/%s/n=%d", barriers.Hierarchy(levels).String(), n),
 			n: n, alg: "hybrid", levels: levels, free: free, opts: []barriers.Option{barriers.WithHierarchy(levels)}})
 	}
 	add(12, false, hierarchy(t, "core:central,l3:tournament,package:butterfly",
