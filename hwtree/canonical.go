@@ -42,7 +42,7 @@ func canonical(o *Object, memo map[*Object]string) string {
 	b.WriteString(o.Type.String())
 	var attrs []string
 	if o.Attrs.CacheSize > 0 {
-		attrs = append(attrs, FormatSize(o.Attrs.CacheSize))
+		attrs = append(attrs, formatSize(o.Attrs.CacheSize))
 	}
 	if o.Attrs.CPUKind != "" {
 		attrs = append(attrs, "kind="+o.Attrs.CPUKind)
@@ -190,7 +190,7 @@ func childSummary(o *Object) string {
 		parts = append(parts, "no children")
 	}
 	if o.Attrs.CacheSize > 0 {
-		parts = append(parts, "size="+FormatSize(o.Attrs.CacheSize))
+		parts = append(parts, "size="+formatSize(o.Attrs.CacheSize))
 	}
 	if o.Attrs.CPUKind != "" {
 		parts = append(parts, "kind="+o.Attrs.CPUKind)

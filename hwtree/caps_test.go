@@ -77,9 +77,9 @@ func TestXMLCapsWhileStreaming(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%d PUs: error %v, want %q", n, err, want)
 	}
-	deep := strings.Repeat(`<object type="Group">`, MaxXMLDepth+10)
+	deep := strings.Repeat(`<object type="Group">`, maxXMLDepth+10)
 	_, err = FromXML([]byte(`<topology><object type="Machine">`+deep), "deep.xml")
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("nested more than %d deep", MaxXMLDepth)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("nested more than %d deep", maxXMLDepth)) {
 		t.Errorf("deep XML: %v", err)
 	}
 	if testing.Short() {
@@ -87,13 +87,13 @@ func TestXMLCapsWhileStreaming(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString(`<topology><object type="Machine"><object type="PU" os_index="0"/>`)
-	for range MaxXMLObjects {
+	for range maxXMLObjects {
 		b.WriteString(`<object type="Misc"/>`)
 	}
 	b.WriteString(`</object></topology>`)
 	_, err = FromXML([]byte(b.String()), "misc.xml")
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d objects", MaxXMLObjects)) {
-		t.Errorf("%d Misc objects: %v", MaxXMLObjects, err)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d objects", maxXMLObjects)) {
+		t.Errorf("%d Misc objects: %v", maxXMLObjects, err)
 	}
 }
 

@@ -84,7 +84,7 @@ func (o *Object) Label() string {
 		attrs = append(attrs, fmt.Sprintf("P#%d", o.OSIndex))
 	}
 	if o.Attrs.CacheSize > 0 {
-		attrs = append(attrs, "size="+FormatSize(o.Attrs.CacheSize))
+		attrs = append(attrs, "size="+formatSize(o.Attrs.CacheSize))
 	}
 	if o.Attrs.LineSize > 0 {
 		attrs = append(attrs, fmt.Sprintf("linesize=%d", o.Attrs.LineSize))
@@ -108,9 +108,9 @@ func (o *Object) Label() string {
 	return s
 }
 
-// FormatSize prints a byte count as lstopo does: the largest binary unit
+// formatSize prints a byte count as lstopo does: the largest binary unit
 // that divides it exactly ("32KiB", "16MiB"), or bytes.
-func FormatSize(b uint64) string {
+func formatSize(b uint64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
 	for b >= 1024 && b%1024 == 0 && i < len(units)-1 {

@@ -27,7 +27,7 @@ func FuzzSynthetic(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if n := len(topo.Objects(PU)); n < 1 || n > MaxSyntheticPUs {
+		if n := len(topo.Objects(PU)); n < 1 || n > maxSyntheticPUs {
 			t.Fatalf("FromSynthetic(%q) has %d PUs", s, n)
 		}
 	})

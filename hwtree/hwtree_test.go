@@ -497,7 +497,7 @@ func TestFileSizeCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: costs no disk
+	if err := f.Truncate(maxFileSize + 1); err != nil { // sparse: costs no disk
 		t.Fatal(err)
 	}
 	f.Close()

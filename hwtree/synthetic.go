@@ -25,8 +25,8 @@ var syntheticNames = map[string]Type{
 
 const syntheticAccepted = "pack/package/socket, die, group, numa/node, l3/l3cache, l2/l2cache, l1/l1d/l1dcache, l1i/l1icache, core, pu; each as TYPE:COUNT, optionally with (size=N[K|M|G])"
 
-// MaxSyntheticPUs bounds the PUs a synthetic string may describe.
-const MaxSyntheticPUs = 1 << 16
+// maxSyntheticPUs bounds the PUs a synthetic string may describe.
+const maxSyntheticPUs = 1 << 16
 
 // FromSynthetic builds a tree from an hwloc synthetic string such as
 // "pack:2 l3:2 core:4 pu:2": each level names a type (hwloc's names and
@@ -71,8 +71,8 @@ func FromSynthetic(s string) (*Topology, error) {
 				return nil, fmt.Errorf("synthetic %q: memory child %q is not a NUMA node (want [NUMANode] or [NUMANode(memory=N)])", elide(s), elide(tok))
 			}
 			memTotal += total
-			if memTotal > MaxSyntheticPUs {
-				return nil, fmt.Errorf("synthetic %q: more than %d NUMA nodes", elide(s), MaxSyntheticPUs)
+			if memTotal > maxSyntheticPUs {
+				return nil, fmt.Errorf("synthetic %q: more than %d NUMA nodes", elide(s), maxSyntheticPUs)
 			}
 			if len(levels) == 0 {
 				rootMemory++
@@ -94,17 +94,17 @@ func FromSynthetic(s string) (*Topology, error) {
 			return nil, fmt.Errorf("synthetic %q: unknown type %q (accepted: %s)", elide(s), elide(name), syntheticAccepted)
 		}
 		count, err := strconv.Atoi(countText)
-		if err != nil || count < 1 || count > MaxSyntheticPUs {
-			return nil, fmt.Errorf("synthetic %q: count %q of %s is not an integer in 1..%d", elide(s), elide(countText), elide(name), MaxSyntheticPUs)
+		if err != nil || count < 1 || count > maxSyntheticPUs {
+			return nil, fmt.Errorf("synthetic %q: count %q of %s is not an integer in 1..%d", elide(s), elide(countText), elide(name), maxSyntheticPUs)
 		}
 		for _, l := range levels {
 			if syntheticOrderBroken(l.typ, typ) {
 				return nil, fmt.Errorf("synthetic %q: %s cannot be below %s (caches go from L3 down to L1, then Core, then PU; only Group may repeat)", elide(s), typ, l.typ)
 			}
 		}
-		total *= count // both factors are at most MaxSyntheticPUs: no overflow
-		if total > MaxSyntheticPUs {
-			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", elide(s), MaxSyntheticPUs)
+		total *= count // both factors are at most maxSyntheticPUs: no overflow
+		if total > maxSyntheticPUs {
+			return nil, fmt.Errorf("synthetic %q: more than %d objects per level", elide(s), maxSyntheticPUs)
 		}
 		var attrs Attrs
 		if attrText != "" {

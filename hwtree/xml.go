@@ -122,14 +122,14 @@ func FromXMLFile(path string) (*Topology, error) {
 // of after building a tree of it: the largest machines hwloc describes have
 // tens of thousands of PUs, a few objects per PU and trees about 15 deep.
 const (
-	// MaxXMLObjects bounds the <object> elements of an hwloc XML file.
-	MaxXMLObjects = 1 << 20
-	// MaxXMLDepth bounds how deeply elements nest.
-	MaxXMLDepth = 256
+	// maxXMLObjects bounds the <object> elements of an hwloc XML file.
+	maxXMLObjects = 1 << 20
+	// maxXMLDepth bounds how deeply elements nest.
+	maxXMLDepth = 256
 )
 
 // xmlCaps counts the elements its decoder yields and stops the decoding at
-// the first one over MaxXMLObjects, MaxXMLDepth or cpuset.MaxCPU+1 PUs.
+// the first one over maxXMLObjects, maxXMLDepth or cpuset.MaxCPU+1 PUs.
 type xmlCaps struct {
 	d                  *xml.Decoder
 	objects, pus, deep int
@@ -145,13 +145,13 @@ func (c *xmlCaps) Token() (xml.Token, error) {
 	switch t := tok.(type) {
 	case xml.StartElement:
 		c.deep++
-		if c.deep > MaxXMLDepth {
-			c.err = fmt.Errorf("elements nested more than %d deep (line %d); hwloc XML nests about 15", MaxXMLDepth, c.line())
+		if c.deep > maxXMLDepth {
+			c.err = fmt.Errorf("elements nested more than %d deep (line %d); hwloc XML nests about 15", maxXMLDepth, c.line())
 		}
 		if t.Name.Local == "object" {
 			c.objects++
-			if c.objects > MaxXMLObjects {
-				c.err = fmt.Errorf("more than %d objects (line %d), the most an hwloc XML file may hold", MaxXMLObjects, c.line())
+			if c.objects > maxXMLObjects {
+				c.err = fmt.Errorf("more than %d objects (line %d), the most an hwloc XML file may hold", maxXMLObjects, c.line())
 			}
 			for _, a := range t.Attr {
 				if a.Name.Local == "type" && a.Value == "PU" {
