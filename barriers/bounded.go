@@ -194,7 +194,15 @@ func (a *adaptive) learn(pinned bool) {
 // grew) within busyHold. It reads the count when the last read is
 // sampleGap old or more; a growth counts only over at most
 // evidenceWindow, so one preemption long ago is no evidence.
+//
+// It is never futile for pinned threads: each has a CPU of its own, so
+// one that blocks gives its CPU to no participant, and its partner, when
+// preempted, waits for a CPU it cannot take; the kernel's bound keeps
+// what it loses within twice what blocking would have cost.
 func (a *adaptive) futile(now int64) bool {
+	if a.class.Load() == classPinned {
+		return false
+	}
 	if last := a.sampled.Load(); now-last >= int64(sampleGap) && a.sampled.CompareAndSwap(last, now) {
 		n := a.count()
 		prev := a.switches.Swap(n)
@@ -203,6 +211,12 @@ func (a *adaptive) futile(now int64) bool {
 		}
 	}
 	return now < a.busyUntil.Load()
+}
+
+// busy reports whether the last evidence (futile) still holds at now,
+// without reading the count again.
+func (a *adaptive) busy(now int64) bool {
+	return now < a.busyUntil.Load() && a.class.Load() != classPinned
 }
 
 // woke adapts the bound after a wait that spun for limit and then had to
@@ -236,7 +250,7 @@ func (a *adaptive) woke(limit int64, sameThread, busy bool) {
 // within the first relax hints: the partner runs on another CPU again, so
 // spinning pays, unless the evidence says the CPUs are contended.
 func (a *adaptive) quick(limit int64) {
-	if c := a.ceiling.Load(); limit < c && osal.Nanotime() >= a.busyUntil.Load() {
+	if c := a.ceiling.Load(); limit < c && !a.busy(osal.Nanotime()) {
 		a.limit.Store(min(limit+a.step/8, c))
 	}
 }
@@ -300,7 +314,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		a.learn(osal.ThreadPinned())
 	}
 	v, same := f.sleep(target, eq)
-	a.woke(limit, same, osal.Nanotime() < a.busyUntil.Load())
+	a.woke(limit, same, a.busy(osal.Nanotime()))
 	return v
 }
 

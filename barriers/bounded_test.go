@@ -107,7 +107,7 @@ func TestGoroutineBoundIgnoresKernelCost(t *testing.T) {
 // spinning futile for busyHold (then a blocked wait leaves the bound at 0
 // and quick waits do not lengthen it); reads come at most every sampleGap;
 // a growth over a longer window is stale and no evidence; once the hold
-// ends, the bound comes back.
+// ends, the bound comes back. Pinned threads ignore it.
 func TestFutileEvidence(t *testing.T) {
 	a := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
 	a.learn(false)
@@ -150,6 +150,18 @@ func TestFutileEvidence(t *testing.T) {
 	switches += 5
 	if a.futile(now + int64(evidenceWindow) + 1) {
 		t.Fatal("a growth over more than evidenceWindow counted as evidence")
+	}
+	// Pinned threads ignore the evidence: blocking gives their CPU to no
+	// participant.
+	p := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
+	p.learn(true)
+	p.count = func() int64 { switches++; return switches }
+	if p.futile(now) || p.futile(now+int64(sampleGap)) || p.busy(now+int64(sampleGap)) {
+		t.Fatal("futile for pinned threads")
+	}
+	p.woke(p.limit.Load(), false, p.busy(now))
+	if got := p.limit.Load(); got != p.kernel {
+		t.Fatalf("pinned: bound %d after a wake-up, want the kernel's %d", got, p.kernel)
 	}
 	// Unknown counts (-1) are never evidence.
 	b := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
