@@ -159,8 +159,10 @@ type adaptive struct {
 	switches  atomic.Int64
 	busyUntil atomic.Int64
 	count     func() int64 // osal.InvoluntarySwitches; tests replace it
-	class     atomic.Int32
-	_         [osal.CacheLinePad - 84]byte
+	// handover is when a setter last woke a sleeper (osal.Nanotime).
+	handover atomic.Int64
+	class    atomic.Int32
+	_        [osal.CacheLinePad - 92]byte
 }
 
 // newAdaptive returns the bound of a barrier whose waiters block at
@@ -173,6 +175,10 @@ func newAdaptive(blockWake, handoff time.Duration) *adaptive {
 	a.ceiling.Store(g)
 	a.limit.Store(g)
 	a.probe.Store(probeFirst)
+	// The evidence's baseline: the first wait that runs out its bound,
+	// often within milliseconds on a busy machine, can then tell.
+	a.sampled.Store(osal.Nanotime())
+	a.switches.Store(a.count())
 	return a
 }
 
@@ -211,6 +217,26 @@ func (a *adaptive) futile(now int64) bool {
 		}
 	}
 	return now < a.busyUntil.Load()
+}
+
+// handedOver records that a setter woke a sleeper of the barrier: the
+// goroutine woken is queued on the setter's P until an idle thread takes
+// it over (about the block and wake-up cost, on a quiet machine) or the
+// setter blocks. The setter's next wait, for that very goroutine as
+// often as not, spins for the kernel's bound (see waitBounded): blocking
+// at once would run the partner on this thread, and the pair would take
+// turns on one thread, their computation serialised, until a probe moves
+// them apart.
+func (a *adaptive) handedOver() { a.handover.Store(osal.Nanotime()) }
+
+// spinFor returns how long a wait that starts at now spins, given the
+// bound limit (> 0): the kernel's bound just after a handover (within the
+// kernel's bound of it), else limit.
+func (a *adaptive) spinFor(limit, now int64) int64 {
+	if now-a.handover.Load() < a.kernel {
+		return max(limit, a.kernel)
+	}
+	return limit
 }
 
 // busy reports whether the last evidence (futile) still holds at now,
@@ -279,6 +305,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	limit := a.limit.Load()
 	if limit > 0 {
 		start := osal.Nanotime()
+		limit = a.spinFor(limit, start)
 		for i := clockFirst; ; i++ {
 			osal.Relax()
 			if v := f.v.Load(); reached(v, target, eq) {
@@ -305,10 +332,11 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		}
 	} else {
 		// A probe: a block whose wake-up wakes an idle thread (see
-		// probeFirst), with the kernel's bound back for the partner,
-		// which waits for that thread to take one of them over.
+		// probeFirst), with the bound back: the partner's wait after the
+		// handover spins for the kernel's bound, while that thread takes
+		// one of them over.
 		a.waits.Store(0)
-		a.limit.Store(a.kernel)
+		a.limit.Store(a.ceiling.Load())
 	}
 	if a.class.Load() == classUnknown {
 		a.learn(osal.ThreadPinned())

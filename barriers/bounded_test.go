@@ -102,6 +102,32 @@ func TestGoroutineBoundIgnoresKernelCost(t *testing.T) {
 	}
 }
 
+// TestHandoverSpinsForKernel: the wait right after a setter woke a
+// sleeper spins for the kernel's bound (an idle thread must take the
+// woken goroutine over, or the pair collapses onto one thread); later
+// waits spin for the goroutine's bound; with no bound (spinning futile,
+// or the pair on one thread) a handover changes nothing.
+func TestHandoverSpinsForKernel(t *testing.T) {
+	a := newAdaptive(80*time.Microsecond, 300*time.Nanosecond)
+	a.learn(false)
+	g := a.ceiling.Load()
+	now := int64(time.Hour)
+	if got := a.spinFor(g, now); got != g {
+		t.Fatalf("no handover: spins %d, want the goroutine bound %d", got, g)
+	}
+	a.handover.Store(now)
+	if got := a.spinFor(g, now+1000); got != a.kernel {
+		t.Fatalf("just after a handover: spins %d, want the kernel's %d", got, a.kernel)
+	}
+	if got := a.spinFor(g, now+a.kernel); got != g {
+		t.Fatalf("a kernel bound after a handover: spins %d, want %d", got, g)
+	}
+	a.handedOver()
+	if h := a.handover.Load(); osal.Nanotime()-h > int64(time.Second) || h == 0 {
+		t.Fatalf("handedOver stored %d, not about now", h)
+	}
+}
+
 // TestFutileEvidence checks the evidence rule: the first read of the
 // involuntary switches is a baseline; a growth within evidenceWindow makes
 // spinning futile for busyHold (then a blocked wait leaves the bound at 0
@@ -113,6 +139,7 @@ func TestFutileEvidence(t *testing.T) {
 	a.learn(false)
 	var switches, reads int64
 	a.count = func() int64 { reads++; return switches }
+	a.sampled.Store(0) // no baseline yet (newAdaptive reads the real count)
 	c := a.ceiling.Load()
 	now := int64(time.Hour)
 	if a.futile(now) || reads != 1 {

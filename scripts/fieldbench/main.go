@@ -47,9 +47,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // Child and hog modes: this binary re-executed.
@@ -168,6 +170,7 @@ func run(o options, regimes, workloads, files []string) error {
 	defer os.RemoveAll(empty)
 	fmt.Printf("fieldbench: %d goroutines, %d processes x %d rounds per cell (tight: %d episodes, stencil: %d steps per round), GOMAXPROCS %d, NumCPU %d, %s\n",
 		o.n, o.procs, o.rounds, o.episodes, o.steps, runtime.GOMAXPROCS(0), runtime.NumCPU(), cpuModel())
+	fmt.Printf("one-way cache-line transfer between the first two allowed CPUs (pinned ping-pong, the floor of a spinning episode): %s\n", floor())
 	for _, fm := range files {
 		var env []string
 		switch fm {
@@ -588,6 +591,44 @@ func isV2Root(k struct{ root, file, value string }) bool {
 	}
 	b, err := os.ReadFile(filepath.Join(k.root, "cgroup.subtree_control"))
 	return err == nil && slices.Contains(strings.Fields(string(b)), "cpu")
+}
+
+// floor measures the one-way latency of a cache-line transfer between
+// the first two allowed CPUs: hosts move a virtual machine's CPUs between
+// SMT siblings and distant cores within minutes, and a spinning barrier's
+// episode costs at least this while a sync.Cond barrier's, whose
+// goroutines take turns on one thread, does not.
+func floor() string {
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 {
+		return "not measured (fewer than 2 allowed CPUs)"
+	}
+	team, err := osal.NewTeam(allowed.Members()[:2])
+	if err != nil {
+		return "not measured: " + err.Error()
+	}
+	var ball atomic.Int64
+	const trips = 20000
+	var ns []float64
+	for range 5 {
+		var start time.Time
+		err = team.Run(func(r int) {
+			if r == 0 {
+				start = time.Now()
+			}
+			for i := int64(0); i < trips; i++ {
+				for ball.Load() != 2*i+int64(r) {
+				}
+				ball.Add(1)
+			}
+		})
+		if err != nil {
+			return "not measured: " + err.Error()
+		}
+		ns = append(ns, float64(time.Since(start).Nanoseconds())/(2*trips))
+		ball.Store(0)
+	}
+	return fmt.Sprintf("%.0f ns (median of 5)", quantile(ns, 0.5))
 }
 
 func uptime() string {
