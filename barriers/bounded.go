@@ -91,31 +91,158 @@ const (
 	backstopMax   = 64 * time.Millisecond
 )
 
-// adaptive is one barrier's spin bound, in ns: at most twice the block and
-// wake-up cost (ceiling), 0 while the participants share an OS thread.
-// Twice, because the wait that follows a block is one wake-up long (the
-// partner's, or the idle thread's that takes over a goroutine queued
-// behind the waiter): spinning for its median alone ran out half the time
-// here. It is written only when it changes: never on a quiet machine,
-// where it stays at the ceiling.
+// Futility evidence (see adaptive.futile): how a waiter tells that
+// spinning is futile right now, whatever the bound. The kernel counts the
+// times it took a CPU from this process's threads while they could still
+// run (osal.InvoluntarySwitches): on a machine with more runnable threads
+// than CPUs, or inside a CPU quota that throttles the process, it grows
+// every scheduler time slice; on a quiet one it stays still (a host that
+// stops a virtual CPU is invisible to it, so a hiccup there is no
+// evidence: see the note on long waits above). A waiter reads it only on
+// slow paths (a wait that ran out its bound, a wait with no bound), at
+// most every sampleGap; a growth seen over at most evidenceWindow makes
+// every wait of the barrier block without spinning (or take turns, see
+// waitBounded) for busyHold after it.
+const (
+	sampleGap      = 100 * time.Microsecond
+	evidenceWindow = 50 * time.Millisecond
+	busyHold       = 50 * time.Millisecond
+)
+
+// Waiter classes (adaptive.class): what blocking costs the waiters of a
+// barrier, learned at its first block (osal.ThreadPinned).
+const (
+	classUnknown   = iota
+	classGoroutine // an unlocked goroutine: parks in the Go scheduler
+	classPinned    // a locked thread pinned on one CPU: sleeps in the kernel
+)
+
+// adaptive is one barrier's spin bound, in ns, and the evidence it adapts
+// to. The bound is at most the ceiling of the barrier's waiters:
+//
+//   - for goroutines (until a sleeper is found pinned), twice what a
+//     goroutine's park and ready cost here (handoffCost: about a
+//     sync.Cond barrier's episode, 0.1-1 µs), never the kernel's block
+//     and wake-up cost. A goroutine that blocks leaves its thread to
+//     other goroutines, and the participant that wakes it runs it on its
+//     own thread as soon as it waits itself, so its wake-up costs a
+//     goroutine switch, not a thread's wake-up; spinning for the kernel's
+//     cost (100 µs here on a busy machine) lost up to 300x against a
+//     sync.Cond barrier (issue 24). Spinning is still checked against
+//     the clock every clockEvery relax hints (1-6 µs), so a balanced
+//     episode on a quiet machine never blocks.
+//   - for pinned threads, twice the block and wake-up cost (blockWake):
+//     such a thread can only sleep in the kernel, and the wait after a
+//     block is one wake-up long. Twice, because spinning for its median
+//     alone ran out half the time here.
+//
+// It is 0 while spinning is futile: while the participants share an OS
+// thread (see woke), and while the evidence says the process's threads
+// want more CPU than they get (busyUntil, see futile). It is written only
+// when it changes: never on a quiet machine, where it stays at the
+// ceiling.
 //
 // It fills exactly one cache-line pair, so the allocator's 128-byte size
 // class puts it on one of its own: its line is read by every wait and must
 // not be one that a neighbouring object writes.
 type adaptive struct {
 	limit   atomic.Int64
-	ceiling int64
+	ceiling atomic.Int64 // goroutine's or kernel's, by class
+	kernel  int64        // twice the block and wake-up cost
 	step    int64
 	waits   atomic.Int64 // waits past quickSpin with no bound since the last probe
 	probe   atomic.Int64 // such waits between probes (see probeFirst)
-	_       [osal.CacheLinePad - 40]byte
+	// The futility evidence: when involuntary switches were last read
+	// (osal.Nanotime, 0 for never) and their count then; until when
+	// spinning is futile.
+	sampled   atomic.Int64
+	switches  atomic.Int64
+	busyUntil atomic.Int64
+	count     func() int64 // osal.InvoluntarySwitches; tests replace it
+	// handover is when a setter last woke a sleeper (osal.Nanotime).
+	handover atomic.Int64
+	class    atomic.Int32
+	_        [osal.CacheLinePad - 92]byte
 }
 
-func newAdaptive(cost time.Duration) *adaptive {
-	a := &adaptive{ceiling: 2 * int64(cost), step: max(int64(cost)/16, int64(time.Microsecond))}
-	a.limit.Store(a.ceiling)
+// newAdaptive returns the bound of a barrier whose waiters block at
+// blockWake (a thread's block and wake-up cost) and hand off at handoff
+// (a goroutine's park and ready).
+func newAdaptive(blockWake, handoff time.Duration) *adaptive {
+	a := &adaptive{kernel: 2 * int64(blockWake), step: max(int64(blockWake)/16, int64(time.Microsecond)),
+		count: osal.InvoluntarySwitches}
+	g := min(2*int64(handoff), a.kernel)
+	a.ceiling.Store(g)
+	a.limit.Store(g)
 	a.probe.Store(probeFirst)
+	// The evidence's baseline: the first wait that runs out its bound,
+	// often within milliseconds on a busy machine, can then tell.
+	a.sampled.Store(osal.Nanotime())
+	a.switches.Store(a.count())
 	return a
+}
+
+// learn sets the barrier's waiter class from the calling waiter, about to
+// block for the first time (osal.ThreadPinned): a pinned thread's
+// ceiling and bound are the kernel's.
+func (a *adaptive) learn(pinned bool) {
+	if pinned {
+		a.ceiling.Store(a.kernel)
+		a.limit.Store(a.kernel)
+		a.class.Store(classPinned)
+		return
+	}
+	a.class.Store(classGoroutine)
+}
+
+// futile reports whether spinning is futile at now (osal.Nanotime): the
+// process's threads were preempted or throttled (involuntary switches
+// grew) within busyHold. It reads the count when the last read is
+// sampleGap old or more; a growth counts only over at most
+// evidenceWindow, so one preemption long ago is no evidence.
+//
+// It is never futile for pinned threads: each has a CPU of its own, so
+// one that blocks gives its CPU to no participant, and its partner, when
+// preempted, waits for a CPU it cannot take; the kernel's bound keeps
+// what it loses within twice what blocking would have cost.
+func (a *adaptive) futile(now int64) bool {
+	if a.class.Load() == classPinned {
+		return false
+	}
+	if last := a.sampled.Load(); now-last >= int64(sampleGap) && a.sampled.CompareAndSwap(last, now) {
+		n := a.count()
+		prev := a.switches.Swap(n)
+		if n >= 0 && last != 0 && n > prev && now-last <= int64(evidenceWindow) {
+			a.busyUntil.Store(now + int64(busyHold))
+		}
+	}
+	return now < a.busyUntil.Load()
+}
+
+// handedOver records that a setter woke a sleeper of the barrier: the
+// goroutine woken is queued on the setter's P until an idle thread takes
+// it over (about the block and wake-up cost, on a quiet machine) or the
+// setter blocks. The setter's next wait, for that very goroutine as
+// often as not, spins for the kernel's bound (see waitBounded): blocking
+// at once would run the partner on this thread, and the pair would take
+// turns on one thread, their computation serialised, until a probe moves
+// them apart.
+func (a *adaptive) handedOver() { a.handover.Store(osal.Nanotime()) }
+
+// spinFor returns how long a wait that starts at now spins, given the
+// bound limit (> 0): the kernel's bound just after a handover (within the
+// kernel's bound of it), else limit.
+func (a *adaptive) spinFor(limit, now int64) int64 {
+	if now-a.handover.Load() < a.kernel {
+		return max(limit, a.kernel)
+	}
+	return limit
+}
+
+// busy reports whether the last evidence (futile) still holds at now,
+// without reading the count again.
+func (a *adaptive) busy(now int64) bool {
+	return now < a.busyUntil.Load() && a.class.Load() != classPinned
 }
 
 // woke adapts the bound after a wait that spun for limit and then had to
@@ -123,11 +250,13 @@ func newAdaptive(cost time.Duration) *adaptive {
 // was queued behind it and spinning only delayed it: the bound drops to 0,
 // and if this wait had spun (after a probe, the probe failed) the probes
 // grow rarer. Else the partner runs elsewhere: a shortened bound doubles
-// (from step) back towards the ceiling, and probes may come often again.
-func (a *adaptive) woke(limit int64, sameThread bool) {
+// (from step) back towards the ceiling, and probes may come often again,
+// unless the evidence says spinning is futile (busy): then the bound
+// stays 0.
+func (a *adaptive) woke(limit int64, sameThread, busy bool) {
 	cur := a.limit.Load()
-	if sameThread {
-		if p := a.probe.Load(); limit > 0 && p < probeMax {
+	if sameThread || busy {
+		if p := a.probe.Load(); sameThread && limit > 0 && p < probeMax {
 			a.probe.Store(2 * p)
 		}
 		if cur != 0 {
@@ -138,26 +267,29 @@ func (a *adaptive) woke(limit int64, sameThread bool) {
 	if a.probe.Load() != probeFirst {
 		a.probe.Store(probeFirst)
 	}
-	if next := min(max(2*cur, a.step), a.ceiling); next != cur {
+	if next := min(max(2*cur, a.step), a.ceiling.Load()); next != cur {
 		a.limit.Store(next)
 	}
 }
 
 // quick lengthens a shortened bound by step/8 after a wait that ended
 // within the first relax hints: the partner runs on another CPU again, so
-// spinning pays.
+// spinning pays, unless the evidence says the CPUs are contended.
 func (a *adaptive) quick(limit int64) {
-	if limit < a.ceiling {
-		a.limit.Store(min(limit+a.step/8, a.ceiling))
+	if c := a.ceiling.Load(); limit < c && !a.busy(osal.Nanotime()) {
+		a.limit.Store(min(limit+a.step/8, c))
 	}
 }
 
 // waitBounded is the rest of wait under AutoPolicy where the participants
 // fit, after wait's first clockFirst relax hints (quickSpin with a bound
 // of 0): spin on, reading the clock, until the bound, then block; or spin
-// w.budget relax hints when WithSpinBudget set one. With a bound of 0 it
-// yields once, then blocks: a partner queued on this P runs at once, as
-// with a blocking barrier, instead of waiting for another CPU.
+// w.budget relax hints when WithSpinBudget set one. A wait that runs out
+// its bound looks at the evidence (futile): spinning futile, the bound
+// drops to 0. With a bound of 0 a goroutine yields once, then blocks: a
+// partner queued on this P runs at once, as with a blocking barrier,
+// instead of waiting for another CPU (a pinned thread blocks at once: its
+// yield would hand its P to another thread).
 func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if w.adapt == nil { // WithSpinBudget: a count of relax hints
 		for i := 0; i < w.budget; i++ {
@@ -173,31 +305,44 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	limit := a.limit.Load()
 	if limit > 0 {
 		start := osal.Nanotime()
+		limit = a.spinFor(limit, start)
 		for i := clockFirst; ; i++ {
 			osal.Relax()
 			if v := f.v.Load(); reached(v, target, eq) {
 				return v
 			}
-			if i%clockEvery == 0 && osal.Nanotime()-start >= limit {
-				break
+			if i%clockEvery == 0 {
+				if now := osal.Nanotime(); now-start >= limit {
+					if a.futile(now) {
+						a.limit.Store(0)
+					}
+					break
+				}
 			}
 		}
-	} else if a.waits.Add(1) < a.probe.Load() {
+	} else if busy := a.futile(osal.Nanotime()); busy || a.waits.Add(1) < a.probe.Load() {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
-		// wake-up.
-		runtime.Gosched()
-		if v := f.v.Load(); reached(v, target, eq) {
-			return v
+		// wake-up. No probes while busy: no idle thread would come.
+		if a.class.Load() != classPinned {
+			runtime.Gosched()
+			if v := f.v.Load(); reached(v, target, eq) {
+				return v
+			}
 		}
 	} else {
-		// A probe: the bound back, and a block whose wake-up wakes an
-		// idle thread (see probeFirst).
+		// A probe: a block whose wake-up wakes an idle thread (see
+		// probeFirst), with the bound back: the partner's wait after the
+		// handover spins for the kernel's bound, while that thread takes
+		// one of them over.
 		a.waits.Store(0)
-		a.limit.Store(a.ceiling)
+		a.limit.Store(a.ceiling.Load())
+	}
+	if a.class.Load() == classUnknown {
+		a.learn(osal.ThreadPinned())
 	}
 	v, same := f.sleep(target, eq)
-	a.woke(limit, same)
+	a.woke(limit, same, a.busy(osal.Nanotime()))
 	return v
 }
 
@@ -271,13 +416,14 @@ func (f *flag) wakeSleepers(record bool) {
 	f.mu.Unlock()
 }
 
-// wakeCost is the block and wake-up cost AutoPolicy's bound starts from
-// when no results file records one: estimated once per process, at the
-// first construction that needs it. Besides the results cache (auto.go),
-// it is the package's only mutable state.
+// wakeCost holds the costs AutoPolicy's bound starts from: the block and
+// wake-up cost when no results file records one, estimated once per
+// process at the first construction that needs it, and a goroutine's
+// handoff cost, likewise. Besides the results cache (auto.go), it is the
+// package's only mutable state.
 type wakeCostCache struct {
-	once sync.Once
-	d    time.Duration
+	once, handoffOnce sync.Once
+	d, handoff        time.Duration
 }
 
 var wakeCost wakeCostCache
@@ -290,6 +436,61 @@ func (c *wakeCostCache) get() time.Duration {
 		}
 	})
 	return c.d
+}
+
+// Bounds on a goroutine's handoff cost (see handoffCost).
+const (
+	minHandoff     = 100 * time.Nanosecond
+	maxHandoff     = 5 * time.Microsecond
+	defaultHandoff = time.Microsecond // when it cannot be measured
+)
+
+// handoffCost returns a goroutine's park and ready cost here, measured
+// once per process (measureHandoff), kept within 0.1-5 µs.
+func (c *wakeCostCache) handoffCost() time.Duration {
+	c.handoffOnce.Do(func() {
+		c.handoff = defaultHandoff
+		if d, err := measureHandoff(200, 2*time.Millisecond); err == nil {
+			c.handoff = min(max(d, minHandoff), maxHandoff)
+		}
+	})
+	return c.handoff
+}
+
+// measureHandoff measures what a goroutine that blocks costs when the
+// goroutine that wakes it blocks right after, as a barrier's participants
+// do: two goroutines take turns through unbuffered channels, each send
+// readying the other and each receive parking the sender. It returns the
+// median one-way handoff over batches of rounds/8 round trips, or an
+// error when limit ran out before 3 batches.
+func measureHandoff(rounds int, limit time.Duration) (time.Duration, error) {
+	rounds = min(max(rounds, 24), 8000)
+	batch := rounds / 8
+	ping, pong := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	deadline := osal.Nanotime() + int64(limit)
+	var samples []float64
+	for b := 0; b < 8 && osal.Nanotime() < deadline; b++ {
+		t0 := osal.Nanotime()
+		for i := 0; i < batch; i++ {
+			ping <- struct{}{}
+			<-pong
+		}
+		samples = append(samples, float64(osal.Nanotime()-t0)/float64(2*batch))
+	}
+	close(ping)
+	<-done
+	if len(samples) < 3 {
+		return 0, errors.New("goroutine handoff cost: the time limit ran out before 3 batches")
+	}
+	slices.Sort(samples)
+	return time.Duration(samples[len(samples)/2]), nil
 }
 
 // blockWakeCost returns the block and wake-up cost for AutoPolicy's

@@ -66,7 +66,7 @@ func (f *flag) set(e uint64, w *waiter) {
 	}
 	spin.StoreRelease(f.word(), e)
 	if atomic.LoadInt32(&f.parked) != 0 { // never under Spin and Yield
-		f.setSlow()
+		f.setSlow(w)
 	}
 }
 
@@ -77,15 +77,19 @@ const fenced = 1 << 30
 
 // setSlow is the rest of set under Park (a store-load fence, then a
 // check for sleepers) and, under the other policies, the wake-up of the
-// sleepers set found.
+// sleepers set found. Under AutoPolicy's time bound the wake-up is
+// recorded as a handover (see adaptive.handedOver).
 //
 //go:noinline
-func (f *flag) setSlow() {
+func (f *flag) setSlow(w *waiter) {
 	// Under Park, a sequentially consistent read-modify-write orders the
 	// store before the load of the sleeper count (LOCK XADD on amd64), as
 	// flag.wait's parking needs.
 	if p := atomic.AddInt32(&f.parked, 0); p&^fenced != 0 {
 		f.wakeSleepers(p&fenced == 0)
+		if a := w.adapt; a != nil {
+			a.handedOver()
+		}
 	}
 }
 

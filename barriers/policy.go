@@ -17,24 +17,36 @@ type Policy int
 const (
 	// AutoPolicy ("auto", the default) chooses at construction. When the
 	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
-	// bounded time, twice what blocking and a wake-up cost on this machine
-	// (BlockWakeCost), then blocks until the flag is set. The
-	// bound adapts per barrier, on evidence only: a long wait never
-	// shortens it; a sleeper woken by a partner that ran on the sleeper's
-	// own OS thread (the participants share one thread: spinning only
-	// delays the partner) drops it to none (a waiter then yields once and
-	// blocks, as in a blocking barrier; every 64th wait blocks at once, so
-	// that an idle thread is woken and the pair can move apart again); a
-	// sleeper woken from another thread doubles it back, and a wait that
-	// ends within a few relax hints lengthens it by a 256th of the cost.
-	// A balanced episode on a quiet machine spins only, at Spin's speed:
-	// the signal is a release store (no fence) plus a load that finds no
-	// sleeper. On a busy machine a waiter whose
-	// partner lost its CPU blocks after the bound, so an episode costs
-	// about a wake-up, not a scheduler time slice. When the participants
-	// outnumber GOMAXPROCS or the CPUs it is Park with no spinning, so a
-	// waiter gives its CPU to the participant it waits for at once.
-	// WithSpinBudget(k), k >= 0, replaces the time bound by k relax hints.
+	// bounded time, then blocks until the flag is set. The bound is set
+	// by what blocking costs the waiter at hand: for goroutines, twice a
+	// goroutine's park and ready (about a sync.Cond barrier's episode,
+	// measured once per process), since a blocked goroutine is run by its
+	// waker's thread as soon as the waker waits itself; for threads
+	// pinned on one CPU each (found at the first block), twice the kernel's
+	// block and wake-up cost (BlockWakeCost). Spinning is checked against
+	// the clock every few microseconds, so a balanced episode on a quiet
+	// machine spins only, at Spin's speed: the signal is a release store
+	// (no fence) plus a load that finds no sleeper.
+	//
+	// For goroutines, the bound drops to none on evidence that spinning
+	// is futile right now: the kernel took CPUs from this process's threads while they
+	// could run (involuntary context switches: competing processes, a CPU
+	// quota), read when a wait runs out its bound; or a sleeper was woken
+	// by a partner that ran on its own OS thread (they share one thread,
+	// and spinning only delays the partner). With no bound a goroutine
+	// yields once and blocks, so the participants take turns on the
+	// threads that do run, as a blocking barrier's do. A long wait alone
+	// never shortens the bound (a host that stops a virtual CPU is no
+	// evidence), nor does the evidence a pinned thread's (blocking would
+	// give its CPU to no participant); it comes back when the evidence ends (50 ms without
+	// involuntary switches), through wake-ups from other threads, quick
+	// waits and probes (every 64th wait and rarer, a block that wakes an
+	// idle thread so that a pair sharing one can move apart again).
+	//
+	// When the participants outnumber GOMAXPROCS or the CPUs it is Park
+	// with no spinning, so a waiter gives its CPU to the participant it
+	// waits for at once. WithSpinBudget(k), k >= 0, replaces the time
+	// bound by k relax hints.
 	AutoPolicy Policy = iota
 	// Spin busy-waits with the CPU's relax hint and never gives the CPU
 	// up. It is the fastest on pinned, dedicated CPUs (osal.Team on CPUs
@@ -110,7 +122,7 @@ func resolve(p Policy, budget, n int) waiter {
 		}
 		w := waiter{policy: bounded, budget: budget}
 		if budget < 0 {
-			w.adapt = newAdaptive(blockWakeCost())
+			w.adapt = newAdaptive(blockWakeCost(), wakeCost.handoffCost())
 		}
 		return w
 	}

@@ -17,16 +17,19 @@ const (
 	// exactly n threads whose class fits inside the allowed CPUs: the
 	// check's best when it fits, else the next fastest measurement that
 	// does, moved onto allowed CPUs by a symmetry of the machine's tree.
+	// More threads than allowed CPUs are measured too when the check
+	// measured n round-robin on exactly these CPUs (as it does at twice
+	// and four times the CPUs): that measurement is the choice.
 	RuleMeasured = "measured"
 	// RuleNearest: no recorded class for n fits inside the allowed CPUs (or
 	// n was not measured): the best algorithm and policy of the nearest
 	// measured thread count (ties go to the larger; n itself when it was
 	// measured), packed onto the first n allowed CPUs in tree order.
 	RuleNearest = "nearest"
-	// RuleOversubscribed: more threads than allowed CPUs: the algorithm
-	// measured for n oversubscribed (else the nearest count measured
-	// oversubscribed, else OversubscribedAlgorithm with policy auto),
-	// threads round-robin over the allowed CPUs in tree order.
+	// RuleOversubscribed: more threads than allowed CPUs, not measured so
+	// on them: the algorithm of the nearest count measured oversubscribed
+	// (else OversubscribedAlgorithm with policy auto), threads round-robin
+	// over the allowed CPUs in tree order.
 	RuleOversubscribed = "oversubscribed"
 )
 
@@ -140,7 +143,8 @@ func (s *Selector) CheckAllowed(allowed cpuset.Set) error {
 //  2. n at most the allowed CPUs, no class fits or n not measured: the best
 //     of the nearest measured count, on the first n allowed CPUs in tree
 //     order (RuleNearest).
-//  3. n above the allowed CPUs: RuleOversubscribed.
+//  3. n above the allowed CPUs: measured round-robin on exactly these
+//     CPUs, that measurement (RuleMeasured); else RuleOversubscribed.
 //
 // A hybrid keeps its composition only under rule 1; elsewhere its
 // runner-up (or FallbackAlgorithm) stands in, as its groups were measured
@@ -210,9 +214,11 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 		b := e.Best
 		sel.Algorithm, sel.Policy, sel.MedianNs, sel.From, sel.Best = b.Algorithm, b.Policy, b.MedianNs, n, true
 		sel.FanIn, sel.Label, sel.Composition, sel.LevelKeys = b.FanIn, b.Label, b.Composition, b.LevelKeys
+		sel.Rule = RuleMeasured
 		sel.Why = "the check's best for " + threadsWord(n) + ", measured round-robin on these CPUs"
 		if !rebuildable(b.Algorithm, b.Composition, b.LevelKeys) {
 			sel.Algorithm, sel.FanIn = portable(b)
+			sel.Rule = RuleOversubscribed
 			sel.MedianNs, sel.Composition, sel.LevelKeys, sel.Best = 0, "", nil, false
 			sel.Why += " (a hybrid recorded without its groups: its runner-up)"
 		}

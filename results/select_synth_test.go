@@ -259,3 +259,46 @@ func TestSelectorRecordsWholeTreeFromRestrictedCheck(t *testing.T) {
 		t.Errorf("a job allowed CPUs outside the machine: %q", why)
 	}
 }
+
+// TestSelectMeasuredOversubscribed: a count above the allowed CPUs that
+// the check measured round-robin on exactly them (issue 24: twice and four
+// times the CPUs) is served by that measurement, rule measured; a count
+// between measured ones, or on other CPUs, stays rule oversubscribed,
+// from the nearest count measured so.
+func TestSelectMeasuredOversubscribed(t *testing.T) {
+	f, topo := synthFile(t, "pack:1 core:2 pu:1", []int{2}, []string{"central"}, 3)
+	for _, n := range []int{4, 8} {
+		rr := make([]int, n)
+		for i := range rr {
+			rr[i] = i % 2
+		}
+		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
+		e.Measurements = []results.Measurement{{Algorithm: "goroutine", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, MedianNs: 100 * float64(n)},
+			{Algorithm: "cond", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, MedianNs: 150 * float64(n)}}
+		e.Best = &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: rr, Label: e.Measurements[0].Label, MedianNs: 100 * float64(n)}
+		f.Threads = append(f.Threads, e)
+	}
+	for _, n := range []int{4, 8} {
+		got, err := f.Select(n, topo.Allowed())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Rule != results.RuleMeasured || !got.Best || got.From != n || got.Algorithm != "goroutine" || got.MedianNs != 100*float64(n) || len(got.CPUs) != n {
+			t.Errorf("%d threads on 2 CPUs: %+v, want the measured goroutine barrier, rule measured", n, got)
+		}
+	}
+	got, err := f.Select(6, topo.Allowed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rule != results.RuleOversubscribed || got.From != 8 || got.MedianNs != 0 {
+		t.Errorf("6 threads on 2 CPUs: %+v, want rule oversubscribed from 8", got)
+	}
+	got, err = f.Select(4, cpuset.Of(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rule != results.RuleOversubscribed || got.MedianNs != 0 {
+		t.Errorf("4 threads on CPU 1: %+v, want rule oversubscribed (measured on 2 CPUs)", got)
+	}
+}

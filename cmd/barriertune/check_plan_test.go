@@ -21,11 +21,11 @@ func TestCheckPlanJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if p.PUs != 32 || len(p.Threads) != len(check.DefaultThreadCounts(32)) || p.EstimatedS <= 0 || p.EstimatedS > 3 || p.Inference != check.InferenceRule {
+	if p.PUs != 32 || len(p.Threads) != len(check.WithOversubscribedCounts(check.DefaultThreadCounts(32), 32)) || p.EstimatedS <= 0 || p.EstimatedS > 3 || p.Inference != check.InferenceRule {
 		t.Fatalf("pus %d, %d entries, %.1fs, inference %q", p.PUs, len(p.Threads), p.EstimatedS, p.Inference)
 	}
 	for i, e := range p.Threads {
-		if e.Threads != check.DefaultThreadCounts(32)[i] || len(e.Placements) == 0 || len(e.Candidates) == 0 {
+		if e.Threads != check.WithOversubscribedCounts(check.DefaultThreadCounts(32), 32)[i] || len(e.Placements) == 0 || len(e.Candidates) == 0 {
 			t.Fatalf("entry %d: %+v", i, e)
 		}
 	}

@@ -83,6 +83,9 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 			return cfg, fmt.Errorf("thread count %d: want 1..%d", t, MaxThreads)
 		}
 	}
+	if len(cfg.Threads) == 0 {
+		threads = WithOversubscribedCounts(threads, npus)
+	}
 	// Each thread count once: a file with one twice is unreadable.
 	slices.Sort(threads)
 	cfg.Threads = slices.Compact(threads)

@@ -122,7 +122,7 @@ func TestSimulatedCheckAtScale(t *testing.T) {
 		start := time.Now()
 		f := simulate(t, Config{Topology: topo})
 		took := time.Since(start)
-		want := DefaultThreadCounts(len(topo.PUs()))
+		want := WithOversubscribedCounts(DefaultThreadCounts(len(topo.PUs())), len(topo.PUs()))
 		var got []int
 		for _, e := range f.Threads {
 			got = append(got, e.Threads)

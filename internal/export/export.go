@@ -131,7 +131,7 @@ func entryOf(f *results.File, s results.Selection) entry {
 	}
 	c := &results.Choice{
 		Algorithm: s.Algorithm, Policy: s.Policy, CPUs: s.CPUs, Label: s.Label, MedianNs: s.MedianNs,
-		Pinned: s.Rule != results.RuleOversubscribed, FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
+		Pinned: cpuset.Of(s.CPUs...).Len() == len(s.CPUs), FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
 	}
 	if t := f.Lookup(s.Threads); s.Best && t != nil && t.Best != nil {
 		b := t.Best

@@ -64,3 +64,28 @@ func restoreAffinity(set unix.CPUSet) error {
 // waiter's own thread (then spinning only delays it) from one that ran
 // elsewhere. It is a system call: keep it off fast paths.
 func ThreadID() int { return unix.Gettid() }
+
+// ThreadPinned reports whether the calling OS thread may run on one CPU
+// only (its affinity names one CPU), as a pinned team's locked threads
+// do: such a thread that blocks sleeps in the kernel until it is woken,
+// and no other thread can run its goroutine. It is a system call: keep it
+// off fast paths.
+func ThreadPinned() bool {
+	var set unix.CPUSet
+	return unix.SchedGetaffinity(0, &set) == nil && set.Count() == 1
+}
+
+// InvoluntarySwitches returns how many times the kernel has taken a CPU
+// from this process's threads while they could still run (getrusage's
+// ru_nivcsw over all threads): preemption by other runnable threads, or
+// a CPU quota's throttling. It grows only when the process's threads want
+// more CPU than they get; AutoPolicy reads it as evidence that spinning
+// is futile (a partner is likely waiting for a CPU). It returns -1 when
+// the system does not say. It is a system call: keep it off fast paths.
+func InvoluntarySwitches() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return int64(ru.Nivcsw)
+}

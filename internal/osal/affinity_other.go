@@ -27,3 +27,11 @@ func restoreAffinity(savedAffinity) error    { return nil }
 // ThreadID returns 0 outside Linux: the thread's id is not known here (see
 // the Linux version).
 func ThreadID() int { return 0 }
+
+// ThreadPinned reports false outside Linux: threads are not pinned here
+// (see the Linux version).
+func ThreadPinned() bool { return false }
+
+// InvoluntarySwitches returns -1 outside Linux: the count is not known
+// here (see the Linux version).
+func InvoluntarySwitches() int64 { return -1 }

@@ -1,0 +1,36 @@
+package check
+
+import "slices"
+
+// Goroutines outnumbering the CPUs are the library's everyday case (a
+// program starts 4 or 8 goroutines on a 2-CPU machine), and there every
+// algorithm's cost is the Go scheduler's, not the CPU tree's: the check
+// measures it (issue 24) instead of leaving those counts to the nearest
+// measured one. Such a count is measured as programs run it: plain
+// goroutines, unpinned, with AutoPolicy (the plan's "oversubscribed
+// round-robin" placement, measure.Barriers' unpinned team).
+
+// oversubscribedFactors are the multiples of the PUs measured.
+var oversubscribedFactors = [...]int{2, 4}
+
+// OversubscribedThreadCounts returns the thread counts above the npus PUs
+// that a default check measures: twice and four times npus (at most
+// MaxThreads).
+func OversubscribedThreadCounts(npus int) []int {
+	npus = max(npus, 1)
+	var out []int
+	for _, f := range oversubscribedFactors {
+		if t := f * npus; t <= MaxThreads {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// WithOversubscribedCounts returns counts with OversubscribedThreadCounts
+// (npus) added, sorted, each once.
+func WithOversubscribedCounts(counts []int, npus int) []int {
+	out := append(slices.Clone(counts), OversubscribedThreadCounts(npus)...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
