@@ -180,6 +180,13 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if opts.output != "" {
+		// An explicit path is taken as given: a typo in its directory is
+		// refused, not created (only the default directories are made).
+		if err := checkParentDir("-o", path); err != nil {
+			return err
+		}
+	}
 	if err := checkOutputPath(path); err != nil {
 		return err
 	}
@@ -190,6 +197,16 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		prev, err := results.Read(opts.resume)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
+		}
+		if !prev.Partial && opts.threads == "" {
+			// Nothing to continue: the file stays as it is (its time,
+			// block_wake_ns and cuts with it).
+			rounds := ""
+			if prev.RoundsPlanned > 0 {
+				rounds = fmt.Sprintf(" (%d of %d rounds)", prev.RoundsDone, prev.RoundsPlanned)
+			}
+			_, err := fmt.Fprintf(w, "%s is complete%s: nothing to resume; it is unchanged (run check without --resume to measure again)\n", opts.resume, rounds)
+			return err
 		}
 		cfg.Resume = prev
 	}
@@ -331,4 +348,20 @@ func checkOutputPath(path string) error {
 // file stands where a directory of the path should be.
 func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// checkParentDir refuses a path given by flag whose directory does not
+// exist or is not a directory.
+func checkParentDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && missing(err):
+		return fmt.Errorf("%s %s: directory %s does not exist; create it first or give another path", flag, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
 }

@@ -17,8 +17,11 @@ type exportOptions struct {
 	global  *globalOptions
 	format  string
 	threads int
-	allowed string
-	path    string // results file; "" is the lookup order
+	// threadsSet: --threads was given (0 or less is then a usage error,
+	// never "every count").
+	threadsSet bool
+	allowed    string
+	path       string // results file; "" is the lookup order
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
@@ -54,11 +57,12 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
   barriertune export --format c-header > barriertune.h
   barriertune export --format kv --threads 8 --allowed 0-3 results.json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.path = args[0]
 			}
+			o.threadsSet = cmd.Flags().Changed("threads")
 			return runExport(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
@@ -78,8 +82,8 @@ func (o *exportOptions) validate() error {
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
-	if o.threads < 0 || o.threads > export.MaxThreads {
-		return usageErrorf("--threads %d: want 1..%d threads, or 0 for every measured count", o.threads, export.MaxThreads)
+	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > export.MaxThreads) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, export.MaxThreads)
 	}
 	return nil
 }

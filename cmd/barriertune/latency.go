@@ -143,6 +143,16 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if cpus == nil {
 		cpus = topo.CPUs()
 	}
+	// A CPU outside the allowed set is a usage error, as for bench --cpus.
+	for _, c := range cpus {
+		if !topo.Allowed().Has(c) {
+			whose := "for this process"
+			if !s.src.live() {
+				whose = "in the topology given"
+			}
+			return nil, nil, usageErrorf("--cpus %q: CPU %d is not allowed %s (allowed: %s)", elided(s.cpuList), c, whose, topo.Allowed())
+		}
+	}
 	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs}
 	m, err := latency.MeasureTree(ctx, topo, distinct(cpus), opts)
 	if se := interruption(ctx); se != nil {

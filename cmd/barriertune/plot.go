@@ -50,7 +50,7 @@ extension of -o: .svg or .png.`,
 		Example: `  barriertune plot -o barriers.svg
   barriertune plot -o barriers.png /etc/barriertune/results.json
   barriertune plot --allowed 0-3 -o job.svg`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.path = args[0]

@@ -25,7 +25,10 @@ type showOptions struct {
 	path    string // the results file; empty: the lookup order
 	json    bool
 	threads int
-	allowed string
+	// threadsSet: --threads was given (0 or less is then a usage error,
+	// never "the whole table").
+	threadsSet bool
+	allowed    string
 }
 
 // maxShowLine caps show's lines; longer values are elided in the middle.
@@ -55,11 +58,12 @@ episode and the rule that chose it. With --json it is one JSON object.`,
 		Example: `  barriertune show
   barriertune show --threads 8 --allowed 0-3,8-11
   barriertune show /etc/barriertune/results.json --threads 4 --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.path = args[0]
 			}
+			opts.threadsSet = cmd.Flags().Changed("threads")
 			return runShow(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -72,8 +76,11 @@ episode and the rule that chose it. With --json it is one JSON object.`,
 
 // runShow prints the winners of a results file, or one choice.
 func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
-	if opts.threads < 0 || opts.threads > export.MaxThreads || opts.threads == 0 && opts.allowed != "" && opts.json {
-		return usageErrorf("--threads %d: want 1..%d threads (--allowed with --json needs --threads)", opts.threads, export.MaxThreads)
+	if (opts.threadsSet || opts.threads != 0) && (opts.threads < 1 || opts.threads > export.MaxThreads) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for the table of every measured count)", opts.threads, export.MaxThreads)
+	}
+	if opts.threads == 0 && opts.allowed != "" && opts.json {
+		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")
 	}
 	rs, err := openResults(opts.path, opts.allowed)
 	if err != nil {
