@@ -31,9 +31,18 @@ func newExportCmd(g *globalOptions) *cobra.Command {
 		Short: "Export the winners for OpenMP runtimes, C programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
-this machine: $BARRIERTUNE_RESULTS, the per-user file, then the system-wide
-/etc/barriertune/results.json (a comment names the file used and why the
-others were not).
+this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
+/etc/barriertune/results.json, then barriertune/results.json in each
+directory of $XDG_CONFIG_DIRS (a comment names the file used and why the
+others were not; stderr says once when $BARRIERTUNE_RESULTS is set but
+cannot be used, or when a per-user file hides the system-wide one).
+
+What was not measured is absent, never a zero: kv and env leave out
+median_ns (and measured_threads when the choice is a fallback) and give
+the rule (measured, nearest, oversubscribed); omp-env's comments say "not
+measured" and why; the C header's median_ns is 0.0 and its rule field says
+so. barriertune_lookup(n) in the header returns, for every n, the choice
+show --threads n makes.
 
   omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
             OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
@@ -63,7 +72,7 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 				o.path = args[0]
 			}
 			o.threadsSet = cmd.Flags().Changed("threads")
-			return runExport(cmd.Context(), o, cmd.OutOrStdout())
+			return runExport(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -89,7 +98,7 @@ func (o *exportOptions) validate() error {
 }
 
 // runExport reads the results file and writes the export to w.
-func runExport(_ context.Context, o *exportOptions, w io.Writer) error {
+func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -97,6 +106,7 @@ func runExport(_ context.Context, o *exportOptions, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnNotices(stderr, o.global, rs)
 	if err := export.Write(w, rs.file, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -73,6 +73,7 @@ func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnNotices(stderr, o.global, rs)
 	o.global.verbosef(stderr, "plot: %s", rs.summary())
 	p, err := resultsPlot(rs.file, rs)
 	if err != nil {

@@ -102,7 +102,6 @@ func TestSameErrorSameCode(t *testing.T) {
 	}
 }
 
-
 // TestPingPongDefaultCPUs: bench --pingpong without --cpus measures
 // between the first two allowed CPUs (it was a usage error).
 func TestPingPongDefaultCPUs(t *testing.T) {
@@ -115,5 +114,74 @@ func TestPingPongDefaultCPUs(t *testing.T) {
 	want := "CPU " + strconv.Itoa(m[0]) + " <-> CPU " + strconv.Itoa(m[1])
 	if code != 0 || !strings.Contains(out, want) {
 		t.Errorf("bench --pingpong: exit %d, want %q in:\n%s%s", code, want, out, errOut)
+	}
+}
+
+// TestNoClaimWithoutMeasurement: a count not measured says so and shows
+// no time (issue 26: kv printed measured_threads=8 median_ns=0.0, omp-env
+// "0.0 ns/episode" and "measured unpinned", show --json "median_ns": 0);
+// show says what barriers.Auto builds apart from what was measured.
+func TestNoClaimWithoutMeasurement(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// 12 threads on the file's 8 CPUs: not measured, 16's algorithm
+	// round-robin.
+	code, out, errOut := execLine("export", "--format", "kv", "--threads", "12", exportTestdata)
+	if code != 0 || strings.Contains(out, "median_ns") || !strings.Contains(out, "measured_threads=16") || !strings.Contains(out, "rule=oversubscribed") {
+		t.Errorf("kv --threads 12: exit %d\n%s%s", code, out, errOut)
+	}
+	// 6 threads: not measured, the nearest count's (8) algorithm.
+	code, out, _ = execLine("export", "--format", "kv", "--threads", "6", exportTestdata)
+	if code != 0 || strings.Contains(out, "median_ns") || !strings.Contains(out, "measured_threads=8") || !strings.Contains(out, "rule=nearest") {
+		t.Errorf("kv --threads 6: exit %d\n%s", code, out)
+	}
+	code, out, _ = execLine("export", "--format", "omp-env", "--threads", "12", exportTestdata)
+	if code != 0 || strings.Contains(out, "0.0 ns") || strings.Contains(out, "measured unpinned") || !strings.Contains(out, "not measured") {
+		t.Errorf("omp-env --threads 12: exit %d\n%s", code, out)
+	}
+	code, out, _ = execLine("show", "--threads", "12", "--json", exportTestdata)
+	if code != 0 || !strings.Contains(out, `"median_ns": null`) || !strings.Contains(out, `"measured": false`) || !strings.Contains(out, `"auto_policy": "auto"`) {
+		t.Errorf("show --threads 12 --json: exit %d\n%s", code, out)
+	}
+	// Measured: what Auto builds (policy auto), then what was measured
+	// (policy spin, its time), apart.
+	code, out, _ = execLine("show", "--threads", "2", exportTestdata)
+	if code != 0 || !strings.Contains(out, "barriers.Auto builds mcs, policy auto\n") || !strings.Contains(out, "measured: mcs with policy spin, 61.7 ns/episode") {
+		t.Errorf("show --threads 2: exit %d\n%s", code, out)
+	}
+	code, out, _ = execLine("show", "--threads", "12", exportTestdata)
+	if code != 0 || strings.Contains(out, "ns/episode") || !strings.Contains(out, "measured: nothing for 12 threads") {
+		t.Errorf("show --threads 12: exit %d\n%s", code, out)
+	}
+}
+
+// TestLookupNotices: an explicitly set $BARRIERTUNE_RESULTS that cannot be
+// used, and a per-user file that hides a site's file, are said once on
+// stderr (they were only a "skipped" clause, or nothing).
+func TestLookupNotices(t *testing.T) {
+	cfg, site := t.TempDir(), t.TempDir()
+	// The fixture is another machine's: forced, it is used.
+	t.Setenv("BARRIERTUNE_FORCE", "1")
+	for _, d := range []string{filepath.Join(cfg, "barriertune"), filepath.Join(site, "barriertune")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(exportTestdata)
+		if err := os.WriteFile(filepath.Join(d, "results.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("XDG_CONFIG_DIRS", site)
+	t.Setenv("BARRIERTUNE_RESULTS", filepath.Join(cfg, "typo.json"))
+	for _, args := range [][]string{{"show"}, {"export", "--format", "kv"}} {
+		code, _, errOut := execLine(args...)
+		if code != 0 || strings.Count(errOut, "$BARRIERTUNE_RESULTS="+filepath.Join(cfg, "typo.json")+" is not used") != 1 ||
+			strings.Count(errOut, "hides "+filepath.Join(site, "barriertune", "results.json")) != 1 {
+			t.Errorf("%q: exit %d, stderr:\n%s", args, code, errOut)
+		}
+		code, _, errOut = execLine(append(args, "-q")...)
+		if code != 0 || errOut != "" {
+			t.Errorf("%q -q: exit %d, stderr:\n%s", args, code, errOut)
+		}
 	}
 }
