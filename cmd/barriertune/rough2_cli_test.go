@@ -185,3 +185,43 @@ func TestLookupNotices(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencySaveReadBack: latency -o writes the matrix (CSV, or the
+// --json object for .json) and latency --from and model --latency read it
+// back, as they read latency --json's output (issue 26: no CSV could be
+// written, and --json output was refused).
+func TestLatencySaveReadBack(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 {
+		t.Skip("needs two allowed CPUs")
+	}
+	m := allowed.Members()[:2]
+	cpus := strconv.Itoa(m[0]) + "," + strconv.Itoa(m[1])
+	dir := t.TempDir()
+	csv, js, printed := filepath.Join(dir, "m.csv"), filepath.Join(dir, "m.json"), filepath.Join(dir, "printed.json")
+	if code, _, errOut := execLine("latency", "--cpus", cpus, "--samples", "1", "-o", csv); code != 0 {
+		t.Fatalf("latency -o: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := execLine("latency", "--cpus", cpus, "--samples", "1", "-o", js); code != 0 {
+		t.Fatalf("latency -o .json: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := execLine("latency", "--cpus", cpus, "--samples", "1", "--json")
+	if code != 0 {
+		t.Fatalf("latency --json: exit %d: %s", code, errOut)
+	}
+	os.WriteFile(printed, []byte(out), 0o644)
+	for _, p := range []string{csv, js, printed} {
+		code, out, errOut := execLine("latency", "--from", p)
+		if code != 0 || !strings.Contains(out, "1 of ") || !strings.Contains(out, "read from "+p) {
+			t.Errorf("latency --from %s: exit %d\n%s%s", filepath.Base(p), code, out, errOut)
+		}
+		code, out, errOut = execLine("model", "--latency", p, "--threads", "2", "--cpus", cpus)
+		if code != 0 || !strings.Contains(out, "predicted") {
+			t.Errorf("model --latency %s: exit %d\n%s%s", filepath.Base(p), code, out, errOut)
+		}
+	}
+	// A missing directory is refused.
+	if code, _, errOut := execLine("latency", "--cpus", cpus, "--samples", "1", "-o", filepath.Join(dir, "no", "m.csv")); code == 0 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("latency -o into a missing directory: exit %d: %s", code, errOut)
+	}
+}
