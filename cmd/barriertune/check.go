@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/configsets"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -316,7 +317,7 @@ func progressFraction(p check.Progress) float64 {
 func checkOutputPath(path string) error {
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("results file %s is not a regular file (%s); want a path for the results JSON", path, fi.Mode().Type())
+			return fmt.Errorf("results file %s is not a regular file (it is %s); want a path for the results JSON", path, text.FileKind(fi.Mode()))
 		}
 	} else if !missing(err) {
 		return fmt.Errorf("results file: %w", err)

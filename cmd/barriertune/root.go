@@ -187,15 +187,20 @@ type buildVersion struct {
 	Revision string `json:"revision,omitempty"`
 	Time     string `json:"time,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
+	// NoRevision says why a development build has no revision.
+	NoRevision string `json:"no_revision,omitempty"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
 }
 
 func readBuildVersion() buildVersion {
 	bi, _ := debug.ReadBuildInfo()
 	return versionFrom(bi)
 }
+
+// noRevision says why a development build has no VCS revision.
+const noRevision = "no VCS revision: built without VCS stamping, as go run, -buildvcs=false and builds outside a git checkout are"
 
 // versionFrom reads the version from build info (nil: none).
 func versionFrom(bi *debug.BuildInfo) buildVersion {
@@ -215,6 +220,9 @@ func versionFrom(bi *debug.BuildInfo) buildVersion {
 		case "vcs.modified":
 			v.Modified = s.Value == "true"
 		}
+	}
+	if v.Revision == "" && v.Version == "devel" {
+		v.NoRevision = noRevision
 	}
 	return v
 }
@@ -236,6 +244,9 @@ func formatVersion(v buildVersion) string {
 			rev += "-dirty"
 		}
 		s += " (" + rev + ")"
+	}
+	if v.NoRevision != "" {
+		s += " (" + v.NoRevision + ")"
 	}
 	return fmt.Sprintf("%s %s %s/%s", s, v.Go, v.OS, v.Arch)
 }
