@@ -28,7 +28,9 @@ type Tuning struct {
 	// Threads is the participant count asked for.
 	Threads int
 	// Algorithm is a catalog name, and Policy the waiting policy the check
-	// measured it with ("" for the fallback).
+	// measured it with ("" for the fallback). Policy is a record, not what
+	// New and Auto build with: they use AutoPolicy unless an option
+	// (WithPolicy) chooses another.
 	Algorithm string
 	Policy    string
 	// CPUs is the chosen placement inside this process's allowed CPUs (OS

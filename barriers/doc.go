@@ -1,8 +1,12 @@
 // Package barriers holds thread-barrier algorithms for n participants and
-// picks among them: the central counter, combining tree, tournament,
-// dissemination, butterfly, pairwise exchange, static and all-static trees,
-// the MCS tree, the binomial spanning tree, and two blocking baselines
-// (sync.Cond and channels) that show what spinning buys.
+// picks among them: the central counter, static and all-static trees, the
+// combining tree, dissemination, tournament, the binomial spanning tree,
+// butterfly, pairwise exchange, the MCS tree, the hybrid (a hierarchical
+// composition, one algorithm per level of the CPU tree), the goroutine
+// barrier (for more participants than GOMAXPROCS: a lock-free arrival
+// counter, one yield, then parking), and two blocking baselines (sync.Cond
+// and channels) that show what spinning buys. Names lists them in catalog
+// order.
 //
 // # Use
 //
@@ -36,9 +40,13 @@
 //     signals, no release phase).
 //   - many threads on one socket: static-tree, mcs or tournament (local
 //     spinning, few flags per thread).
-//   - many sockets: all-static-tree or mcs (no global hot line).
-//   - more participants than CPUs: central or combining with the default
-//     policy (one broadcast wakes everyone); cond is the blocking baseline.
+//   - many sockets: all-static-tree or mcs (no global hot line), or the
+//     hybrid composed for the tree (WithHierarchy; Auto rebuilds the one
+//     the check measured).
+//   - more participants than CPUs (or GOMAXPROCS): goroutine, which Auto
+//     also picks there when the check measured nothing so (its waiters
+//     yield once, then park, and one wake-up releases them all); cond is
+//     the blocking baseline.
 //
 // # Which policy
 //

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/barriertune/barriertune/internal/capped"
+	"github.com/barriertune/barriertune/internal/text"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -465,7 +466,7 @@ func createTemp(dir string) (*os.File, error) {
 // does not lose a run.
 func CheckWritable(path string) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("results path %s is not a regular file (%s); give a file path", path, fi.Mode().Type())
+		return fmt.Errorf("results path %s is not a regular file (it is %s); give a file path", path, text.FileKind(fi.Mode()))
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -61,7 +61,8 @@ Go scheduler switches in user space; pure spinning is then a poor choice.
 --cpus gives each thread's CPU in rank order; a CPU listed twice is refused
 unless --oversubscribe allows it.
 
-With --pingpong, bench instead measures the floor between two CPUs: the
+With --pingpong, bench instead measures the floor between two CPUs (--cpus
+A,B; default: the first two allowed CPUs): the
 episode of a two-thread spinning dissemination barrier there, one flag
 signal each way with the barriers' own flag code (each round the fastest of
 three instances). A barrier between those CPUs needs at least one signal
@@ -71,7 +72,9 @@ CPUs also measures the floor between its first two CPUs, interleaved with
 the algorithms in the same run, and shows each algorithm's ratio to it.
 
 The default policy is the one the install-time check uses: pure spin when
-every thread has a CPU of its own, else auto (park at once).
+every thread has a CPU of its own, else auto (spin about twice the block and
+wake-up cost, then block). The blocking baselines cond and channel block
+whatever the policy; their rows say "blocks".
 
 Ctrl-C (SIGINT) or SIGTERM stops the measurement; what was measured so far
 is printed and the exit code is 130 or 143.`,
@@ -92,10 +95,10 @@ is printed and the exit code is 130 or 143.`,
 	f.IntVarP(&opts.threads, "threads", "t", 0, "number of threads, 1.."+strconv.Itoa(maxThreads)+" (default: one per allowed CPU, or one per --cpus entry)")
 	f.StringVar(&opts.cpus, "cpus", "", "CPU of each thread in rank order, e.g. 0,1 or 0-3")
 	f.BoolVar(&opts.oversubscribe, "oversubscribe", false, "allow --cpus to list a CPU more than once")
-	f.StringVar(&opts.policy, "policy", "auto", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
+	f.StringVar(&opts.policy, "policy", "", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
 	f.IntVar(&opts.samples, "samples", 21, "samples per algorithm")
 	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
-	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the floor (one flag signal each way) between --cpus A,B")
+	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the floor (one flag signal each way) between --cpus A,B (default: the first two allowed CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print as JSON")
 	f.StringVar(&opts.skew, "skew", "", "make the last thread arrive late by these delays (ns or durations, e.g. 500,2us) and report synchronisation time against skew")
 	f.StringVar(&opts.plot, "plot", "", "also plot the run to `FILE`.svg or .png")
@@ -177,9 +180,11 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if opts.pingpong {
 		return runPingPong(ctx, cpus, opts, mopts, w, stderr)
 	}
-	policy, err := barriers.ParsePolicy(opts.policy)
-	if err != nil {
-		return usageErrorf("--policy: %v", err)
+	policy := barriers.AutoPolicy
+	if opts.policySet {
+		if policy, err = barriers.ParsePolicy(opts.policy); err != nil {
+			return usageErrorf("--policy: %v", err)
+		}
 	}
 	names, err := algorithmNames("--algorithm", opts.algorithms)
 	if err != nil {
@@ -199,7 +204,11 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 	}
 	if opts.skew != "" {
-		return runSkew(w, cpus, cands, opts.skew, mopts, opts.json, opts.plot)
+		err := runSkew(w, cpus, cands, opts.skew, mopts, opts.json, opts.plot)
+		if err == nil && opts.plot != "" && !opts.global.quiet {
+			fmt.Fprintf(stderr, "plot written to %s\n", opts.plot)
+		}
+		return err
 	}
 	mopts.Floor = true
 	opts.global.verbosef(stderr, "bench: %s on %s, policy %s, algorithms %s, %s of %s each",
@@ -221,6 +230,9 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if opts.plot != "" {
 		if err := writeBenchPlot(opts.plot, results, floor); err != nil {
 			return err
+		}
+		if !opts.global.quiet {
+			fmt.Fprintf(stderr, "plot written to %s\n", opts.plot)
 		}
 	}
 	if opts.json {
@@ -269,8 +281,23 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 
 // runPingPong measures the one-way latency between two CPUs.
 func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return err
+	}
+	if len(cpus) == 0 { // the first two allowed CPUs
+		if allowed.Len() < 2 {
+			return usageErrorf("--pingpong needs two CPUs, but this process is allowed only CPU %s", allowed)
+		}
+		cpus = allowed.Members()[:2]
+	}
 	if len(cpus) != 2 {
 		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", elided(opts.cpus))
+	}
+	for _, c := range cpus {
+		if !allowed.Has(c) {
+			return usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", elided(opts.cpus), c, allowed)
+		}
 	}
 	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %s", cpus[0], cpus[1], text.Plural(opts.samples, "sample")))
 	pp, err := measure.PingPongLatency(cpus[0], cpus[1], mopts)
@@ -314,7 +341,7 @@ func printBench(w io.Writer, results []measure.Result, floor *measure.PingPong) 
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range sorted {
-		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f-%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t", r.Algorithm, r.Policy, r.MedianNs, r.CILowNs, r.CIHighNs, r.MinNs, r.MaxNs, r.MeanNs, r.StddevNs, r.Outliers, r.Reps)
+		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f-%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t", r.Algorithm, policyLabel(r), r.MedianNs, r.CILowNs, r.CIHighNs, r.MinNs, r.MaxNs, r.MeanNs, r.StddevNs, r.Outliers, r.Reps)
 		if floor != nil {
 			line += fmt.Sprintf("%.2f\t", r.MedianNs/floor.MedianNs)
 		}
@@ -338,6 +365,7 @@ func benchJSONResults(rs []measure.Result) []benchResult {
 	out := make([]benchResult, len(rs))
 	for i, r := range rs {
 		out[i] = benchResult{Result: r, CPUs: r.CPUs}
+		out[i].Policy = policyLabel(r)
 		if !r.Pinned {
 			out[i].CPUs, out[i].RequestedCPUs, out[i].Unpinned = nil, r.CPUs, unpinnedReason(r.CPUs)
 		}
@@ -364,4 +392,13 @@ func distinct(cpus []int) []int {
 		}
 	}
 	return out
+}
+
+// policyLabel is a result's waiting policy as bench prints it: "blocks"
+// for the blocking baselines (cond, channel), which ignore the policy.
+func policyLabel(r measure.Result) string {
+	if a, err := barriers.Lookup(r.Algorithm); err == nil && !a.Spins {
+		return "blocks"
+	}
+	return r.Policy
 }

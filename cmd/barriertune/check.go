@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/configsets"
+	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -182,6 +183,13 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if opts.output != "" {
+		// An explicit path is taken as given: a typo in its directory is
+		// refused, not created (only the default directories are made).
+		if err := checkParentDir("-o", path); err != nil {
+			return err
+		}
+	}
 	if err := checkOutputPath(path); err != nil {
 		return err
 	}
@@ -192,6 +200,16 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		prev, err := results.Read(opts.resume)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
+		}
+		if !prev.Partial && opts.threads == "" {
+			// Nothing to continue: the file stays as it is (its time,
+			// block_wake_ns and cuts with it).
+			rounds := ""
+			if prev.RoundsPlanned > 0 {
+				rounds = fmt.Sprintf(" (%d of %d rounds)", prev.RoundsDone, prev.RoundsPlanned)
+			}
+			_, err := fmt.Fprintf(w, "%s is complete%s: nothing to resume; it is unchanged (run check without --resume to measure again)\n", opts.resume, rounds)
+			return err
 		}
 		cfg.Resume = prev
 	}
@@ -301,7 +319,7 @@ func progressFraction(p check.Progress) float64 {
 func checkOutputPath(path string) error {
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("results file %s is not a regular file (%s); want a path for the results JSON", path, fi.Mode().Type())
+			return fmt.Errorf("results file %s is not a regular file (it is %s); want a path for the results JSON", path, text.FileKind(fi.Mode()))
 		}
 	} else if !missing(err) {
 		return fmt.Errorf("results file: %w", err)
@@ -333,4 +351,20 @@ func checkOutputPath(path string) error {
 // file stands where a directory of the path should be.
 func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// checkParentDir refuses a path given by flag whose directory does not
+// exist or is not a directory.
+func checkParentDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && missing(err):
+		return fmt.Errorf("%s %s: directory %s does not exist; create it first or give another path", flag, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ func (o *planOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.exhaustive, "exhaustive", false, "with --plan or --simulate: every candidate at every thread count, no pruning and no budget cuts")
 	fs.IntVar(&o.keep, "keep", 3, "with --plan or --simulate: predicted-best algorithms kept per thread count when pruning, besides the central and dissemination baselines (1..64)")
 	fs.StringVar(&o.modelKind, "model", string(model.DefaultModel), "with --plan or --simulate: cost model that prunes and simulates (default or critical-path)")
-	fs.StringVar(&o.latencyFile, "latency", "", "with --plan or --simulate: predict with the one-way latency matrix in `FILE` (../shared/latency CSV format); without another topology source the tree is clustered from it")
+	fs.StringVar(&o.latencyFile, "latency", "", "with --plan or --simulate: predict with the one-way latency matrix in `FILE` (CSV or latency --json, as docs/model.md describes); without another topology source the tree is clustered from it")
 	fs.StringVar(&o.fromResults, "from-results", "", "with --plan or --simulate: predict with the latencies and calibration recorded in the results `FILE`, as the live check that wrote it pruned")
 	fs.Float64Var(&o.noise, "noise", 0, "with --simulate: relative noise of each simulated sample (0..1)")
 }
@@ -152,7 +152,7 @@ func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs,
 		topo, err := src.load()
 		return topo, nil, nil, name, err
 	}
-	if _, err := latency.ReadCSVFile(o.latencyFile); err != nil {
+	if _, err := latency.ReadFile(o.latencyFile); err != nil {
 		return nil, nil, nil, "", latencyFormatError("--latency", o.latencyFile, err)
 	}
 	m, clustered, err := latency.LoadFile(o.latencyFile)

@@ -241,6 +241,15 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if v := versionFrom(nil); v.Version != "devel" || v.Revision != "" {
 		t.Errorf("no build info: %+v", v)
 	}
+	// Issue 26: a development build without VCS stamping says so.
+	bi.Settings = nil
+	if got := formatVersion(versionFrom(bi)); !strings.Contains(got, "devel (no VCS revision: built without VCS stamping") {
+		t.Errorf("no stamping: %q", got)
+	}
+	bi.Main.Version = "v1.2.3" // a module version identifies the build
+	if got := formatVersion(versionFrom(bi)); strings.Contains(got, "no VCS revision") {
+		t.Errorf("a tagged build: %q", got)
+	}
 }
 
 // maxTableLine is the longest output line a command may print.

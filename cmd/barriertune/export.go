@@ -17,8 +17,11 @@ type exportOptions struct {
 	global  *globalOptions
 	format  string
 	threads int
-	allowed string
-	path    string // results file; "" is the lookup order
+	// threadsSet: --threads was given (0 or less is then a usage error,
+	// never "every count").
+	threadsSet bool
+	allowed    string
+	path       string // results file; "" is the lookup order
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
@@ -28,9 +31,18 @@ func newExportCmd(g *globalOptions) *cobra.Command {
 		Short: "Export the winners for OpenMP runtimes, C programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
-this machine: $BARRIERTUNE_RESULTS, the per-user file, then the system-wide
-/etc/barriertune/results.json (a comment names the file used and why the
-others were not).
+this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
+/etc/barriertune/results.json, then barriertune/results.json in each
+directory of $XDG_CONFIG_DIRS (a comment names the file used and why the
+others were not; stderr says once when $BARRIERTUNE_RESULTS is set but
+cannot be used, or when a per-user file hides the system-wide one).
+
+What was not measured is absent, never a zero: kv and env leave out
+median_ns (and measured_threads when the choice is a fallback) and give
+the rule (measured, nearest, oversubscribed); omp-env's comments say "not
+measured" and why; the C header's median_ns is 0.0 and its rule field says
+so. barriertune_lookup(n) in the header returns, for every n, the choice
+show --threads n makes.
 
   omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
             OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
@@ -54,12 +66,13 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
   barriertune export --format c-header > barriertune.h
   barriertune export --format kv --threads 8 --allowed 0-3 results.json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.path = args[0]
 			}
-			return runExport(cmd.Context(), o, cmd.OutOrStdout())
+			o.threadsSet = cmd.Flags().Changed("threads")
+			return runExport(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -78,14 +91,14 @@ func (o *exportOptions) validate() error {
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
-	if o.threads < 0 || o.threads > export.MaxThreads {
-		return usageErrorf("--threads %d: want 1..%d threads, or 0 for every measured count", o.threads, export.MaxThreads)
+	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > export.MaxThreads) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, export.MaxThreads)
 	}
 	return nil
 }
 
 // runExport reads the results file and writes the export to w.
-func runExport(_ context.Context, o *exportOptions, w io.Writer) error {
+func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -93,6 +106,7 @@ func runExport(_ context.Context, o *exportOptions, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnNotices(stderr, o.global, rs)
 	if err := export.Write(w, rs.file, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

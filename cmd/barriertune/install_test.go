@@ -77,14 +77,14 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 
 // shownJSON is the part of show --threads --json the tests compare.
 type shownJSON struct {
-	Threads   int     `json:"threads"`
-	Algorithm string  `json:"algorithm"`
-	Policy    string  `json:"policy"`
-	CPUs      []int   `json:"cpus"`
-	MedianNs  float64 `json:"median_ns"`
-	Rule      string  `json:"rule"`
-	Source    string  `json:"source"`
-	Allowed   string  `json:"allowed"`
+	Threads   int      `json:"threads"`
+	Algorithm string   `json:"algorithm"`
+	Policy    string   `json:"policy"`
+	CPUs      []int    `json:"cpus"`
+	MedianNs  *float64 `json:"median_ns"` // null: not measured (issue 26)
+	Rule      string   `json:"rule"`
+	Source    string   `json:"source"`
+	Allowed   string   `json:"allowed"`
 }
 
 // agree checks that barriers.Tuned (t), show --threads --json and export
@@ -122,14 +122,25 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 	if tu.Fallback != "" {
 		t.Fatalf("%d threads: Tuned fell back: %s", n, tu.Fallback)
 	}
-	if sh.Threads != n || sh.Algorithm != tu.Algorithm || sh.Policy != tu.Policy || !slices.Equal(sh.CPUs, tu.CPUs) || sh.MedianNs != tu.MedianNs || sh.Rule != tu.Rule || sh.Source != path {
+	shownNs := 0.0
+	if sh.MedianNs != nil {
+		shownNs = *sh.MedianNs
+		if shownNs == 0 {
+			t.Errorf("%d threads: show --json median_ns 0, want null when not measured", n)
+		}
+	}
+	if sh.Threads != n || sh.Algorithm != tu.Algorithm || sh.Policy != tu.Policy || !slices.Equal(sh.CPUs, tu.CPUs) || shownNs != tu.MedianNs || sh.Rule != tu.Rule || sh.Source != path {
 		t.Errorf("%d threads: show %+v, Tuned %s %s %v %.1f %s", n, sh, tu.Algorithm, tu.Policy, tu.CPUs, tu.MedianNs, tu.Rule)
 	}
 	cpus := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tu.CPUs)), ","), "[]")
 	if field("pinned") == "0" {
 		cpus = ""
 	}
-	if field("algorithm") != tu.Algorithm || field("policy") != tu.Policy || field("cpus") != cpus || field("median_ns") != strconv.FormatFloat(tu.MedianNs, 'f', 1, 64) {
+	wantNs := "" // absent when not measured (issue 26: it was 0.0)
+	if tu.MedianNs > 0 {
+		wantNs = strconv.FormatFloat(tu.MedianNs, 'f', 1, 64)
+	}
+	if field("algorithm") != tu.Algorithm || field("policy") != tu.Policy || field("cpus") != cpus || field("median_ns") != wantNs {
 		t.Errorf("%d threads: export %q, Tuned %s %s %v %.1f", n, kv, tu.Algorithm, tu.Policy, tu.CPUs, tu.MedianNs)
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,6 +33,7 @@ type latencyOptions struct {
 	maxPairs int
 	matrix   bool
 	asJSON   bool
+	output   string // -o: write the matrix (CSV, or JSON for .json)
 	src      sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).
 	pingPong latency.PingPongFunc
@@ -46,8 +49,9 @@ trip, the same definition as bench's floor) between this machine's allowed
 CPUs: every pair up to 64 CPUs; beyond that representative pairs per tree
 level (--per-level pairs spread over the level's objects, --max-pairs in all:
 pairs under symmetric subtrees share a latency, and the few measured
-spot-check each other). With --from it reads a matrix in the ../shared/latency
-CSV format instead. It prints per level of the tree (the sysfs tree for a
+spot-check each other). With --from it reads a matrix instead: the CSV
+format of docs/model.md ("Latency matrix files"), which -o FILE writes, or
+what --json prints. -o FILE.json writes the --json object. It prints per level of the tree (the sysfs tree for a
 measured machine; for --from the tree given by a topology source flag, else
 the tree clustered from the latencies) the pairs
 measured, their median and their spread (slowest over fastest pair), the
@@ -62,7 +66,8 @@ matrix.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.from, "from", "", "read the matrix from `FILE` (../shared/latency CSV) instead of measuring")
+	f.StringVar(&o.from, "from", "", "read the matrix from `FILE` (CSV as -o writes it, or latency --json output; docs/model.md) instead of measuring")
+	f.StringVarP(&o.output, "output", "o", "", "also write the matrix to `FILE`: CSV (docs/model.md), or the --json object for FILE.json; model --latency and latency --from read both")
 	f.StringVar(&o.cpuList, "cpus", "", "CPUs to measure, e.g. 0-15 (default: all allowed)")
 	f.IntVar(&o.samples, "samples", o.samples, "ping-pong samples per pair (1 to 100000)")
 	f.IntVar(&o.perLevel, "per-level", o.perLevel, "beyond 64 CPUs: representative pairs measured per tree level (1 to 100000)")
@@ -111,7 +116,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		return nil, nil, usageErrorf("--max-pairs %d: want 1 to %d pairs", s.maxPairs, maxLatencyPairs)
 	}
 	if s.from != "" {
-		m, err := latency.ReadCSVFile(s.from)
+		m, err := latency.ReadFile(s.from)
 		if err != nil {
 			return nil, nil, latencyFormatError(s.fromFlag, s.from, err)
 		}
@@ -142,6 +147,16 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	}
 	if cpus == nil {
 		cpus = topo.CPUs()
+	}
+	// A CPU outside the allowed set is a usage error, as for bench --cpus.
+	for _, c := range cpus {
+		if !topo.Allowed().Has(c) {
+			whose := "for this process"
+			if !s.src.live() {
+				whose = "in the topology given"
+			}
+			return nil, nil, usageErrorf("--cpus %q: CPU %d is not allowed %s (allowed: %s)", elided(s.cpuList), c, whose, topo.Allowed())
+		}
 	}
 	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs}
 	m, err := latency.MeasureTree(ctx, topo, distinct(cpus), opts)
@@ -183,6 +198,11 @@ func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
 			}
 		}
 		out.Matrix = append(out.Matrix, r)
+	}
+	if o.output != "" {
+		if err := writeLatencyFile(o.output, m, out); err != nil {
+			return err
+		}
 	}
 	if o.asJSON {
 		return writeJSON(w, out)
@@ -246,7 +266,7 @@ func writeMatrix(w io.Writer, m *latency.Matrix) {
 
 // latencyCSVFormat is the matrix format --from reads, in one line.
 const latencyCSVFormat = "plain CSV without a header, N rows for N CPUs, row i holding the one-way ns to CPUs 0..i-1 " +
-	"and the diagonal and upper triangle empty, as in ../shared/latency"
+	"and the diagonal and upper triangle empty (docs/model.md, Latency matrix files), or latency --json output"
 
 // latencyFormatError says that a readable regular file is not a latency
 // matrix and what is accepted; errors of the file itself (missing, not a
@@ -262,7 +282,7 @@ func latencyFormatError(flag, path string, err error) error {
 	}
 	f.Close()
 	detail := strings.TrimPrefix(err.Error(), path+": ")
-	return fmt.Errorf("%s is not a latency matrix CSV (want %s): %s", strings.TrimSpace(flag+" "+path), latencyCSVFormat, detail)
+	return fmt.Errorf("%s is not a latency matrix (want %s): %s", strings.TrimSpace(flag+" "+path), latencyCSVFormat, detail)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {
@@ -270,4 +290,42 @@ func writeLevels(w io.Writer, levels []latency.Level) {
 	for _, l := range levels {
 		fmt.Fprintf(w, "%-12s %8d %10.1f %8.1f %8.1f %6.2fx\n", l.Level, l.Pairs, l.MedianNs, l.MinNs, l.MaxNs, l.Spread())
 	}
+}
+
+// writeLatencyFile writes the matrix to path: the --json object for a
+// .json path, else the CSV that latency --from and model --latency read.
+// The directory must exist; the file is written whole or not at all.
+func writeLatencyFile(path string, m *latency.Matrix, out latencyJSON) error {
+	if err := checkParentDir("-o", path); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	var err error
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		err = writeJSON(&b, out)
+	} else {
+		err = latency.WriteCSV(&b, m)
+	}
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".barriertune-latency-*")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	_, err = tmp.Write(b.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	return nil
 }

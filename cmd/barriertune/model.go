@@ -40,7 +40,8 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Predict every barrier algorithm's episode from a latency matrix",
 		Long: `model predicts the time of one barrier episode per algorithm from a latency
-matrix: read with --latency FILE (../shared/latency CSV) or measured here with
+matrix: read with --latency FILE (a CSV or latency --json file; docs/model.md,
+"Latency matrix files", describes both) or measured here with
 --measured. With --threads N it predicts one thread count on the placement
 --cpus (default: compact, the first N CPUs in tree order, wrapping around
 when N exceeds them); without it, a table over every thread count 2..CPUs
@@ -61,7 +62,7 @@ docs/model.md).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.latencyFile, "latency", "", "latency matrix `FILE` in the ../shared/latency CSV format")
+	f.StringVar(&o.latencyFile, "latency", "", "latency matrix `FILE`: CSV, or latency --json output (docs/model.md, Latency matrix files)")
 	f.BoolVar(&o.measured, "measured", false, "measure this machine's latency matrix first")
 	f.IntVarP(&o.threads, "threads", "t", 0, "thread count (default: a table over every count)")
 	f.StringVar(&o.cpuList, "cpus", "", "CPU of each thread in rank order (default: compact)")

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ extension of -o: .svg or .png.`,
 		Example: `  barriertune plot -o barriers.svg
   barriertune plot -o barriers.png /etc/barriertune/results.json
   barriertune plot --allowed 0-3 -o job.svg`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.path = args[0]
@@ -73,6 +74,7 @@ func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnNotices(stderr, o.global, rs)
 	o.global.verbosef(stderr, "plot: %s", rs.summary())
 	p, err := resultsPlot(rs.file, rs)
 	if err != nil {
@@ -96,14 +98,79 @@ func plotFormat(path string) error {
 	return fmt.Errorf("plot output %q: unknown format %q (accepted: .svg, .png)", path, filepath.Ext(path))
 }
 
+// savePlot writes p to path (.svg or .png): the plot 20 cm wide and, in a
+// column to its right, its legend, so that the legend never covers the
+// data (gonum draws it inside the data area).
 func savePlot(p *plot.Plot, path string) error {
 	if err := plotFormat(path); err != nil {
 		return err
 	}
-	if err := p.Save(20*vg.Centimeter, 15*vg.Centimeter, path); err != nil {
+	leg := p.Legend
+	p.Legend = plot.NewLegend() // no entries: p.Draw draws none
+	defer func() { p.Legend = leg }()
+	p.Title.Padding = max(p.Title.Padding, vg.Points(10)) // the top point clear of the title
+	pad := vg.Points(10)
+	r := leg.Rectangle(draw.Canvas{})
+	lw := r.Max.X - r.Min.X
+	if lw > 0 {
+		lw += 2 * pad
+	}
+	w, h := 20*vg.Centimeter+lw, 15*vg.Centimeter
+	c, err := draw.NewFormattedCanvas(w, h, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err != nil {
+		return fmt.Errorf("writing plot %s: %w", path, err)
+	}
+	dc := draw.New(c)
+	if p.BackgroundColor != nil { // the legend's column too
+		dc.SetColor(p.BackgroundColor)
+		dc.Fill(dc.Rectangle.Path())
+	}
+	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	if lw > 0 {
+		la := draw.Crop(dc, w-lw+pad, 0, 0, 0)
+		la.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Max.Y + p.Title.Padding + pad
+		leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+		leg.Draw(la)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing plot %s: %w", path, err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing plot %s: %w", path, err)
 	}
 	return nil
+}
+
+// headroom widens p's y range to [lo, hi] and a little beyond, so that
+// no point sits on the frame and a floor below the data is drawn.
+func headroom(p *plot.Plot, lo, hi float64) {
+	if !(lo > 0) || math.IsInf(hi, 0) {
+		return
+	}
+	p.Y.Min, p.Y.Max = min(p.Y.Min, lo), max(p.Y.Max, hi)
+	if _, log := p.Y.Scale.(plot.LogScale); log {
+		p.Y.Min, p.Y.Max = p.Y.Min/1.15, p.Y.Max*1.15
+		return
+	}
+	span := max(p.Y.Max-p.Y.Min, p.Y.Max*0.05)
+	p.Y.Min, p.Y.Max = max(0, p.Y.Min-span*0.05), p.Y.Max+span*0.05
+}
+
+// floorLine is a floor as a dashed line across the whole x range (a line
+// between the first and last thread count has no length when there is
+// one count).
+func floorLine(ns float64, i int) *plotter.Function {
+	l := plotter.NewFunction(func(float64) float64 { return ns })
+	l.Samples = 2
+	l.Color = color.Gray{Y: uint8(40 + 40*(i%4))}
+	l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	l.Width = vg.Points(1.5)
+	return l
 }
 
 // curves is each algorithm's best median per thread count.
@@ -187,9 +254,6 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 	p.Title.Text = "Barrier episode time on " + f.Machine.CPU.Name
 	p.X.Label.Text = "threads"
 	p.Y.Label.Text = "ns per episode (median)"
-	// Bottom right: barrier curves rise with the thread count.
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(8)
 	p.Add(plotter.NewGrid())
 
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -228,13 +292,7 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 		if !(fl.MedianNs > 0) {
 			continue
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: fl.MedianNs}, {X: xhi, Y: fl.MedianNs}})
-		if err != nil {
-			return nil, err
-		}
-		l.Color = color.Gray{Y: uint8(40 + 40*(i%4))}
-		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		l.Width = vg.Points(1.5)
+		l := floorLine(fl.MedianNs, i)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("floor %s (%.0f ns)", fl.Level, fl.MedianNs), l)
 	}
@@ -257,6 +315,7 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 		p.X.Scale = plot.LogScale{}
 	}
 	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
+	headroom(p, lo, hi)
 	return p, nil
 }
 
@@ -327,12 +386,7 @@ func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error)
 	p.Add(w)
 	p.Legend.Add("fastest", w)
 	if floor != nil && floor.MedianNs > 0 {
-		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: floor.MedianNs}, {X: float64(len(sorted)) - 0.5, Y: floor.MedianNs}})
-		if err != nil {
-			return nil, err
-		}
-		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		l.Width = vg.Points(1.5)
+		l := floorLine(floor.MedianNs, 0)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("floor CPU %d<->%d (%.0f ns)", floor.CPUs[0], floor.CPUs[1], floor.MedianNs), l)
 		lo = min(lo, floor.MedianNs)
@@ -344,6 +398,6 @@ func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error)
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	headroom(p, lo, hi)
 	return p, nil
 }

@@ -127,12 +127,13 @@ func commandNames(c *cobra.Command) []string {
 // subcommands (completion): an argument that names none of them is a
 // usage error that lists them.
 func subcommandArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
 	what := "subcommand"
 	if cmd.Name() == "completion" {
 		what = "shell"
+	}
+	if len(args) == 0 {
+		// Nothing to do without one: a usage error, as an unknown one is.
+		return fmt.Errorf("%s needs a %s: one of %s (e.g. %s %s)", cmd.CommandPath(), what, strings.Join(commandNames(cmd), ", "), cmd.CommandPath(), commandNames(cmd)[0])
 	}
 	return fmt.Errorf("unknown %s %q for %q (accepted: %s)", what, elided(args[0]), cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
 }
@@ -143,7 +144,7 @@ func subcommandArgs(cmd *cobra.Command, args []string) error {
 func finishCommands(c *cobra.Command) {
 	if c.HasParent() && c.HasSubCommands() && !c.Runnable() {
 		// Without a Run, cobra prints the help and exits 0 for any
-		// argument; name the subcommands instead.
+		// argument or none; name the subcommands instead (exit code 2).
 		c.Args = subcommandArgs
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
@@ -156,6 +157,16 @@ func finishCommands(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		finishCommands(sub)
 	}
+}
+
+// oneResultsFile is the argument rule of show, export and plot: at most
+// one results FILE (cobra's own message, "accepts at most 1 arg(s),
+// received 2", names neither the argument nor what it is).
+func oneResultsFile(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("%s takes at most one results FILE, got %d arguments: %s", cmd.CommandPath(), len(args), elided(strings.Join(args, " ")))
+	}
+	return nil
 }
 
 // usageArgs makes the errors of an argument validator usage errors.
@@ -176,15 +187,20 @@ type buildVersion struct {
 	Revision string `json:"revision,omitempty"`
 	Time     string `json:"time,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
+	// NoRevision says why a development build has no revision.
+	NoRevision string `json:"no_revision,omitempty"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
 }
 
 func readBuildVersion() buildVersion {
 	bi, _ := debug.ReadBuildInfo()
 	return versionFrom(bi)
 }
+
+// noRevision says why a development build has no VCS revision.
+const noRevision = "no VCS revision: built without VCS stamping, as go run, -buildvcs=false and builds outside a git checkout are"
 
 // versionFrom reads the version from build info (nil: none).
 func versionFrom(bi *debug.BuildInfo) buildVersion {
@@ -204,6 +220,9 @@ func versionFrom(bi *debug.BuildInfo) buildVersion {
 		case "vcs.modified":
 			v.Modified = s.Value == "true"
 		}
+	}
+	if v.Revision == "" && v.Version == "devel" {
+		v.NoRevision = noRevision
 	}
 	return v
 }
@@ -225,6 +244,9 @@ func formatVersion(v buildVersion) string {
 			rev += "-dirty"
 		}
 		s += " (" + rev + ")"
+	}
+	if v.NoRevision != "" {
+		s += " (" + v.NoRevision + ")"
 	}
 	return fmt.Sprintf("%s %s %s/%s", s, v.Go, v.OS, v.Arch)
 }

@@ -44,8 +44,8 @@ func TestLatencyFrom(t *testing.T) {
 	}
 	prose := write("README.md", "# a title\n\nSome \"quoted\" prose, with commas.\n")
 	_, err := run(t, "latency", "--from", prose)
-	if err == nil || !strings.Contains(err.Error(), "--from "+prose+" is not a latency matrix CSV (want plain CSV") ||
-		!strings.Contains(err.Error(), "../shared/latency") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), "--from "+prose+" is not a latency matrix (want plain CSV") ||
+		!strings.Contains(err.Error(), "docs/model.md") || strings.Contains(err.Error(), "../shared") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("latency --from README.md: %v", err)
 	}
 	for _, c := range []struct{ csv, want string }{

@@ -49,7 +49,7 @@ the exact number of sets for every thread count, computed without listing
 them, with 2^n and the paper method's totals for comparison.`,
 		Example: `  barriertune sets --threads 2
   barriertune sets --synthetic "pack:2 core:4 pu:2" --count
-  barriertune sets --topology testdata/paper-example3.json --method paper
+  barriertune sets --topology internal/configsets/testdata/paper-example3.json --method paper
   barriertune sets --sysfs-root ./snapshot --threads 8 --limit 4 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

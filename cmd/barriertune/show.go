@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/export"
@@ -25,7 +26,10 @@ type showOptions struct {
 	path    string // the results file; empty: the lookup order
 	json    bool
 	threads int
-	allowed string
+	// threadsSet: --threads was given (0 or less is then a usage error,
+	// never "the whole table").
+	threadsSet bool
+	allowed    string
 }
 
 // maxShowLine caps show's lines; longer values are elided in the middle.
@@ -43,23 +47,35 @@ callers that cannot pin. --json prints the validated file.
 
 Without FILE, the first file of the lookup order that applies to this
 machine is shown: $BARRIERTUNE_RESULTS, the per-user file
-($XDG_CONFIG_HOME/barriertune/results.json), then the system-wide
-/etc/barriertune/results.json; the output says which file was used and why
-the others were not.
+($XDG_CONFIG_HOME/barriertune/results.json), the system-wide
+/etc/barriertune/results.json, then the site's barriertune/results.json in
+each directory of $XDG_CONFIG_DIRS; the output says which file was used and
+why the others were not, and stderr says once when $BARRIERTUNE_RESULTS is
+set but cannot be used, or when a per-user file hides the system-wide one.
 
 --threads N prints the one choice barriers.Auto and export make for N
 threads inside the allowed CPUs (--allowed CPULIST; default: this process's
 allowed CPUs when the file is this machine's, else the whole machine): the
-algorithm, its waiting policy, the CPU of each rank, the measured ns per
-episode and the rule that chose it. With --json it is one JSON object.`,
+algorithm barriers.Auto builds and its policy (auto, unless the program
+asks for another), the CPU of each rank, then, apart, what was measured:
+the policy the check measured with and the ns per episode, or that this
+count was not measured on this placement class, and the rule that chose
+it. With --json it is one JSON object: median_ns is null and measured
+false when nothing was measured; policy is the measured policy and
+auto_policy the one barriers.Auto uses.
+
+In the table, policy is the policy the check measured with (spin when
+every thread had a CPU of its own); barriers.Auto uses the auto policy,
+which spins as fast while every participant has a CPU.`,
 		Example: `  barriertune show
   barriertune show --threads 8 --allowed 0-3,8-11
   barriertune show /etc/barriertune/results.json --threads 4 --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.path = args[0]
 			}
+			opts.threadsSet = cmd.Flags().Changed("threads")
 			return runShow(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -72,13 +88,17 @@ episode and the rule that chose it. With --json it is one JSON object.`,
 
 // runShow prints the winners of a results file, or one choice.
 func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
-	if opts.threads < 0 || opts.threads > export.MaxThreads || opts.threads == 0 && opts.allowed != "" && opts.json {
-		return usageErrorf("--threads %d: want 1..%d threads (--allowed with --json needs --threads)", opts.threads, export.MaxThreads)
+	if (opts.threadsSet || opts.threads != 0) && (opts.threads < 1 || opts.threads > export.MaxThreads) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for the table of every measured count)", opts.threads, export.MaxThreads)
+	}
+	if opts.threads == 0 && opts.allowed != "" && opts.json {
+		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")
 	}
 	rs, err := openResults(opts.path, opts.allowed)
 	if err != nil {
 		return err
 	}
+	warnNotices(stderr, opts.global, rs)
 	opts.global.verbosef(stderr, "show: %s", rs.summary())
 	if rs.why == "given" && opts.threads == 0 && !opts.global.quiet {
 		if topo, err := hwtree.Live(); err == nil {
@@ -112,6 +132,15 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 // from.
 type shownChoice struct {
 	results.Selection
+	// MedianNs is null when this placement class was not measured for
+	// this count (it shadows the selection's 0).
+	MedianNs *float64 `json:"median_ns"`
+	// Measured says whether the choice is a measurement of this count on
+	// this placement class (rule measured, or one measured round-robin).
+	Measured bool `json:"measured"`
+	// AutoPolicy is the waiting policy barriers.Auto builds the barrier
+	// with (Policy is the one the check measured with).
+	AutoPolicy string            `json:"auto_policy"`
 	Source     string            `json:"source"`
 	SourceWhy  string            `json:"source_why"`
 	Skipped    []results.Skipped `json:"skipped"`
@@ -125,7 +154,11 @@ func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
 	if sk == nil {
 		sk = []results.Skipped{}
 	}
-	return shownChoice{Selection: sel, Source: rs.path, SourceWhy: rs.why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.file.Simulated, Foreign: rs.foreign}
+	var ns *float64
+	if sel.MedianNs > 0 {
+		ns = &sel.MedianNs
+	}
+	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: barriers.AutoPolicy.String(), Source: rs.path, SourceWhy: rs.why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.file.Simulated, Foreign: rs.foreign}
 }
 
 // printChoice prints one selection for people.
@@ -137,14 +170,19 @@ func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
 	if sel.Composition != "" {
 		alg += "(" + sel.Composition + ")"
 	}
-	ns := "not measured on this placement class"
-	if sel.MedianNs > 0 {
-		ns = fmt.Sprintf("%.1f ns/episode", sel.MedianNs)
+	measured := fmt.Sprintf("measured: %s with policy %s, %.1f ns/episode", alg, sel.Policy, sel.MedianNs)
+	if !(sel.MedianNs > 0) {
+		measured = fmt.Sprintf("measured: nothing for %s on this placement class", text.Plural(sel.Threads, "thread"))
+		if sel.From > 0 {
+			measured += fmt.Sprintf(" (policy %s is what %s was measured with)", sel.Policy, text.Plural(sel.From, "thread"))
+		}
 	}
 	lines := []string{
-		fmt.Sprintf("%s inside CPUs %s (%s): %s, policy %s", text.Plural(sel.Threads, "thread"), sel.Allowed, rs.allowedWhy, alg, sel.Policy),
+		fmt.Sprintf("%s inside CPUs %s (%s): barriers.Auto builds %s, policy %s",
+			text.Plural(sel.Threads, "thread"), sel.Allowed, rs.allowedWhy, alg, barriers.AutoPolicy),
 		"CPUs by rank: " + rankList(sel.CPUs),
-		fmt.Sprintf("%s; rule %s: %s", ns, sel.Rule, sel.Why),
+		measured,
+		fmt.Sprintf("rule %s: %s", sel.Rule, sel.Why),
 		"file: " + rs.summary(),
 	}
 	if rs.foreign != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -73,6 +74,42 @@ type resultsSource struct {
 	// allowed is the set selections are made in, and allowedWhy says why.
 	allowed    cpuset.Set
 	allowedWhy string
+	// notices are what the lookup order did that a user would not expect
+	// (lookupNotices), said once on stderr.
+	notices []string
+}
+
+// lookupNotices says what the lookup order did that surprises: an
+// explicitly set $BARRIERTUNE_RESULTS that was not used, and a per-user
+// file used while a system-wide (or site) file exists behind it.
+func lookupNotices(fd results.Finder, found *results.Found) []string {
+	var out []string
+	for _, k := range found.Skipped {
+		if fd.Env != "" && k.Path == fd.Env {
+			out = append(out, fmt.Sprintf("warning: $%s=%s is not used: %s; using %s (%s)", results.ResultsEnv, k.Path, k.Reason, found.Path, found.Why))
+		}
+	}
+	if fd.User != "" && found.Path == fd.User {
+		for _, p := range append(append([]string{}, fd.System...), fd.Site...) {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && p != found.Path {
+				out = append(out, fmt.Sprintf("note: the per-user file %s hides %s; remove it (or set $%s) to use that one", found.Path, p, results.ResultsEnv))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// warnNotices prints rs's notices on stderr, once, unless --quiet.
+func warnNotices(stderr io.Writer, g *globalOptions, rs *resultsSource) {
+	if g != nil && g.quiet {
+		return
+	}
+	for _, n := range rs.notices {
+		for _, l := range wrap(n) {
+			fmt.Fprintln(stderr, l)
+		}
+	}
 }
 
 // openResults opens the results file path, or, when path is "", the first
@@ -93,11 +130,13 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 	host := results.Host(here.String())
 	rs := &resultsSource{path: path, why: "given"}
 	if path == "" {
-		found, err := results.DefaultFinder(host).Find()
+		fd := results.DefaultFinder(host)
+		found, err := fd.Find()
 		if err != nil {
 			return nil, err
 		}
 		rs.path, rs.why, rs.skipped, rs.file = found.Path, found.Why, found.Skipped, found.File
+		rs.notices = lookupNotices(fd, found)
 	} else {
 		if rs.file, err = results.Read(path); err != nil {
 			if errors.Is(err, os.ErrNotExist) {

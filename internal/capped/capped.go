@@ -8,6 +8,7 @@ package capped
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"os"
 )
@@ -47,7 +48,7 @@ func (k File) Open(path string) (io.ReadCloser, error) {
 		return nil, k.wrap(err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)%s", k.name(path), fi.Mode().Type(), k.hint())
+		return nil, fmt.Errorf("%s is not a regular file (it is %s)%s", k.name(path), text.FileKind(fi.Mode()), k.hint())
 	}
 	if fi.Size() > k.Limit {
 		return nil, k.tooLarge(path, fi.Size())

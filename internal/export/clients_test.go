@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -40,59 +41,76 @@ func compile(t *testing.T, cc string, dir, src string, flags ...string) string {
 
 // TestCHeaderCompilesAndLooksUp compiles a C99 program with the header
 // (strict warnings as errors) and checks what barriertune_lookup returns
-// for every count from 0 to 20 against the Go rule.
+// for every count from 0 to 40 against results.Selector.Select, the rule
+// of barriers.Auto, show and the other exports (issue 26: the header took
+// the nearest measured count's row where they chose goroutine, round-robin,
+// for more threads than CPUs).
 func TestCHeaderCompilesAndLooksUp(t *testing.T) {
 	f := fixture(t)
-	dir := t.TempDir()
-	var h bytes.Buffer
-	if err := Write(&h, f, "c-header", Options{}); err != nil {
+	sel, err := f.Selector()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	flags := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", dir}
-	// Including the header without using it must not warn either.
-	compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return 0; }\n", flags...)
-	bin := compile(t, "cc", dir, `#include <stdio.h>
+	for _, allowed := range []cpuset.Set{sel.CPUs()} {
+		dir := t.TempDir()
+		var h bytes.Buffer
+		if err := Write(&h, f, "c-header", Options{Allowed: allowed}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		flags := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", dir}
+		// Including the header without using it must not warn either.
+		compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return 0; }\n", flags...)
+		bin := compile(t, "cc", dir, `#include <stdio.h>
 #include "barriertune.h"
 int main(void)
 {
 	int n, i;
-	for (n = 0; n <= 20; n++) {
+	for (n = 0; n <= 40; n++) {
 		const struct barriertune_choice *c = barriertune_lookup(n);
 		if (c == NULL) {
 			printf("%d none\n", n);
 			continue;
 		}
-		printf("%d %d %s %d %s %d %.1f", n, c->threads, c->algorithm, c->fan_in, c->policy, c->pinned, c->median_ns);
-		for (i = 0; i < c->ncpus; i++)
-			printf("%s%d", i ? "," : " ", c->cpus[i]);
+		printf("%d %d %s %s %d %s %d %.1f", n, c->measured_threads, c->rule, c->algorithm, c->fan_in, c->policy, c->pinned, c->median_ns);
+		for (i = 0; i < n; i++)
+			printf("%s%d", i ? "," : " ", c->cpus[i % c->ncpus]);
 		printf("\n");
 	}
 	return 0;
 }
 `, flags...)
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want strings.Builder
-	want.WriteString("0 none\n")
-	for n := 1; n <= 20; n++ {
-		e := f.Nearest(n)
-		c := e.Best
-		line := strings.Join([]string{strconv.Itoa(n), strconv.Itoa(e.Threads), c.Algorithm, strconv.Itoa(fanIn(c)), c.Policy}, " ")
-		if c.Pinned {
-			line += " 1 " + strconv.FormatFloat(c.MedianNs, 'f', 1, 64) + " " + joinInts(c.CPUs)
-		} else {
-			line += " 0 " + strconv.FormatFloat(c.MedianNs, 'f', 1, 64)
+		out, err := exec.Command(bin).Output()
+		if err != nil {
+			t.Fatal(err)
 		}
-		want.WriteString(line + "\n")
+		var want strings.Builder
+		want.WriteString("0 none\n")
+		for n := 1; n <= 40; n++ {
+			s, err := sel.Select(n, allowed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pinned := "1"
+			if s.Rule == results.RuleOversubscribed {
+				pinned = "0"
+			}
+			c := &results.Choice{Algorithm: s.Algorithm, FanIn: s.FanIn}
+			line := strings.Join([]string{strconv.Itoa(n), strconv.Itoa(s.From), s.Rule, s.Algorithm, strconv.Itoa(fanIn(c)), s.Policy, pinned,
+				strconv.FormatFloat(s.MedianNs, 'f', 1, 64), joinInts(s.CPUs)}, " ")
+			want.WriteString(line + "\n")
+		}
+		if string(out) != want.String() {
+			t.Errorf("inside %s: C lookup printed:\n%s\nwant (Select):\n%s", allowed, out, want.String())
+		}
+		if !strings.Contains(string(out), "\n9 16 oversubscribed cond 0 auto 0 0.0 ") {
+			t.Errorf("inside %s: no oversubscribed row:\n%s", allowed, out)
+		}
 	}
-	if string(out) != want.String() {
-		t.Errorf("C lookup printed:\n%s\nwant:\n%s", out, want.String())
-	}
+	dir := t.TempDir()
+	flags := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", dir}
 
 	// An empty table compiles too and looks nothing up.
 	var e bytes.Buffer
@@ -102,7 +120,7 @@ int main(void)
 	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), e.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin = compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return barriertune_lookup(4) != NULL; }\n", flags...)
+	bin := compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return barriertune_lookup(4) != NULL; }\n", flags...)
 	if err := exec.Command(bin).Run(); err != nil {
 		t.Errorf("empty table: lookup returned an entry (%v)", err)
 	}

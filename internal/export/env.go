@@ -44,7 +44,11 @@ func keyValues(b *strings.Builder, es []entry) {
 	}
 }
 
-// fields are an entry's keys and values, in order.
+// fields are an entry's keys and values, in order. What was not measured
+// is absent: measured_threads when the choice comes from no measured count
+// (a fallback), median_ns when this placement class was not measured for
+// this count; rule says how the choice was made (measured, nearest or
+// oversubscribed: docs/results.md).
 func fields(e entry) [][2]string {
 	c := e.best()
 	pinned, cpus := "0", ""
@@ -52,14 +56,19 @@ func fields(e entry) [][2]string {
 		pinned, cpus = "1", joinInts(c.CPUs)
 	}
 	noSpace := func(s string) string { return strings.Join(strings.Fields(oneLine(s)), "_") }
-	return [][2]string{
-		{"threads", strconv.Itoa(e.threads)},
-		{"measured_threads", strconv.Itoa(e.t.Threads)},
-		{"algorithm", noSpace(c.Algorithm)},
-		{"fan_in", strconv.Itoa(fanIn(c))},
-		{"policy", noSpace(c.Policy)},
-		{"pinned", pinned},
-		{"cpus", cpus},
-		{"median_ns", formatNs(c.MedianNs)},
+	out := [][2]string{{"threads", strconv.Itoa(e.threads)}}
+	if e.sel.From > 0 {
+		out = append(out, [2]string{"measured_threads", strconv.Itoa(e.sel.From)})
 	}
+	out = append(out,
+		[2]string{"algorithm", noSpace(c.Algorithm)},
+		[2]string{"fan_in", strconv.Itoa(fanIn(c))},
+		[2]string{"policy", noSpace(c.Policy)},
+		[2]string{"pinned", pinned},
+		[2]string{"cpus", cpus},
+	)
+	if c.MedianNs > 0 {
+		out = append(out, [2]string{"median_ns", formatNs(c.MedianNs)})
+	}
+	return append(out, [2]string{"rule", noSpace(e.sel.Rule)})
 }

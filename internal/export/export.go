@@ -101,7 +101,15 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	case "omp-env":
 		ompEnv(&b, f, es, opts.Threads > 0)
 	case "c-header":
-		cHeader(&b, f, es)
+		var rows []headerEntry
+		var order []int
+		if len(es) > 0 {
+			var err error
+			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads); err != nil {
+				return err
+			}
+		}
+		cHeader(&b, f, rows, order)
 	case "env":
 		shellEnv(&b, f, es, opts.Threads > 0)
 	case "kv":
@@ -178,7 +186,8 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// measuredNote describes an entry for a comment.
+// measuredNote describes an entry for a comment: what was chosen, and
+// what was measured of it, or that it was not.
 func measuredNote(e entry) string {
 	c := e.best()
 	unit := "threads"
@@ -189,17 +198,21 @@ func measuredNote(e entry) string {
 	if fi := fanIn(c); fi > 0 {
 		s += fmt.Sprintf(", fan-in %d", fi)
 	}
-	if c.Pinned {
+	switch {
+	case c.Pinned:
 		s += ", CPUs " + joinInts(c.CPUs)
-	} else {
+	case e.sel.Rule == results.RuleOversubscribed:
+		s += ", unpinned, round-robin over CPUs " + e.sel.Allowed
+	default:
 		s += ", unpinned"
 	}
-	s += fmt.Sprintf(", %s ns/episode", formatNs(c.MedianNs))
+	if c.MedianNs > 0 {
+		s += fmt.Sprintf(", %s ns/episode", formatNs(c.MedianNs))
+	} else {
+		s += ", not measured (" + e.sel.Rule + ": " + e.sel.Why + ")"
+	}
 	if c.Tie {
 		s += fmt.Sprintf(" (a tie with %s, settled by: %s)", c.RunnerUp, c.TieRule)
-	}
-	if e.threads != e.t.Threads {
-		s += fmt.Sprintf(" (not measured: taken from %d threads, the nearest measured count)", e.t.Threads)
 	}
 	return oneLine(s)
 }

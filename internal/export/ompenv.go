@@ -14,9 +14,10 @@ import (
 
 // ompEnv writes POSIX shell lines exporting the OpenMP environment for the
 // entries. With one entry (--threads) the lines are plain exports plus
-// OMP_NUM_THREADS; with several, an if-chain on OMP_NUM_THREADS (its first
-// value; unset: the largest measured count) picks the block whose measured
-// count is nearest (ties to the larger).
+// OMP_NUM_THREADS; without --threads, OMP_NUM_THREADS (its first value;
+// unset: one per allowed CPU, the runtimes' default, exported so) picks the
+// block whose measured count is nearest (ties to the larger), with an
+// if-chain when there are several.
 func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 	fmt.Fprintf(b, "# OpenMP environment %s\n", source(f))
 	fmt.Fprintf(b, "# source it in a POSIX shell: . ./barriertune-omp.env\n")
@@ -39,15 +40,25 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		ompBlock(b, es[0], in(es[0]), "")
 		return
 	}
-	last := es[len(es)-1].threads
-	fmt.Fprintf(b, "# picks the block for OMP_NUM_THREADS (unset: %d); a count not measured takes the nearest measured one, ties to the larger\n", last)
-	fmt.Fprintf(b, "_barriertune_n=${OMP_NUM_THREADS:-%d}\n", last)
+	// Unset, OMP_NUM_THREADS is the runtimes' default, one thread per
+	// allowed CPU: the block is chosen for that count, and it is exported
+	// so that the runtime runs the count the block was chosen for.
+	deflt := es[len(es)-1].threads
+	if len(allowed) > 0 {
+		deflt = len(allowed)
+	}
+	fmt.Fprintf(b, "# picks the block for OMP_NUM_THREADS (unset: %d, one per allowed CPU, and exported so); a count not measured takes the nearest measured one, ties to the larger\n", deflt)
+	fmt.Fprintf(b, "_barriertune_n=${OMP_NUM_THREADS:-%d}\n", deflt)
 	fmt.Fprintf(b, "_barriertune_n=${_barriertune_n%%%%,*}\n")
-	fmt.Fprintf(b, "case $_barriertune_n in ''|*[!0-9]*) _barriertune_n=%d ;; esac\n", last)
+	fmt.Fprintf(b, "case $_barriertune_n in ''|*[!0-9]*) _barriertune_n=%d ;; esac\n", deflt)
+	fmt.Fprintf(b, "[ -n \"${OMP_NUM_THREADS-}\" ] || export OMP_NUM_THREADS=$_barriertune_n\n")
+	indent := "  "
+	if len(es) == 1 {
+		indent = "" // one block: no chain
+	}
 	for i, e := range es {
 		switch {
 		case len(es) == 1:
-			fmt.Fprintf(b, "if true; then\n")
 		case i == 0:
 			fmt.Fprintf(b, "if [ \"$_barriertune_n\" -le %d ]; then\n", (e.threads+es[i+1].threads-1)/2)
 		case i < len(es)-1:
@@ -55,13 +66,15 @@ func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
 		default:
 			fmt.Fprintf(b, "else\n")
 		}
-		if places := ompBlock(b, e, in(e), "  "); places > 0 && (i == len(es)-1 || (e.threads+es[i+1].threads-1)/2 > places) {
+		if places := ompBlock(b, e, in(e), indent); places > 0 && (i == len(es)-1 || (e.threads+es[i+1].threads-1)/2 > places) {
 			// A count this block serves may have more threads than
 			// places: binding would stack threads on a place.
-			fmt.Fprintf(b, "  if [ \"$_barriertune_n\" -gt %d ]; then unset OMP_PLACES; export OMP_PROC_BIND=false; fi\n", places)
+			fmt.Fprintf(b, "%sif [ \"$_barriertune_n\" -gt %d ]; then unset OMP_PLACES; export OMP_PROC_BIND=false; fi\n", indent, places)
 		}
 	}
-	fmt.Fprintf(b, "fi\n")
+	if len(es) > 1 {
+		fmt.Fprintf(b, "fi\n")
+	}
 	if cpus := len(allowed); cpus > 0 {
 		// A block chosen by the nearest measured count may be for fewer
 		// threads than asked: more threads than CPUs never spin.
@@ -238,7 +251,7 @@ func OMPEnv(in OMPInput) []OMPLine {
 	cpus := allowedCount(in)
 	switch {
 	case !c.Pinned || len(c.CPUs) == 0:
-		note("measured unpinned: no places")
+		note("unpinned: no places")
 		set("OMP_PROC_BIND", "false")
 	case in.Threads > cpus:
 		note("%s on %s: no places", text.Plural(in.Threads, "thread"), text.PluralOf(cpus, "allowed CPU", "allowed CPUs"))

@@ -209,3 +209,42 @@ func TestChainGuardsOversubscription(t *testing.T) {
 		}
 	}
 }
+
+// TestOMPEnvUnsetThreads (issue 26): without OMP_NUM_THREADS the export
+// chose the block of the largest measured count (16) but left the runtime
+// its own default (one thread per CPU, 8): it now picks the block for one
+// thread per allowed CPU and exports that count. A file of one count has
+// no `if true` chain.
+func TestOMPEnvUnsetThreads(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH")
+	}
+	f := fixture(t)
+	var b bytes.Buffer
+	if err := Write(&b, f, "omp-env", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "omp.env")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh, "-c", `. "$1" && printf '%s|%s|%s\n' "$OMP_NUM_THREADS" "$OMP_WAIT_POLICY" "${OMP_PLACES-}"`, "sh", file)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sh: %v\n%s", err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), "8|ACTIVE|{0},{1},{2},{3},{4},{5},{6},{7}"; got != want {
+		t.Errorf("OMP_NUM_THREADS unset: got %s, want %s", got, want)
+	}
+	one := *f
+	one.Threads = f.Threads[1:2]
+	b.Reset()
+	if err := Write(&b, &one, "omp-env", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "if true") || strings.Contains(b.String(), "\nfi\n") && !strings.Contains(b.String(), "\nif [") {
+		t.Errorf("one count wraps its block in a chain:\n%s", b.String())
+	}
+}

@@ -1,5 +1,7 @@
 // Package latency holds one-way core-to-core latency matrices: read from
-// the ../shared/latency CSV format or measured here by ping-pong, summarised
+// the CSV format of docs/model.md (that of ../shared/latency) or `barriertune
+// latency --json` output (ReadFile), written as CSV (WriteCSV), or measured
+// here by ping-pong, summarised
 // per topology level, and clustered into a tree for machines known only by
 // their matrix.
 package latency
@@ -28,7 +30,8 @@ type Matrix struct {
 	NS   [][]float64
 }
 
-// ReadCSV reads a matrix in the ../shared/latency format: N rows, row i
+// ReadCSV reads a matrix in the CSV format of docs/model.md (that of
+// ../shared/latency): N rows, row i
 // holding the lower triangle (fields j < i), the rest empty. CPUs are
 // numbered 0..N-1.
 //

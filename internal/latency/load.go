@@ -7,13 +7,13 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 )
 
-// LoadFile reads a matrix in the ../shared/latency CSV format for
-// prediction, planning and simulation (ReadCSVFile: a regular file, size
-// capped) and the tree clustered from it (Cluster), its Source
+// LoadFile reads a matrix (ReadFile: the CSV format, or `barriertune
+// latency --json` output; a regular file, size capped) for prediction,
+// planning and simulation and the tree clustered from it (Cluster), its Source
 // "latency:<file name>". Predicting needs every pair, so a matrix with
 // holes is refused (Complete).
 func LoadFile(path string) (*Matrix, *hwtree.Topology, error) {
-	m, err := ReadCSVFile(path)
+	m, err := ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ package text
 
 import (
 	"fmt"
+	"io/fs"
 	"unicode/utf8"
 )
 
@@ -44,4 +45,27 @@ func Elide(s string, max int) string {
 		tail = tail[1:]
 	}
 	return head + mid + tail
+}
+
+// FileKind names the kind of file a mode is, for messages: "a directory",
+// "a named pipe (FIFO)", "a device", ... ("a regular file" for none of
+// them). fs.FileMode's own String prints "d---------" for a directory.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeIrregular != 0:
+		return "an irregular file"
+	}
+	return "a regular file"
 }

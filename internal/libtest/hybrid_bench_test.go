@@ -1,4 +1,4 @@
-package barriers_test
+package libtest
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // CPU (threads sharing a CPU form a group; one representative per CPU
 // goes up) at 2, 4 and 8 threads round-robin over the allowed CPUs, and the
 // hybrid without a hierarchy (flat dissemination plus the hybrid's
-// indirection). Run: go test -bench Hybrid ./barriers/
+// indirection). Run: go test -bench Hybrid ./internal/libtest/
 func BenchmarkHybrid(b *testing.B) {
 	allowed, err := osal.Allowed()
 	if err != nil {

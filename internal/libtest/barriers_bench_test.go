@@ -1,4 +1,4 @@
-package barriers_test
+package libtest
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // threads with the Spin policy when they fit, plain goroutines with the
 // default policy when oversubscribed. Names are key=value
 // (BenchmarkWait/alg=dissemination/threads=2/policy=spin) so benchstat can
-// group them. Run: go test -bench Wait ./barriers/
+// group them. Run: go test -bench Wait ./internal/libtest/
 func BenchmarkWait(b *testing.B) { benchWait(b, false) }
 
 // BenchmarkWaitContext is BenchmarkWait through WaitContext with a context

@@ -1,4 +1,4 @@
-package results_test
+package libtest
 
 import (
 	"slices"

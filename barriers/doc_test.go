@@ -1,0 +1,44 @@
+package barriers
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestPackageDocNamesEveryAlgorithm: the package overview lists every
+// catalog algorithm (issue 26: it omitted hybrid and goroutine), and its
+// rule of thumb for more participants than CPUs names what Auto picks
+// there.
+func TestPackageDocNamesEveryAlgorithm(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	overview, _, _ := strings.Cut(string(src), "# Use")
+	overview = strings.Join(strings.Fields(strings.ReplaceAll(overview, "//", "")), " ")
+	phrase := map[string]string{
+		"central": "central counter", "static-tree": "static and all-static trees", "all-static-tree": "all-static trees",
+		"combining": "combining tree", "dissemination": "dissemination", "tournament": "tournament",
+		"binomial": "binomial spanning tree", "butterfly": "butterfly", "pairwise": "pairwise exchange",
+		"mcs": "MCS tree", "hybrid": "the hybrid", "goroutine": "goroutine barrier", "cond": "sync.Cond", "channel": "channels",
+	}
+	for _, n := range Names() {
+		p, ok := phrase[n]
+		if !ok {
+			t.Errorf("%s: no phrase in this test; add it, and the algorithm to doc.go's overview", n)
+			continue
+		}
+		if !strings.Contains(overview, p) {
+			t.Errorf("the package overview does not name %s (%q)", n, p)
+		}
+	}
+	rule := string(src)[strings.Index(string(src), "more participants than CPUs"):]
+	rule, _, _ = strings.Cut(rule, "# Which policy")
+	if !strings.Contains(rule, oversubscribedFallback()) {
+		t.Errorf("the rule of thumb for more participants than CPUs does not name %s:\n%s", oversubscribedFallback(), rule)
+	}
+}
+
+// oversubscribedFallback is Auto's fallback with more participants than CPUs.
+func oversubscribedFallback() string { return fallbackAlgorithm(1 << 20) }
