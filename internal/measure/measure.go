@@ -1,8 +1,8 @@
 // Package measure times barriers the way the tuner needs: on pinned, locked
 // OS threads (or plain goroutines when the threads outnumber the CPUs),
 // after a warm-up, with episodes per sample calibrated to a target time,
-// candidates interleaved sample by sample so that drift on a shared machine
-// hits them all alike, and the median, extremes and a confidence interval
+// candidates interleaved sample by sample, in an order shuffled afresh
+// each round, so that drift on a shared machine hits them all alike, and the median, extremes and a confidence interval
 // of the median reported in nanoseconds per episode.
 //
 // Summarize reports what EPCC syncbench reports (mean and standard
@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
@@ -77,7 +78,8 @@ type Options struct {
 	MinSamples int
 	// Floor also measures the floor (PingPongLatency) between the first two
 	// CPUs, interleaved with the candidates in the same run: one floor
-	// sample beside each round of candidate samples (ignored when the
+	// sample in each round of candidate samples, its instances at places
+	// in the round that change from round to round (ignored when the
 	// placement has fewer than two distinct CPUs or is oversubscribed).
 	Floor bool
 	// Context stops sampling early when done; results keep what was
@@ -423,6 +425,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 	}
 	c := &control{k: make([]int, len(works)), skip: make([]bool, len(works))}
 	samples := make([][]float64, len(works))
+	orders := roundOrders(opts.Samples, len(works))
 	target := float64(opts.SampleTarget.Nanoseconds())
 	err = tm.Run(func(rank int) {
 		// Warm up and calibrate each workload: double k until one run of
@@ -450,7 +453,8 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 			}
 		}
 		for s := 0; s < opts.Samples; s++ {
-			for i, w := range works {
+			for _, i := range orders[s] {
+				w := works[i]
 				ctl.Wait(rank)
 				if c.stop {
 					return
@@ -489,6 +493,23 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 		return nil, nil, nil, err
 	}
 	return samples, c.k, c.skip, nil
+}
+
+// roundOrders is the order the workloads run in, round by round: a
+// shuffle that changes from one round to the next (the same for every
+// run, so every rank computes it alike and a test can repeat it). A fixed
+// order put every candidate at the same distance from the floor, last in
+// each round; a shuffled one puts the floor next to each candidate in
+// turn, so that a candidate's sample and its round's floor sample are
+// taken close together on average, and no candidate always follows the
+// same other (a blocking one whose threads just slept).
+func roundOrders(rounds, works int) [][]int {
+	rng := rand.New(rand.NewPCG(0x6172726965727475, 0x6e65)) // "barriertune"
+	orders := make([][]int, max(rounds, 0))
+	for r := range orders {
+		orders[r] = rng.Perm(works)
+	}
+	return orders
 }
 
 // warmup is the untimed episodes run before a sample of k episodes.

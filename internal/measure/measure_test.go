@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,49 @@ func TestHierarchyCandidate(t *testing.T) {
 	_, err = Barriers([]int{0, 0, 0}, cands[:1], Options{Samples: 1})
 	if err == nil || !strings.Contains(err.Error(), "core:central") {
 		t.Errorf("levels for 5 on 3 participants: %v", err)
+	}
+}
+
+// TestRoundOrders: every round runs every workload once, the order changes
+// from round to round (so the floor is not always last, next to the same
+// candidate), and the orders repeat from run to run.
+func TestRoundOrders(t *testing.T) {
+	const rounds, works = 40, 5
+	orders := roundOrders(rounds, works)
+	if len(orders) != rounds {
+		t.Fatalf("%d orders, want %d", len(orders), rounds)
+	}
+	lastAt := map[int]int{} // workload -> rounds it ran last
+	changed := 0
+	for r, o := range orders {
+		seen := make([]bool, works)
+		for _, i := range o {
+			if i < 0 || i >= works || seen[i] {
+				t.Fatalf("round %d: order %v is not a permutation of 0..%d", r, o, works-1)
+			}
+			seen[i] = true
+		}
+		if len(o) != works {
+			t.Fatalf("round %d: order %v has %d workloads, want %d", r, o, len(o), works)
+		}
+		lastAt[o[works-1]]++
+		if r > 0 && !slices.Equal(o, orders[r-1]) {
+			changed++
+		}
+	}
+	if changed < rounds/2 {
+		t.Errorf("the order changed in %d of %d rounds", changed, rounds-1)
+	}
+	if len(lastAt) < works {
+		t.Errorf("only workloads %v ever ran last in %d rounds", lastAt, rounds)
+	}
+	again := roundOrders(rounds, works)
+	for r := range orders {
+		if !slices.Equal(orders[r], again[r]) {
+			t.Fatalf("round %d: %v then %v: the orders must repeat", r, orders[r], again[r])
+		}
+	}
+	if len(roundOrders(0, works)) != 0 {
+		t.Error("no rounds: no orders")
 	}
 }
