@@ -25,6 +25,13 @@ const (
 	playoffRounds = 3
 )
 
+// candidateInstances is how many separately allocated barriers time each
+// candidate, every sample their average (measure.Options.Instances): on
+// the Xeon VM one instance of central ran 150, another 276 ns in the same
+// run, and a winner must not be the luck of one allocation. Every pass
+// allocates them afresh.
+const candidateInstances = 3
+
 // key names one placement of the plan: unit (thread count) and set.
 type key struct{ unit, set int }
 
@@ -71,7 +78,7 @@ type samples struct {
 // are pruned again with the calibrated model.
 func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed, deadline time.Time) (*samples, error) {
 	m := cfg.Measurer
-	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true}
+	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true, Instances: candidateInstances}
 	s := &samples{slowdown: 1,
 		pooled: map[key][]measure.Result{}, pairs: map[key][][]pairSample{},
 		floorSamples: map[key][]float64{}, pairOf: map[key][2]int{},

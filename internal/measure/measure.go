@@ -82,6 +82,15 @@ type Options struct {
 	// in the round that change from round to round (ignored when the
 	// placement has fewer than two distinct CPUs or is oversubscribed).
 	Floor bool
+	// Instances times each candidate as that many separately allocated
+	// barriers (default 1): every sample runs an equal share of its
+	// episodes on each in turn, so the sample is their average. Where a
+	// barrier sits in memory can make one instance run 1.5-2 times slower
+	// than another of the same algorithm in the same process (central on
+	// the Xeon VM: 150, 183 and 276 ns in one interleaved run), and a
+	// program meets one instance: the average of a few ranks the
+	// algorithm, not the luck of its allocation. Ignored with Skew.
+	Instances int
 	// Context stops sampling early when done; results keep what was
 	// measured (Reps tells how much).
 	Context context.Context
@@ -245,25 +254,28 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	if opts.Skew < 0 || opts.Skew > MaxSkew {
 		return Run{}, fmt.Errorf("measure: skew %v out of range (want 0 to %v)", opts.Skew, MaxSkew)
 	}
+	if opts.Instances < 0 || opts.Instances > MaxInstances {
+		return Run{}, fmt.Errorf("measure: %d instances per candidate (want 0 to %d)", opts.Instances, MaxInstances)
+	}
 	n := len(cpus)
 	works := make([]workload, 0, len(cands)+1)
 	for _, c := range cands {
-		b, err := barriers.New(c.Algorithm, n, c.options()...)
-		if err != nil {
-			if comp := c.composition(); comp != "" {
-				return Run{}, fmt.Errorf("measure %s %s: %w", c.Algorithm, comp, err)
+		var bs []barriers.Barrier
+		for range max(opts.Instances, 1) {
+			b, err := barriers.New(c.Algorithm, n, c.options()...)
+			if err != nil {
+				if comp := c.composition(); comp != "" {
+					return Run{}, fmt.Errorf("measure %s %s: %w", c.Algorithm, comp, err)
+				}
+				return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
 			}
-			return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
+			bs = append(bs, b)
 		}
 		if opts.Skew > 0 {
-			works = append(works, skewed(b, n-1, opts.Skew))
+			works = append(works, skewed(bs[0], n-1, opts.Skew))
 			continue
 		}
-		works = append(works, workload{divisor: 1, run: func(rank, k int) {
-			for j := 0; j < k; j++ {
-				b.Wait(rank)
-			}
-		}})
+		works = append(works, instancesWorkload(bs))
 	}
 	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
 	if floor {
@@ -293,6 +305,34 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		run.Floor, run.FloorSamples = &pp, fs
 	}
 	return run, nil
+}
+
+// MaxInstances caps Options.Instances.
+const MaxInstances = 16
+
+// instancesWorkload runs k episodes as equal shares on each barrier of
+// bs in turn (the first ones take the remainder), the same on every rank,
+// so one sample's time per episode is the instances' average.
+func instancesWorkload(bs []barriers.Barrier) workload {
+	if len(bs) == 1 {
+		b := bs[0]
+		return workload{divisor: 1, run: func(rank, k int) {
+			for j := 0; j < k; j++ {
+				b.Wait(rank)
+			}
+		}}
+	}
+	return workload{divisor: 1, run: func(rank, k int) {
+		for i, b := range bs {
+			share := k / len(bs)
+			if i < k%len(bs) {
+				share++
+			}
+			for j := 0; j < share; j++ {
+				b.Wait(rank)
+			}
+		}
+	}}
 }
 
 // PingPong is the one-way core-to-core latency between two CPUs: the

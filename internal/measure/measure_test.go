@@ -231,3 +231,49 @@ func TestRoundOrders(t *testing.T) {
 		t.Error("no rounds: no orders")
 	}
 }
+
+// countingBarrier counts rank 0's waits.
+type countingBarrier struct{ waits int }
+
+func (b *countingBarrier) Wait(id int) {
+	if id == 0 {
+		b.waits++
+	}
+}
+func (b *countingBarrier) WaitContext(_ context.Context, id int) error { b.Wait(id); return nil }
+func (b *countingBarrier) Break()                                      {}
+func (b *countingBarrier) Reset()                                      {}
+func (b *countingBarrier) N() int                                      { return 2 }
+
+// TestInstancesShareTheEpisodes: a sample of k episodes runs k/n on each
+// of n instances (the first ones take the remainder), on every rank.
+func TestInstancesShareTheEpisodes(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{1, 7}, {3, 9}, {3, 10}, {3, 2}, {4, 1001}} {
+		bs := make([]barriers.Barrier, c.n)
+		cs := make([]*countingBarrier, c.n)
+		for i := range bs {
+			cs[i] = &countingBarrier{}
+			bs[i] = cs[i]
+		}
+		w := instancesWorkload(bs)
+		w.run(0, c.k)
+		w.run(1, c.k) // rank 1 counts nothing
+		total := 0
+		for i, b := range cs {
+			want := c.k / c.n
+			if i < c.k%c.n {
+				want++
+			}
+			if b.waits != want {
+				t.Errorf("%d instances, %d episodes: instance %d ran %d, want %d", c.n, c.k, i, b.waits, want)
+			}
+			total += b.waits
+		}
+		if total != c.k {
+			t.Errorf("%d instances: %d episodes run, want %d", c.n, total, c.k)
+		}
+	}
+	if _, err := Barriers([]int{0}, []Candidate{{Algorithm: "central"}}, Options{Instances: MaxInstances + 1}); err == nil || !strings.Contains(err.Error(), "instances") {
+		t.Errorf("%d instances: %v", MaxInstances+1, err)
+	}
+}
