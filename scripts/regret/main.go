@@ -18,6 +18,10 @@
 //     checks (90%);
 //   - the worst regret at most 1.15.
 //
+// -truth-instances 3 averages each truth over three allocations of each
+// algorithm, as the check does (one instance of central read 150 ns,
+// another 276 ns in one run on the Xeon VM).
+//
 // One command, to rerun in a quiet window (it prints `uptime` before and
 // after, and the load average beside every check):
 //
@@ -51,20 +55,21 @@ func main() {
 	budget := flag.Duration("budget", 3*time.Second, "each check's --budget")
 	truthAlgs := flag.String("truth", "central,combining,dissemination,pairwise", "algorithms the truth bench runs beside the pick (comma-separated), or \"all\": every algorithm the check measured on the pick's placement")
 	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
+	instances := flag.Int("truth-instances", 1, "barriers per algorithm in each truth bench, each sample their average (bench --instances; 1: one allocation, as a program meets it)")
 	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
 	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
 	flag.Parse()
-	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 {
-		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -budget > 0")
+	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 || *instances < 1 || *instances > 16 {
+		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -truth-instances 1..16, -budget > 0")
 		os.Exit(2)
 	}
-	if err := run(*n, *threads, *budget, *samples, *bin, *keep, *truthAlgs); err != nil {
+	if err := run(*n, *threads, *budget, *samples, *instances, *bin, *keep, *truthAlgs); err != nil {
 		fmt.Fprintln(os.Stderr, "regret:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, threads int, budget time.Duration, samples int, bin, keep, truthAlgs string) error {
+func run(n, threads int, budget time.Duration, samples, instances int, bin, keep, truthAlgs string) error {
 	dir, err := os.MkdirTemp("", "regret")
 	if err != nil {
 		return err
@@ -121,7 +126,7 @@ func run(n, threads int, budget time.Duration, samples int, bin, keep, truthAlgs
 				}
 			}
 		}
-		truth, floor, err := bench(bin, place, benched, samples)
+		truth, floor, err := bench(bin, place, benched, samples, instances)
 		if err != nil {
 			return fmt.Errorf("truth %d: %w", i, err)
 		}
@@ -173,7 +178,7 @@ func run(n, threads int, budget time.Duration, samples int, bin, keep, truthAlgs
 		fmt.Printf("%-3d %-15s %-5d %-8.3f %-7.2f %-8v %-9.2f %-6v %-5d %-14s %s %.1f ns\n", i+1, t.Best.Algorithm, reps, regret(truth, t.Best.Algorithm), xf, ok, txf, moved, len(t.Repeated), loadavg(), trueBest, tb)
 	}
 	fmt.Printf("uptime after: %s\n", uptime())
-	fmt.Printf("\n%d checks of %d threads, --budget %s; truth: bench --samples %d after each\n", n, threads, budget, samples)
+	fmt.Printf("\n%d checks of %d threads, --budget %s; truth: bench --samples %d --instances %d of %s after each\n", n, threads, budget, samples, instances, truthAlgs)
 	for ri, r := range rules {
 		fmt.Printf("regret by %-20s %s\n", r.name+":", summarise(per[ri]))
 	}
@@ -223,13 +228,13 @@ func spread(v []float64) string {
 
 // bench runs the truth: every algorithm interleaved on cpus, samples
 // each; it returns each algorithm's median and the floor's.
-func bench(bin string, cpus []int, algs []string, samples int) (map[string]float64, float64, error) {
+func bench(bin string, cpus []int, algs []string, samples, instances int) (map[string]float64, float64, error) {
 	var cs []string
 	for _, c := range cpus {
 		cs = append(cs, strconv.Itoa(c))
 	}
 	out, err := command(10*time.Minute, bin, "bench", "-q", "--json", "--oversubscribe", "--cpus", strings.Join(cs, ","),
-		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples))
+		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples), "--instances", strconv.Itoa(instances))
 	if err != nil {
 		return nil, 0, err
 	}
