@@ -233,8 +233,12 @@ func bench(bin string, cpus []int, algs []string, samples, instances int) (map[s
 	for _, c := range cpus {
 		cs = append(cs, strconv.Itoa(c))
 	}
-	out, err := command(10*time.Minute, bin, "bench", "-q", "--json", "--oversubscribe", "--cpus", strings.Join(cs, ","),
-		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples), "--instances", strconv.Itoa(instances))
+	args := []string{"bench", "-q", "--json", "--oversubscribe", "--cpus", strings.Join(cs, ","),
+		"--algorithm", strings.Join(algs, ","), "--samples", strconv.Itoa(samples)}
+	if instances > 1 { // a binary before --instances takes the rest
+		args = append(args, "--instances", strconv.Itoa(instances))
+	}
+	out, err := command(10*time.Minute, bin, args...)
 	if err != nil {
 		return nil, 0, err
 	}
