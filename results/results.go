@@ -28,7 +28,7 @@ import (
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.2"
+const Schema = "barriertune.results/v1.3"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
@@ -86,6 +86,13 @@ type File struct {
 	// 0 or absent when not measured. barriers.AutoPolicy spins up to twice
 	// this long before it blocks.
 	BlockWakeNs float64 `json:"block_wake_ns,omitempty"`
+
+	// HostChange (v1.3) says that a floor measured beside the candidates
+	// moved between host states during the check (a VM's vCPUs moved
+	// between SMT siblings and separate cores, say), what it saw and how
+	// the candidates were ranked; absent when no floor moved. Each moving
+	// floor's States say the same in numbers.
+	HostChange string `json:"host_change,omitempty"`
 
 	Threads []Threads `json:"threads"`
 }
@@ -182,7 +189,49 @@ type Floor struct {
 	// hybrid compositions the check measured were composed from it
 	// (v1.2, optional).
 	UpFrontNs float64 `json:"up_front_ns,omitempty"`
+	// States (v1.3) are the host states the samples taken beside the
+	// candidates fell into, fastest first, when they fell into more than
+	// one (the host moved the CPUs during the check); MedianNs is then the
+	// median of the state RankedState, the one most rounds saw, in which
+	// the candidates beside this floor were ranked.
+	States      []HostState `json:"states,omitempty"`
+	RankedState int         `json:"ranked_state,omitempty"`
 }
+
+// HostState is one state of the host a floor saw during a check: the
+// floor's samples in it and how many rounds (one sample each) it held.
+type HostState struct {
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+	Rounds   int     `json:"rounds"`
+}
+
+// Repeat is a candidate measured again beside the floor before it could
+// win (v1.3): its episode was below ImpossibleFraction of its floor, which
+// no barrier does. Confirmed is true when the repeat measured it at or
+// above that fraction (its measurement then holds the repeat's rounds);
+// otherwise it may not win (Measurement.Rejected) and the next candidate
+// won.
+type Repeat struct {
+	Algorithm string `json:"algorithm"`
+	Label     string `json:"label"`
+	CPUs      []int  `json:"cpus"`
+	// Why the repeat ran; FloorRatioBefore and FloorRatioAfter are the
+	// candidate's median ratio to the same rounds' floor before and in
+	// the repeat (0: the repeat measured nothing); Rounds counts the
+	// repeat's rounds.
+	Why              string  `json:"why"`
+	FloorRatioBefore float64 `json:"floor_ratio_before"`
+	FloorRatioAfter  float64 `json:"floor_ratio_after"`
+	Rounds           int     `json:"rounds"`
+	Confirmed        bool    `json:"confirmed"`
+}
+
+// ImpossibleFraction: a winner whose episode is below this fraction of
+// its floor (one flag signal each way between its first two CPUs) is
+// measured again beside the floor before it may win.
+const ImpossibleFraction = 0.8
 
 // Threads holds everything measured for one thread count.
 type Threads struct {
@@ -210,6 +259,9 @@ type Threads struct {
 	// them.
 	Rounds  int         `json:"rounds,omitempty"`
 	Samples [][]float64 `json:"samples,omitempty"`
+	// Repeated (v1.3) lists the candidates measured again beside the
+	// floor before they could win, and the outcome.
+	Repeated []Repeat `json:"repeated,omitempty"`
 }
 
 // Choice is a winning algorithm and placement.
@@ -263,13 +315,30 @@ type Measurement struct {
 	MaxNs     float64 `json:"max_ns"`
 	CILowNs   float64 `json:"ci_low_ns"`
 	CIHighNs  float64 `json:"ci_high_ns"`
-	// NormalizedNs is the floor-normalised median (each sample over the
-	// same round's floor sample, times the floor's median); 0 where no
-	// floor ran alongside (oversubscribed placements). Recorded for
-	// comparison only: winners are ranked by MedianNs, the median shown.
+	// NormalizedNs is the floor-normalised median of every round (each
+	// sample over the same round's floor sample, times the median of all
+	// the floor's samples); 0 where no floor ran alongside (oversubscribed
+	// placements). Recorded for comparison only: winners are ranked by
+	// MedianNs.
 	NormalizedNs float64 `json:"normalized_ns,omitempty"`
-	Reps         int     `json:"reps"`
-	Dropped      bool    `json:"dropped"`
+	// Where a floor ran beside the candidate (v1.3), MedianNs, MinNs,
+	// MaxNs, the interval, MeanNs and StddevNs are paired: its samples
+	// over the same rounds' floor samples, in the rounds whose floor saw
+	// the host state its floor was ranked in (Floor.RankedState), times
+	// that state's floor median; FloorRatio is the median of those ratios
+	// (MedianNs over the floor's MedianNs), RankedRounds counts them and
+	// RawMedianNs is the plain median of every sample, all states pooled
+	// (what MedianNs was before v1.3). Without a floor beside it MedianNs
+	// is the plain median and these are absent.
+	FloorRatio   float64 `json:"floor_ratio,omitempty"`
+	RankedRounds int     `json:"ranked_rounds,omitempty"`
+	RawMedianNs  float64 `json:"raw_median_ns,omitempty"`
+	// Rejected (v1.3) says why this measurement may not win: its episode
+	// was below ImpossibleFraction of its floor and a repeat beside the
+	// floor did not confirm it (Threads.Repeated).
+	Rejected string `json:"rejected,omitempty"`
+	Reps     int    `json:"reps"`
+	Dropped  bool   `json:"dropped"`
 	// MeanNs and StddevNs are the samples' mean and standard deviation;
 	// Outliers counts samples far from the median.
 	MeanNs   float64 `json:"mean_ns,omitempty"`

@@ -88,6 +88,8 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{"Choice", root.Defs["choice"], reflect.TypeOf(results.Choice{})},
 		{"Robust", root.Defs["robust"], reflect.TypeOf(results.Robust{})},
 		{"Measurement", root.Defs["measurement"], reflect.TypeOf(results.Measurement{})},
+		{"HostState", root.Defs["host_state"], reflect.TypeOf(results.HostState{})},
+		{"Repeat", root.Defs["repeat"], reflect.TypeOf(results.Repeat{})},
 	} {
 		all, required := jsonFields(c.typ)
 		var props []string

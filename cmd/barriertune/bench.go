@@ -33,6 +33,7 @@ type benchOptions struct {
 	threads       int
 	threadsSet    bool // --threads was given
 	samples       int
+	instances     int
 	sampleTime    time.Duration
 	pingpong      bool
 	json          bool
@@ -97,6 +98,7 @@ is printed and the exit code is 130 or 143.`,
 	f.BoolVar(&opts.oversubscribe, "oversubscribe", false, "allow --cpus to list a CPU more than once")
 	f.StringVar(&opts.policy, "policy", "", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
 	f.IntVar(&opts.samples, "samples", 21, "samples per algorithm")
+	f.IntVar(&opts.instances, "instances", 1, "time each algorithm as this many separately allocated barriers, each sample their average (1.."+strconv.Itoa(measure.MaxInstances)+"; the check uses 3)")
 	f.DurationVar(&opts.sampleTime, "sample-time", 200*time.Microsecond, "target duration of one sample")
 	f.BoolVar(&opts.pingpong, "pingpong", false, "measure the floor (one flag signal each way) between --cpus A,B (default: the first two allowed CPUs)")
 	f.BoolVar(&opts.json, "json", false, "print as JSON")
@@ -120,6 +122,8 @@ func (o *benchOptions) validate() error {
 		return usageErrorf("--samples %d: want at least 1 sample", o.samples)
 	case o.samples > maxSamples:
 		return usageErrorf("--samples %d: want at most %d samples", o.samples, maxSamples)
+	case o.instances < 1 || o.instances > measure.MaxInstances:
+		return usageErrorf("--instances %d: want 1..%d barriers per algorithm", o.instances, measure.MaxInstances)
 	case o.sampleTime <= 0:
 		return usageErrorf("--sample-time %s: want a positive duration such as 200us", o.sampleTime)
 	case o.sampleTime > maxSampleTime:
@@ -176,7 +180,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	}
 	ctx, stop := notifySignals(ctx)
 	defer stop()
-	mopts := measure.Options{Samples: opts.samples, SampleTarget: opts.sampleTime, Context: ctx}
+	mopts := measure.Options{Samples: opts.samples, SampleTarget: opts.sampleTime, Context: ctx, Instances: opts.instances}
 	if opts.pingpong {
 		return runPingPong(ctx, cpus, opts, mopts, w, stderr)
 	}

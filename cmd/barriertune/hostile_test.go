@@ -149,6 +149,8 @@ func TestHostileInputs(t *testing.T) {
 		{name: "bench threads zero", args: []string{"bench", "--threads", "0"}, code: 2, want: "--threads 0"},
 		{name: "bench cpus twice", args: []string{"bench", "--cpus", "0,0"}, code: 2, want: "CPU 0 is listed twice"},
 		{name: "bench samples zero", args: []string{"bench", "--samples", "0"}, code: 2, want: "--samples 0"},
+		{name: "bench instances zero", args: []string{"bench", "--instances", "0"}, code: 2, want: "--instances 0"},
+		{name: "bench instances too many", args: []string{"bench", "--instances", "17"}, code: 2, want: "--instances 17: want 1..16"},
 		{name: "bench sample-time negative", args: []string{"bench", "--sample-time", "-1s"}, code: 2, want: "--sample-time -1s"},
 		{name: "bench algorithm twice", args: []string{"bench", "--algorithm", "central,central"}, code: 2, want: `"central" is given twice`},
 		{name: "bench unknown policy", args: []string{"bench", "--policy", "busy"}, code: 2, want: `"busy"`},

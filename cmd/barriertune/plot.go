@@ -84,6 +84,9 @@ func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
 		return err
 	}
 	if !o.global.quiet {
+		if rs.file.HostChange != "" {
+			fmt.Fprintf(stderr, "note: the host changed during the check: %s\n", rs.file.HostChange)
+		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.out)
 	}
 	return nil
@@ -252,6 +255,9 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Barrier episode time on " + f.Machine.CPU.Name
+	if f.HostChange != "" {
+		p.Title.Text += "\n(the host moved the CPUs during the check: ranked in the state most rounds saw)"
+	}
 	p.X.Label.Text = "threads"
 	p.Y.Label.Text = "ns per episode (median)"
 	p.Add(plotter.NewGrid())
@@ -294,7 +300,11 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 		}
 		l := floorLine(fl.MedianNs, i)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("floor %s (%.0f ns)", fl.Level, fl.MedianNs), l)
+		name := fmt.Sprintf("floor %s (%.0f ns)", fl.Level, fl.MedianNs)
+		if len(fl.States) > 1 {
+			name = fmt.Sprintf("floor %s (%.0f ns; host moved: %.0f-%.0f ns)", fl.Level, fl.MedianNs, fl.States[0].MedianNs, fl.States[len(fl.States)-1].MedianNs)
+		}
+		p.Legend.Add(name, l)
 	}
 	if len(winners) > 0 {
 		w, err := plotter.NewScatter(winners)

@@ -270,7 +270,10 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 		out("SIMULATED: winners chosen by the latency model, not measured")
 	}
 	for _, fl := range f.Floor {
-		out("floor %-9s CPUs %d,%d: %.1f ns one-way", fl.Level, fl.CPUs[0], fl.CPUs[1], fl.MedianNs)
+		out("floor %-9s CPUs %d,%d: %.1f ns one-way%s", fl.Level, fl.CPUs[0], fl.CPUs[1], fl.MedianNs, floorStates(fl))
+	}
+	if f.HostChange != "" {
+		out("HOST CHANGED during the check: %s", f.HostChange)
 	}
 	if f.Partial {
 		out("PARTIAL: the check stopped early; `barriertune check --resume FILE` continues it")
@@ -342,6 +345,12 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if repeats := repeatLines(f); len(repeats) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range repeats {
+			out("%s", l)
+		}
+	}
 	if len(tieRules) > 0 {
 		fmt.Fprintln(w)
 	}
@@ -351,6 +360,42 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 		}
 	}
 	return nil
+}
+
+// floorStates says, after a floor, the host states its samples fell into
+// when there were several ("" otherwise).
+func floorStates(fl results.Floor) string {
+	if len(fl.States) < 2 {
+		return ""
+	}
+	var parts []string
+	for i, st := range fl.States {
+		mark := ""
+		if i == fl.RankedState {
+			mark = ", ranked"
+		}
+		parts = append(parts, fmt.Sprintf("%.1f ns x%d rounds%s", st.MedianNs, st.Rounds, mark))
+	}
+	return " (the host moved: " + strings.Join(parts, "; ") + ")"
+}
+
+// repeatLines are the candidates each thread count measured again before
+// they could win, and the outcome.
+func repeatLines(f *results.File) []string {
+	var out []string
+	for _, t := range f.Threads {
+		for _, r := range t.Repeated {
+			outcome := fmt.Sprintf("not confirmed (%.2f x floor in %d repeated rounds): rejected, the next candidate won", r.FloorRatioAfter, r.Rounds)
+			switch {
+			case r.Confirmed:
+				outcome = fmt.Sprintf("confirmed at %.2f x floor in %d repeated rounds", r.FloorRatioAfter, r.Rounds)
+			case r.Rounds == 0:
+				outcome = "not measured again (the check stopped): rejected, the next candidate won"
+			}
+			out = append(out, fmt.Sprintf("repeated: %d threads, %s on %s at %.2f x floor: %s", t.Threads, r.Algorithm, cpuList(r.CPUs), r.FloorRatioBefore, outcome))
+		}
+	}
+	return out
 }
 
 // floorFor is the floor a placement cannot beat: the slowest measured

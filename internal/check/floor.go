@@ -13,6 +13,12 @@ import (
 // were timed in the same moments; the other pairs keep the floor measured
 // before the passes.
 //
+// When the samples beside the candidates fell into more than one host
+// state (the host moved the CPUs during the check), the floor's median is
+// the median of the state most rounds saw, the one the candidates were
+// ranked in (pairStates), and States records every state; the extremes
+// stay those of every sample.
+//
 // The floors measured before the passes (the hybrid compositions were
 // composed from them) stay recorded as each floor's UpFrontNs, so that a
 // reader can rebuild those compositions (composerFloors).
@@ -35,8 +41,12 @@ func interleavedFloors(floors []results.Floor, p *plan, s *samples) []results.Fl
 		pair := [2]int{min(fl.CPUs[0], fl.CPUs[1]), max(fl.CPUs[0], fl.CPUs[1])}
 		if fs := pooled[pair]; len(fs) > 0 {
 			st := measure.Summarize(fs)
+			ps := newPairStates(fs)
 			out[i].UpFrontNs = fl.MedianNs
-			out[i].MedianNs, out[i].MinNs, out[i].MaxNs = st.MedianNs, st.MinNs, st.MaxNs
+			out[i].MedianNs, out[i].MinNs, out[i].MaxNs = ps.floorNs, st.MinNs, st.MaxNs
+			if ps.changed() {
+				out[i].States, out[i].RankedState = ps.record(), ps.ranked
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/barriertune/barriertune/internal/configsets"
@@ -33,7 +34,7 @@ func TestInterleavedFloors(t *testing.T) {
 		floors[2],
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("floor %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}

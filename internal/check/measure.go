@@ -15,7 +15,7 @@ import (
 )
 
 // The play-off: after the rounds, the candidates of a thread count whose
-// raw median is within playoffMargin of the best (at most playoffMax of
+// ranked episode (rankNs) is within playoffMargin of the best (at most playoffMax of
 // them) are measured again, interleaved among themselves only, in
 // playoffRounds short rounds of a third of the samples, when the budget
 // leaves room; their samples pool with the rounds'.
@@ -24,6 +24,13 @@ const (
 	playoffMax    = 3
 	playoffRounds = 3
 )
+
+// candidateInstances is how many separately allocated barriers time each
+// candidate, every sample their average (measure.Options.Instances): on
+// the Xeon VM one instance of central ran 150, another 276 ns in the same
+// run, and a winner must not be the luck of one allocation. Every pass
+// allocates them afresh.
+const candidateInstances = 3
 
 // key names one placement of the plan: unit (thread count) and set.
 type key struct{ unit, set int }
@@ -34,11 +41,18 @@ type samples struct {
 	// pooled holds, per placement, every candidate's results of every
 	// pass.
 	pooled map[key][]measure.Result
-	// ratios holds, per placement and candidate, the floor-normalised
-	// samples of every pass (sample over the same round's floor sample);
-	// floorSamples the floor's samples.
-	ratios       map[key][][]float64
+	// pairs holds, per placement and candidate, every pass's samples
+	// each with the same round's floor sample; floorSamples the floor's
+	// samples, and pairOf the CPUs of the floor beside each placement.
+	pairs        map[key][][]pairSample
 	floorSamples map[key][]float64
+	pairOf       map[key][2]int
+	// states are the host states each floor pair saw (analyse); repeats
+	// the candidates measured again before they could win, per unit, and
+	// rejected those that may not win (confirm).
+	states   map[[2]int]*pairStates
+	repeats  map[int][]results.Repeat
+	rejected map[key]map[int]string
 	// cut marks placements whose only pass was cut short.
 	cut map[key]bool
 	// rounds counts the passes each unit finished over all its
@@ -64,10 +78,11 @@ type samples struct {
 // are pruned again with the calibrated model.
 func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed, deadline time.Time) (*samples, error) {
 	m := cfg.Measurer
-	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true}
+	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true, Instances: candidateInstances}
 	s := &samples{slowdown: 1,
-		pooled: map[key][]measure.Result{}, ratios: map[key][][]float64{},
-		floorSamples: map[key][]float64{}, cut: map[key]bool{}, rounds: map[int]int{}, total: p.placements(),
+		pooled: map[key][]measure.Result{}, pairs: map[key][][]pairSample{},
+		floorSamples: map[key][]float64{}, pairOf: map[key][2]int{},
+		repeats: map[int][]results.Repeat{}, rejected: map[key]map[int]string{}, cut: map[key]bool{}, rounds: map[int]int{}, total: p.placements(),
 		notes: map[string]annotation{}, calibration: p.calib,
 	}
 	for i, pair := range p.floors {
@@ -177,6 +192,9 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 	}
 	// The play-off leaves the per-level latencies their time.
 	s.playoff(p, cfg, measureSet, opts, deadline.Add(-reserve))
+	// No winner below ImpossibleFraction of its floor: it is measured
+	// again beside the floor first (in the per-level latencies' time).
+	s.confirm(p, measureSet, opts, m, deadline)
 	return s, nil
 }
 
@@ -241,20 +259,23 @@ func (s *samples) add(ctx context.Context, k key, run *measure.Run, sub []int, f
 		}
 		return i
 	}
-	if run.FloorSamples != nil {
-		if s.ratios[k] == nil {
+	if run.FloorSamples != nil && run.Floor != nil {
+		if s.pairs[k] == nil {
 			n := len(run.Results)
 			if prev, ok := s.pooled[k]; ok {
 				n = len(prev)
 			}
-			s.ratios[k] = make([][]float64, n)
+			s.pairs[k] = make([][]pairSample, n)
 		}
 		for i, r := range run.Results {
 			for j := 0; j < min(len(r.Samples), len(run.FloorSamples)); j++ {
-				s.ratios[k][idx(i)] = append(s.ratios[k][idx(i)], r.Samples[j]/run.FloorSamples[j])
+				if run.FloorSamples[j] > 0 {
+					s.pairs[k][idx(i)] = append(s.pairs[k][idx(i)], pairSample{r.Samples[j], run.FloorSamples[j]})
+				}
 			}
 		}
 		s.floorSamples[k] = append(s.floorSamples[k], run.FloorSamples...)
+		s.pairOf[k] = pairOf(run.Floor.CPUs[:])
 	}
 	if prev, ok := s.pooled[k]; ok {
 		for i, r := range run.Results {
@@ -282,6 +303,7 @@ func (s *samples) playoff(p *plan, cfg Config,
 	m := cfg.Measurer
 	opts.Samples = max(minSamples, p.samples/3)
 	opts.DropFactor = 0
+	s.analyse()
 	for ui := range p.units {
 		u := &p.units[ui]
 		best := math.Inf(1)
@@ -295,7 +317,7 @@ func (s *samples) playoff(p *plan, cfg Config,
 				if r.Dropped || len(r.Samples) == 0 {
 					continue
 				}
-				med := measure.Median(r.Samples)
+				med := s.rankNs(key{ui, si}, ci, r)
 				all = append(all, fin{si, ci, med})
 				best = min(best, med)
 			}

@@ -13,20 +13,24 @@ import (
 // winner and robust the algorithm with the best worst case. Nothing else
 // in the package decides winners.
 //
-// Both rank by the statistic every view prints: the median of the
-// measurement's samples, all passes pooled (Measurement.MedianNs, the
+// Both rank by the statistic every view prints, Measurement.MedianNs (the
 // table's ns/episode, `show --json`'s median_ns, the plot's points, the
-// margin). NormalizedNs, the median over the same round's floor, is
-// recorded but ranks nothing: on a shared 2-vCPU VM the floor and the
-// barriers do not drift together, and dividing by it added noise (see
-// docs/results.md, "Selection quality").
+// margin). Where a floor ran beside the candidates it is paired: the
+// median of each sample over the same round's floor sample, in the rounds
+// whose floor saw the host state most rounds saw, times that state's
+// floor (states.go); so a check that straddles a move of the host ranks
+// every candidate in one state. Without a floor (oversubscribed
+// placements) it is the median of the samples, all passes pooled.
+// NormalizedNs, the median ratio of every round whatever its state, is
+// recorded but ranks nothing.
 
 // rank is an algorithm's place in the catalog: lower is simpler.
 func rank(alg string) int { return slices.Index(barriers.Names(), alg) }
 
-// valid reports whether a measurement may win: enough samples, not dropped.
+// valid reports whether a measurement may win: enough samples, not
+// dropped, not rejected (an impossible episode a repeat did not confirm).
 func valid(m results.Measurement) bool {
-	return !m.Dropped && m.Reps > 0 && !math.IsNaN(m.MedianNs)
+	return !m.Dropped && m.Reps > 0 && !math.IsNaN(m.MedianNs) && m.Rejected == ""
 }
 
 // best picks the fastest (algorithm, placement) by the shown median. The

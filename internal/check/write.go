@@ -88,7 +88,9 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 // in Cuts instead), and returns ctx's error unless only the budget ran
 // out.
 func assemble(ctx context.Context, f *results.File, p *plan, s *samples, budget time.Duration) (*results.File, error) {
+	s.analyse()
 	f.Floor = append(f.Floor, interleavedFloors(s.floors, p, s)...)
+	f.HostChange = s.hostChange()
 	f.Calibration = s.calibration
 	if s.roundsCut != "" {
 		f.Cuts = append(f.Cuts, s.roundsCut)
@@ -163,46 +165,107 @@ func (s *samples) rawSamples(ui int, u unit) [][]float64 {
 // the robust choice.
 func (s *samples) entry(ui int, u unit, rounds int) results.Threads {
 	entry := results.Threads{Threads: u.threads, Source: results.SourceMeasured, Measurements: []results.Measurement{}, Complete: true, Rounds: rounds}
-	var scoring []scoringSamples // aligned with entry.Measurements, for the tie test
+	var scoring []scoringSamples
+	entry.Measurements, scoring, _, entry.Complete = s.measurements(ui, u)
+	entry.Best = best(entry.Measurements, scoring)
+	// A winner below ImpossibleFraction of its floor that confirm did not
+	// repeat (the check stopped first) may not win: the next one does.
+	for entry.Best != nil {
+		wi := winnerIndex(entry.Measurements, entry.Best)
+		m := &entry.Measurements[wi]
+		if !impossible(*m) {
+			break
+		}
+		why := fmt.Sprintf("%s; the check stopped before it could be measured again", impossibleWhy(*m))
+		m.Rejected = why
+		if s.repeats == nil {
+			s.repeats = map[int][]results.Repeat{}
+		}
+		s.repeats[ui] = append(s.repeats[ui], results.Repeat{Algorithm: m.Algorithm, Label: m.Label, CPUs: m.CPUs, Why: why, FloorRatioBefore: m.FloorRatio})
+		entry.Best = best(entry.Measurements, scoring)
+	}
+	entry.Repeated = s.repeats[ui]
+	entry.Robust = robust(entry.Measurements)
+	return entry
+}
+
+// ref names one candidate of one placement: placement k, candidate i.
+type ref struct {
+	k key
+	i int
+}
+
+// measurements are unit ui's measurements, with the samples behind each
+// shown median (for the tie test) and the candidate each comes from, all
+// aligned; complete is false when a placement was not measured or its
+// only pass was cut short.
+func (s *samples) measurements(ui int, u unit) (ms []results.Measurement, scoring []scoringSamples, refs []ref, complete bool) {
+	ms, complete = []results.Measurement{}, true
 	for si, set := range u.sets {
 		k := key{ui, si}
 		rs, ok := s.pooled[k]
 		if !ok || s.cut[k] {
-			entry.Complete = false
+			complete = false
 		}
 		for i, r := range rs {
 			if len(r.Samples) == 0 && r.Dropped {
 				continue // not measured (the model has no pattern for it)
 			}
-			entry.Measurements = append(entry.Measurements, s.measurement(k, i, r, set.Config, setLabel(set)))
+			ms = append(ms, s.measurement(k, i, r, set.Config, setLabel(set)))
 			scoring = append(scoring, s.scoring(k, i, r))
+			refs = append(refs, ref{k, i})
 		}
 	}
-	entry.Best = best(entry.Measurements, scoring)
-	entry.Robust = robust(entry.Measurements)
-	return entry
+	return ms, scoring, refs, complete
 }
 
-// scoring returns candidate i's pooled samples on placement k, for the
-// tie test (best ranks by their median, the one shown).
+// winnerIndex is the index in ms of the measurement c was chosen from.
+func winnerIndex(ms []results.Measurement, c *results.Choice) int {
+	return slices.IndexFunc(ms, func(m results.Measurement) bool {
+		return valid(m) && m.Algorithm == c.Algorithm && m.MedianNs == c.MedianNs && slices.Equal(m.CPUs, c.CPUs)
+	})
+}
+
+// scoring returns the samples behind candidate i's shown median on
+// placement k, for the tie test: its paired samples in the ranked state
+// (ratio times the state's floor), else its pooled samples.
 func (s *samples) scoring(k key, i int, r measure.Result) scoringSamples {
+	if ratios, f, _, ok := s.ranked(k, i); ok {
+		return scoringSamples{raw: scaled(ratios, f)}
+	}
 	return scoringSamples{raw: r.Samples}
 }
 
 // measurement summarises candidate i's pooled samples on placement k.
 func (s *samples) measurement(k key, i int, r measure.Result, config, label string) results.Measurement {
 	r.Summarise()
-	// Floor-normalised: the median ratio to the same round's floor, in ns
-	// at the floor's median. Slow drift on a shared machine hits a round's
-	// candidate and floor alike and cancels.
+	// The old floor-normalised median: every round's ratio to its floor,
+	// whatever the host's state, in ns at the median of every floor
+	// sample. Recorded for comparison.
 	norm := 0.0
-	if rk := s.ratios[k]; rk != nil && i < len(rk) && len(rk[i]) > 0 {
-		norm = measure.Median(rk[i]) * measure.Median(s.floorSamples[k])
+	if pk := s.pairs[k]; i < len(pk) && len(pk[i]) > 0 {
+		ratios := make([]float64, len(pk[i]))
+		for j, p := range pk[i] {
+			ratios[j] = p.ns / p.floor
+		}
+		norm = measure.Median(ratios) * measure.Median(s.floorSamples[k])
 	}
-	return results.Measurement{
+	m := results.Measurement{
 		Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: config,
 		CPUs: r.CPUs, Pinned: r.Pinned, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs,
 		CILowNs: r.CILowNs, CIHighNs: r.CIHighNs, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
 		MeanNs: r.MeanNs, StddevNs: r.StddevNs, Outliers: r.Outliers,
 	}
+	// Paired: the ratios to the same rounds' floor in the ranked host
+	// state, times that state's floor. What ranks it and what is shown.
+	if ratios, f, _, ok := s.ranked(k, i); ok {
+		st := measure.Summarize(scaled(ratios, f))
+		m.RawMedianNs = r.MedianNs
+		m.MedianNs, m.MinNs, m.MaxNs, m.CILowNs, m.CIHighNs = st.MedianNs, st.MinNs, st.MaxNs, st.CILowNs, st.CIHighNs
+		m.MeanNs, m.StddevNs, m.Outliers = st.MeanNs, st.StddevNs, st.Outliers
+		m.FloorRatio = measure.Median(ratios)
+		m.RankedRounds = len(ratios)
+	}
+	m.Rejected = s.rejected[k][i]
+	return m
 }

@@ -1,8 +1,8 @@
 // Package measure times barriers the way the tuner needs: on pinned, locked
 // OS threads (or plain goroutines when the threads outnumber the CPUs),
 // after a warm-up, with episodes per sample calibrated to a target time,
-// candidates interleaved sample by sample so that drift on a shared machine
-// hits them all alike, and the median, extremes and a confidence interval
+// candidates interleaved sample by sample, in an order shuffled afresh
+// each round, so that drift on a shared machine hits them all alike, and the median, extremes and a confidence interval
 // of the median reported in nanoseconds per episode.
 //
 // Summarize reports what EPCC syncbench reports (mean and standard
@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"time"
@@ -77,9 +78,19 @@ type Options struct {
 	MinSamples int
 	// Floor also measures the floor (PingPongLatency) between the first two
 	// CPUs, interleaved with the candidates in the same run: one floor
-	// sample beside each round of candidate samples (ignored when the
+	// sample in each round of candidate samples, its instances at places
+	// in the round that change from round to round (ignored when the
 	// placement has fewer than two distinct CPUs or is oversubscribed).
 	Floor bool
+	// Instances times each candidate as that many separately allocated
+	// barriers (default 1): every sample runs an equal share of its
+	// episodes on each in turn, so the sample is their average. Where a
+	// barrier sits in memory can make one instance run 1.5-2 times slower
+	// than another of the same algorithm in the same process (central on
+	// the Xeon VM: 150, 183 and 276 ns in one interleaved run), and a
+	// program meets one instance: the average of a few ranks the
+	// algorithm, not the luck of its allocation. Ignored with Skew.
+	Instances int
 	// Context stops sampling early when done; results keep what was
 	// measured (Reps tells how much).
 	Context context.Context
@@ -243,25 +254,28 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 	if opts.Skew < 0 || opts.Skew > MaxSkew {
 		return Run{}, fmt.Errorf("measure: skew %v out of range (want 0 to %v)", opts.Skew, MaxSkew)
 	}
+	if opts.Instances < 0 || opts.Instances > MaxInstances {
+		return Run{}, fmt.Errorf("measure: %d instances per candidate (want 0 to %d)", opts.Instances, MaxInstances)
+	}
 	n := len(cpus)
 	works := make([]workload, 0, len(cands)+1)
 	for _, c := range cands {
-		b, err := barriers.New(c.Algorithm, n, c.options()...)
-		if err != nil {
-			if comp := c.composition(); comp != "" {
-				return Run{}, fmt.Errorf("measure %s %s: %w", c.Algorithm, comp, err)
+		var bs []barriers.Barrier
+		for range max(opts.Instances, 1) {
+			b, err := barriers.New(c.Algorithm, n, c.options()...)
+			if err != nil {
+				if comp := c.composition(); comp != "" {
+					return Run{}, fmt.Errorf("measure %s %s: %w", c.Algorithm, comp, err)
+				}
+				return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
 			}
-			return Run{}, fmt.Errorf("measure %s: %w", c.Algorithm, err)
+			bs = append(bs, b)
 		}
 		if opts.Skew > 0 {
-			works = append(works, skewed(b, n-1, opts.Skew))
+			works = append(works, skewed(bs[0], n-1, opts.Skew))
 			continue
 		}
-		works = append(works, workload{divisor: 1, run: func(rank, k int) {
-			for j := 0; j < k; j++ {
-				b.Wait(rank)
-			}
-		}})
+		works = append(works, instancesWorkload(bs))
 	}
 	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
 	if floor {
@@ -291,6 +305,34 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		run.Floor, run.FloorSamples = &pp, fs
 	}
 	return run, nil
+}
+
+// MaxInstances caps Options.Instances.
+const MaxInstances = 16
+
+// instancesWorkload runs k episodes as equal shares on each barrier of
+// bs in turn (the first ones take the remainder), the same on every rank,
+// so one sample's time per episode is the instances' average.
+func instancesWorkload(bs []barriers.Barrier) workload {
+	if len(bs) == 1 {
+		b := bs[0]
+		return workload{divisor: 1, run: func(rank, k int) {
+			for j := 0; j < k; j++ {
+				b.Wait(rank)
+			}
+		}}
+	}
+	return workload{divisor: 1, run: func(rank, k int) {
+		for i, b := range bs {
+			share := k / len(bs)
+			if i < k%len(bs) {
+				share++
+			}
+			for j := 0; j < share; j++ {
+				b.Wait(rank)
+			}
+		}
+	}}
 }
 
 // PingPong is the one-way core-to-core latency between two CPUs: the
@@ -423,6 +465,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 	}
 	c := &control{k: make([]int, len(works)), skip: make([]bool, len(works))}
 	samples := make([][]float64, len(works))
+	orders := roundOrders(opts.Samples, len(works))
 	target := float64(opts.SampleTarget.Nanoseconds())
 	err = tm.Run(func(rank int) {
 		// Warm up and calibrate each workload: double k until one run of
@@ -450,7 +493,8 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 			}
 		}
 		for s := 0; s < opts.Samples; s++ {
-			for i, w := range works {
+			for _, i := range orders[s] {
+				w := works[i]
 				ctl.Wait(rank)
 				if c.stop {
 					return
@@ -489,6 +533,23 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 		return nil, nil, nil, err
 	}
 	return samples, c.k, c.skip, nil
+}
+
+// roundOrders is the order the workloads run in, round by round: a
+// shuffle that changes from one round to the next (the same for every
+// run, so every rank computes it alike and a test can repeat it). A fixed
+// order put every candidate at the same distance from the floor, last in
+// each round; a shuffled one puts the floor next to each candidate in
+// turn, so that a candidate's sample and its round's floor sample are
+// taken close together on average, and no candidate always follows the
+// same other (a blocking one whose threads just slept).
+func roundOrders(rounds, works int) [][]int {
+	rng := rand.New(rand.NewPCG(0x6172726965727475, 0x6e65)) // "barriertune"
+	orders := make([][]int, max(rounds, 0))
+	for r := range orders {
+		orders[r] = rng.Perm(works)
+	}
+	return orders
 }
 
 // warmup is the untimed episodes run before a sample of k episodes.

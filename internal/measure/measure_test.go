@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,95 @@ func TestHierarchyCandidate(t *testing.T) {
 	_, err = Barriers([]int{0, 0, 0}, cands[:1], Options{Samples: 1})
 	if err == nil || !strings.Contains(err.Error(), "core:central") {
 		t.Errorf("levels for 5 on 3 participants: %v", err)
+	}
+}
+
+// TestRoundOrders: every round runs every workload once, the order changes
+// from round to round (so the floor is not always last, next to the same
+// candidate), and the orders repeat from run to run.
+func TestRoundOrders(t *testing.T) {
+	const rounds, works = 40, 5
+	orders := roundOrders(rounds, works)
+	if len(orders) != rounds {
+		t.Fatalf("%d orders, want %d", len(orders), rounds)
+	}
+	lastAt := map[int]int{} // workload -> rounds it ran last
+	changed := 0
+	for r, o := range orders {
+		seen := make([]bool, works)
+		for _, i := range o {
+			if i < 0 || i >= works || seen[i] {
+				t.Fatalf("round %d: order %v is not a permutation of 0..%d", r, o, works-1)
+			}
+			seen[i] = true
+		}
+		if len(o) != works {
+			t.Fatalf("round %d: order %v has %d workloads, want %d", r, o, len(o), works)
+		}
+		lastAt[o[works-1]]++
+		if r > 0 && !slices.Equal(o, orders[r-1]) {
+			changed++
+		}
+	}
+	if changed < rounds/2 {
+		t.Errorf("the order changed in %d of %d rounds", changed, rounds-1)
+	}
+	if len(lastAt) < works {
+		t.Errorf("only workloads %v ever ran last in %d rounds", lastAt, rounds)
+	}
+	again := roundOrders(rounds, works)
+	for r := range orders {
+		if !slices.Equal(orders[r], again[r]) {
+			t.Fatalf("round %d: %v then %v: the orders must repeat", r, orders[r], again[r])
+		}
+	}
+	if len(roundOrders(0, works)) != 0 {
+		t.Error("no rounds: no orders")
+	}
+}
+
+// countingBarrier counts rank 0's waits.
+type countingBarrier struct{ waits int }
+
+func (b *countingBarrier) Wait(id int) {
+	if id == 0 {
+		b.waits++
+	}
+}
+func (b *countingBarrier) WaitContext(_ context.Context, id int) error { b.Wait(id); return nil }
+func (b *countingBarrier) Break()                                      {}
+func (b *countingBarrier) Reset()                                      {}
+func (b *countingBarrier) N() int                                      { return 2 }
+
+// TestInstancesShareTheEpisodes: a sample of k episodes runs k/n on each
+// of n instances (the first ones take the remainder), on every rank.
+func TestInstancesShareTheEpisodes(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{1, 7}, {3, 9}, {3, 10}, {3, 2}, {4, 1001}} {
+		bs := make([]barriers.Barrier, c.n)
+		cs := make([]*countingBarrier, c.n)
+		for i := range bs {
+			cs[i] = &countingBarrier{}
+			bs[i] = cs[i]
+		}
+		w := instancesWorkload(bs)
+		w.run(0, c.k)
+		w.run(1, c.k) // rank 1 counts nothing
+		total := 0
+		for i, b := range cs {
+			want := c.k / c.n
+			if i < c.k%c.n {
+				want++
+			}
+			if b.waits != want {
+				t.Errorf("%d instances, %d episodes: instance %d ran %d, want %d", c.n, c.k, i, b.waits, want)
+			}
+			total += b.waits
+		}
+		if total != c.k {
+			t.Errorf("%d instances: %d episodes run, want %d", c.n, total, c.k)
+		}
+	}
+	if _, err := Barriers([]int{0}, []Candidate{{Algorithm: "central"}}, Options{Instances: MaxInstances + 1}); err == nil || !strings.Contains(err.Error(), "instances") {
+		t.Errorf("%d instances: %v", MaxInstances+1, err)
 	}
 }

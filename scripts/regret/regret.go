@@ -23,10 +23,18 @@ type rule struct {
 }
 
 // rules are the statistics compared: the shown median (what the check
-// ranks by now), the floor-normalised median (what it ranked by before),
-// the mean without outliers and the minimum.
+// ranks by: paired with the floor in one host state since results v1.3),
+// the raw pooled median (what ranked before v1.3), the floor-normalised
+// median of every round, the mean without outliers and the minimum (both
+// paired where the shown median is).
 var rules = []rule{
 	{"median (shown)", func(m results.Measurement) float64 { return m.MedianNs }},
+	{"raw median (pre-v1.3)", func(m results.Measurement) float64 {
+		if m.RawMedianNs > 0 {
+			return m.RawMedianNs
+		}
+		return m.MedianNs
+	}},
 	{"normalized_ns (old)", func(m results.Measurement) float64 {
 		if m.NormalizedNs > 0 {
 			return m.NormalizedNs
@@ -109,4 +117,57 @@ func summarise(rs []float64) summary {
 
 func (s summary) String() string {
 	return fmt.Sprintf("median %.3f, worst %.3f, within 5%% in %.0f%% of %d", s.median, s.worst, 100*s.within5, s.n)
+}
+
+// Issue 27's targets.
+const (
+	floorFraction = 0.8  // no winner below this fraction of its file's floor
+	nearRegret    = 1.10 // "within 10% of the truth's best"
+	nearShare     = 0.9  // ... in at least 9 of 10 checks
+	worstRegret   = 1.15 // the worst regret allowed
+)
+
+// verdicts are the targets' lines, each "PASS" or "FAIL" with the
+// figures: xfloor and picks are each check's "x floor" and regret (NaN
+// where unknown: no floor beside the placement, or the truth lacks the
+// pick, which counts as a failure of the second and third).
+func verdicts(xfloor, picks []float64) []string {
+	below := 0
+	for _, x := range xfloor {
+		if x < floorFraction {
+			below++
+		}
+	}
+	near, worst, unknown := 0, 0.0, 0
+	for _, r := range picks {
+		switch {
+		case math.IsNaN(r):
+			unknown++
+		case r <= nearRegret:
+			near++
+		}
+		if !math.IsNaN(r) {
+			worst = max(worst, r)
+		}
+	}
+	n := len(picks)
+	need := int(math.Ceil(nearShare*float64(n) - 1e-9))
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "FAIL"
+	}
+	return []string{
+		fmt.Sprintf("%s no winner below %.1fx its file's floor: %d of %d below", verdict(below == 0), floorFraction, below, len(xfloor)),
+		fmt.Sprintf("%s winner within %.0f%% of the truth's best in at least %d of %d: %d", verdict(near >= need && n > 0), 100*(nearRegret-1), need, n, near),
+		fmt.Sprintf("%s worst regret <= %.2f: %.3f%s", verdict(unknown == 0 && worst <= worstRegret && n > 0), worstRegret, worst, unknownNote(unknown)),
+	}
+}
+
+func unknownNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d picks the truth did not bench)", n)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/results"
@@ -14,10 +15,11 @@ func TestRulesPickByTheirStatistic(t *testing.T) {
 		{Algorithm: "central", MedianNs: 90, Reps: 9, Dropped: true},
 	}
 	want := map[string]string{
-		"median (shown)":      "dissemination", // within 3% of mcs, simpler
-		"normalized_ns (old)": "mcs",
-		"mean":                "dissemination",
-		"min":                 "mcs",
+		"median (shown)":        "dissemination", // within 3% of mcs, simpler
+		"raw median (pre-v1.3)": "dissemination", // no raw median: the shown one
+		"normalized_ns (old)":   "mcs",
+		"mean":                  "dissemination",
+		"min":                   "mcs",
 	}
 	for _, r := range rules {
 		if got := r.pick(ms); got != want[r.name] {
@@ -43,5 +45,46 @@ func TestRegretAndSummary(t *testing.T) {
 	s := summarise([]float64{1, 1.2, math.NaN(), 1.04, 1})
 	if s.n != 4 || s.median != 1.02 || s.worst != 1.2 || s.within5 != 0.75 {
 		t.Errorf("summary %+v, want n 4, median 1.02, worst 1.2, 75%% within 5%%", s)
+	}
+}
+
+// TestRawMedianRule: the pre-v1.3 rule ranks by raw_median_ns where the
+// file has it.
+func TestRawMedianRule(t *testing.T) {
+	ms := []results.Measurement{
+		{Algorithm: "central", MedianNs: 180, RawMedianNs: 32, Reps: 9},
+		{Algorithm: "dissemination", MedianNs: 170, RawMedianNs: 175, Reps: 9},
+	}
+	if got := rules[0].pick(ms); got != "dissemination" {
+		t.Errorf("shown median picks %s", got)
+	}
+	if got := rules[1].pick(ms); got != "central" {
+		t.Errorf("raw median picks %s, want central", got)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	nan := math.NaN()
+	pass := verdicts([]float64{1.0, 0.95, nan}, []float64{1, 1.05, 1.1, 1, 1, 1, 1, 1, 1, 1.2})
+	fail := verdicts([]float64{1.0, 0.79}, []float64{1, 1.2, 1.11, 1, 1, 1, 1, 1, 1, 1})
+	want := []struct {
+		lines  []string
+		prefix []string
+	}{
+		{pass, []string{"PASS no winner", "PASS winner within 10% of the truth's best in at least 9 of 10: 9", "FAIL worst regret <= 1.15: 1.200"}},
+		{fail, []string{"FAIL no winner below 0.8x its file's floor: 1 of 2", "FAIL winner within 10% of the truth's best in at least 9 of 10: 8", "FAIL worst regret"}},
+	}
+	for _, w := range want {
+		for i, p := range w.prefix {
+			if !strings.HasPrefix(w.lines[i], p) {
+				t.Errorf("verdict %q, want it to start %q", w.lines[i], p)
+			}
+		}
+	}
+	if v := verdicts(nil, []float64{1, nan}); !strings.HasPrefix(v[2], "FAIL") || !strings.Contains(v[2], "1 picks the truth did not bench") {
+		t.Errorf("an unknown regret must fail the worst-regret target: %q", v[2])
+	}
+	if v := verdicts(nil, []float64{1, 1.1, 1.05}); !strings.HasPrefix(v[1], "PASS") || !strings.HasPrefix(v[2], "PASS") {
+		t.Errorf("regrets 1, 1.1, 1.05: %q", v)
 	}
 }
