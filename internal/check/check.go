@@ -190,5 +190,8 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	recordBlockWake(f)
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
+	if f != nil && !m.Simulated() && cfg.Calibration == nil {
+		refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's
+	}
 	return f, err
 }
