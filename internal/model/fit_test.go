@@ -232,3 +232,37 @@ func TestGoroutineFitsTheCPUs(t *testing.T) {
 		t.Errorf("4 goroutines on 2 CPUs predicted %.0f ns, not above 2 on 2 (%.0f)", over, g)
 	}
 }
+
+// TreeCosts' ancestor chains give every pair the latency of the object
+// Covering finds for it (brute force, the table it replaced), with
+// measured levels overriding the typical ones, on trees with SMT, caches,
+// NUMA nodes and an L3 that covers its package.
+func TestTreeCostsMatchCovering(t *testing.T) {
+	for _, s := range []string{"pack:2 l3:2 core:4 pu:2", "pack:2 numa:2 l3:1 l2:2 core:2 pu:2", "pack:1 l3:1 core:2 pu:1", "core:3 pu:1", "pu:5"} {
+		topo, err := hwtree.FromSynthetic(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byLevel := map[hwtree.Type]float64{hwtree.L3Cache: 33, hwtree.Machine: 177}
+		tc := NewTreeCostsFrom(topo, byLevel)
+		pus := topo.PUs()
+		for _, a := range pus {
+			for _, b := range pus {
+				want := SameCoreNS
+				if a != b {
+					lca := topo.Covering(a.CPUSet.Or(b.CPUSet))
+					want = levelNS(lca)
+					if m, ok := byLevel[lca.Type]; ok {
+						want = m
+					}
+				}
+				if got := tc.Latency(a.OSIndex, b.OSIndex); got != want {
+					t.Errorf("%s: CPUs %d, %d: %g ns, want %g", s, a.OSIndex, b.OSIndex, got, want)
+				}
+			}
+		}
+		if got := tc.Latency(pus[0].OSIndex, 1<<20); got != AcrossNS {
+			t.Errorf("%s: unknown CPU %g ns, want %g", s, got, AcrossNS)
+		}
+	}
+}
