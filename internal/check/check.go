@@ -68,7 +68,8 @@ type Config struct {
 	// Topology is the tree to place threads on (the live one for a real
 	// check).
 	Topology *hwtree.Topology
-	// Threads are the thread counts; default DefaultThreadCounts.
+	// Threads are the thread counts; default DefaultThreadCounts with
+	// the tree's boundaries (WithBoundaryCounts).
 	Threads []int
 	// SetsLimit is the most placements per thread count (default
 	// configsets.DefaultLimit).
