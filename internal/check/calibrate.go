@@ -61,16 +61,9 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 // counts only where it degenerated to a flat algorithm ("flat:ALG").
 func observation(alg, composition, policy string, fanIn int, cpus []int, ns float64) (model.Observation, bool) {
 	if alg == "hybrid" {
-		flat, ok := strings.CutPrefix(composition, "flat:")
-		if !ok || strings.ContainsAny(flat, ",:") {
+		var ok bool
+		if alg, fanIn, ok = model.FlatOf(composition); !ok {
 			return model.Observation{}, false
-		}
-		alg, fanIn = flat, 0
-		if i := strings.IndexByte(flat, '('); i > 0 {
-			alg = flat[:i]
-			if _, err := fmt.Sscanf(flat[i:], "(%d)", &fanIn); err != nil {
-				return model.Observation{}, false
-			}
 		}
 	}
 	if _, err := model.PatternOf(alg, len(cpus), fanIn); err != nil || !(ns > 0) {

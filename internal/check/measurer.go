@@ -184,6 +184,9 @@ func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error
 		return model.PredictWith(m.kind, "dissemination", cpus, m.costs, 0, m.params)
 	}
 	comp := barriers.Composition(c.Hierarchy)
+	if alg, fanIn, ok := model.FlatOf(comp); ok { // one level: the flat algorithm, with the measurer's constants
+		return model.PredictWith(m.kind, alg, cpus, m.costs, fanIn, m.params)
+	}
 	key := comp + fmt.Sprint(cpus)
 	if ns, ok := m.hybrid[key]; ok {
 		return ns, nil

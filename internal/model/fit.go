@@ -34,6 +34,15 @@ type Residual struct {
 // FitLoss names the loss Fit minimises.
 const FitLoss = "sum of squared log(predicted/measured) + 1e-4 x squared distance from the defaults (each constant over its range), constants bounded (model.Bounds)"
 
+// DefaultsProvenance says how far DefaultParams are from the measurements
+// this project kept (testdata: the 16-vCPU guest at 4, 8 and 16 threads;
+// this project's 2-vCPU VM at 2 threads, run b), as predicted over measured
+// times; TestDefaultsProvenance recomputes the figures. `barriertune model`
+// prints it when it predicts with the defaults.
+const DefaultsProvenance = "defaults, not fitted to this machine: against the measurements in internal/model/testdata " +
+	"they predict 0.73-1.18x on a 16-vCPU guest (4-16 threads) and 0.78-2.08x on a 2-vCPU VM (2 threads; 0.81-1.11x once fitted); " +
+	"`check` fits them to the machine it measures, --from-results FILE uses that fit"
+
 // fitPrior weighs a constant's distance from where the fit started (over
 // its range, squared) against the data: small enough that a measurement
 // 1% off outweighs moving a constant over a tenth of its range, large
@@ -223,6 +232,24 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 	out := Fitted{Params: prm, Constants: names}
 	out.Residuals, out.RMSLogRatio, out.MinRatio, out.MaxRatio = Residuals(pts, c, prm)
 	return out
+}
+
+// FlatOf returns the flat algorithm a hybrid's composition degenerated
+// to ("flat:ALG" or "flat:ALG(K)", Composition.String), and false for a
+// composition of levels.
+func FlatOf(composition string) (alg string, fanIn int, ok bool) {
+	flat, ok := strings.CutPrefix(composition, "flat:")
+	if !ok || flat == "" || strings.ContainsAny(flat, ",:") {
+		return "", 0, false
+	}
+	alg = flat
+	if i := strings.IndexByte(flat, '('); i > 0 {
+		alg = flat[:i]
+		if _, err := fmt.Sscanf(flat[i:], "(%d)", &fanIn); err != nil {
+			return "", 0, false
+		}
+	}
+	return alg, fanIn, true
 }
 
 // Residuals predicts every observation with prm and compares: the

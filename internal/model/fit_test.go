@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/latency"
 )
 
 // pairCosts is one latency between two CPUs (a 2-CPU machine's floor).
@@ -263,6 +265,32 @@ func TestTreeCostsMatchCovering(t *testing.T) {
 		}
 		if got := tc.Latency(pus[0].OSIndex, 1<<20); got != AcrossNS {
 			t.Errorf("%s: unknown CPU %g ns, want %g", s, got, AcrossNS)
+		}
+	}
+}
+
+// DefaultsProvenance's figures are the defaults' extreme ratios on the
+// kept measurements, recomputed.
+func TestDefaultsProvenance(t *testing.T) {
+	m, err := latency.ReadCSVFile("testdata/vcpu16-matrix.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs []Observation
+	for _, e := range readEpisodes16(t) {
+		obs = append(obs, Observation{Algorithm: e.algorithm, CPUs: seq(e.threads), MeasuredNs: e.measured})
+	}
+	_, _, lo, hi := Residuals(obs, m, DefaultParams())
+	r := readVM2(t)["b"]
+	_, _, lo2, hi2 := Residuals(r.obs, pairCosts(r.floor), DefaultParams())
+	f := Fit(r.obs, pairCosts(r.floor), DefaultParams())
+	for _, want := range []string{
+		fmt.Sprintf("%.2f-%.2fx on a 16-vCPU", lo, hi),
+		fmt.Sprintf("%.2f-%.2fx on a 2-vCPU", lo2, hi2),
+		fmt.Sprintf("%.2f-%.2fx once fitted", f.MinRatio, f.MaxRatio),
+	} {
+		if !strings.Contains(DefaultsProvenance, want) {
+			t.Errorf("DefaultsProvenance %q lacks %q", DefaultsProvenance, want)
 		}
 	}
 }

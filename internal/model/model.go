@@ -478,9 +478,14 @@ type Prediction struct {
 
 // PredictAll predicts every algorithm, fastest first.
 func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
+	return PredictAllWith(k, cpus, c, fanIn, DefaultParams())
+}
+
+// PredictAllWith is PredictAll with the default model's constants given.
+func PredictAllWith(k Kind, cpus []int, c Costs, fanIn int, prm Params) ([]Prediction, error) {
 	var out []Prediction
 	for _, a := range Algorithms() {
-		v, err := Predict(k, a, cpus, c, fanIn)
+		v, err := PredictWith(k, a, cpus, c, fanIn, prm)
 		if err != nil {
 			return nil, err
 		}
