@@ -107,6 +107,27 @@ type Calibration struct {
 	// when none did); Points counts them.
 	FittedOn string `json:"fitted_on"`
 	Points   int    `json:"points"`
+	// Loss names what the fit minimised; RMSLogRatio, MinRatio and
+	// MaxRatio say how far the fitted model is from the measurements it
+	// was fitted to (predicted over measured), and Residuals gives each
+	// (v1.3, optional: absent from older files and from defaults).
+	Loss        string                `json:"loss,omitempty"`
+	RMSLogRatio float64               `json:"rms_log_ratio,omitempty"`
+	MinRatio    float64               `json:"min_ratio,omitempty"`
+	MaxRatio    float64               `json:"max_ratio,omitempty"`
+	Residuals   []CalibrationResidual `json:"residuals,omitempty"`
+}
+
+// CalibrationResidual is one measurement a calibration was fitted to and
+// the fitted model's prediction of it; Ratio is predicted over measured.
+type CalibrationResidual struct {
+	Threads     int     `json:"threads"`
+	Algorithm   string  `json:"algorithm"`
+	FanIn       int     `json:"fan_in,omitempty"`
+	Policy      string  `json:"policy,omitempty"`
+	MeasuredNs  float64 `json:"measured_ns"`
+	PredictedNs float64 `json:"predicted_ns"`
+	Ratio       float64 `json:"ratio"`
 }
 
 // LevelLatency is the median one-way latency between CPUs whose deepest

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -196,11 +197,23 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 		}
 		return err
 	}
+	calib := cfg.Calibration
+	overFitted := calib != nil && strings.Contains(calib.FittedOn, "oversubscribed_stage_ns")
+	pus := len(cfg.Topology.PUs())
 	for _, t := range f.Threads {
 		if t.Best == nil {
 			continue
 		}
-		fmt.Fprintf(w, "%5d threads  %-24s %10.1f ns predicted  (%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label)
+		note := ""
+		if t.Threads > pus && !overFitted {
+			note = "; more threads than CPUs: the Go scheduler's cost is the default constants', not fitted to this machine"
+		}
+		fmt.Fprintf(w, "%5d threads  %-24s %10.1f ns predicted  (%s%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label, note)
+	}
+	if calib != nil {
+		writeWrapped(w, "constants: "+calibrationSummary(calib, o.fromResults))
+	} else {
+		writeWrapped(w, "constants: "+model.DefaultsProvenance)
 	}
 	for _, c := range f.Cuts {
 		fmt.Fprintf(w, "cut: %s\n", c)

@@ -12,9 +12,11 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
+	"github.com/barriertune/barriertune/results"
 )
 
 type modelOptions struct {
@@ -29,6 +31,7 @@ type modelOptions struct {
 	perLevel    int
 	maxPairs    int
 	asJSON      bool
+	fromResults string
 	src         sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).
 	pingPong latency.PingPongFunc
@@ -50,7 +53,10 @@ hybrid is composed greedily per level of the tree (the measured machine's, or
 the one clustered from the matrix) and printed with its composition. Models:
 critical-path (the signal pattern over the matrix, nothing else) and default
 (plus calibrated per-signal overhead, line contention and wake-ups; see
-docs/model.md).`,
+docs/model.md). The default model's constants are the defaults unless
+--from-results FILE names a results file whose check fitted them to its
+machine; the text output's last line says which and how far they were from
+the measurements they were fitted to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := notifySignals(cmd.Context())
@@ -73,6 +79,7 @@ docs/model.md).`,
 	f.IntVar(&o.perLevel, "per-level", o.perLevel, "with --measured beyond 64 CPUs: representative pairs per tree level (1 to 100000)")
 	f.IntVar(&o.maxPairs, "max-pairs", o.maxPairs, "with --measured beyond 64 CPUs: representative pairs in all (1 to 100000)")
 	f.BoolVar(&o.asJSON, "json", false, "print as JSON")
+	f.StringVar(&o.fromResults, "from-results", "", "predict with the model constants the check calibrated in the results `FILE` (default: the defaults)")
 	o.src.register(f)
 	registerCompletions(cmd, map[string][]string{
 		"model":     {string(model.CriticalPathModel), string(model.DefaultModel)},
@@ -97,6 +104,14 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	}
 	if o.algorithm != "all" && o.algorithm != "hybrid" && !slices.Contains(model.Algorithms(), o.algorithm) {
 		return usageErrorf("--algorithm %q: unknown (accepted: all, hybrid, %s)", o.algorithm, strings.Join(model.Algorithms(), ", "))
+	}
+	prm, constants := model.DefaultParams(), model.DefaultsProvenance
+	if o.fromResults != "" { // read before anything is measured
+		f, err := results.Read(o.fromResults)
+		if err != nil {
+			return fmt.Errorf("--from-results: %w", err)
+		}
+		prm, constants = check.ParamsFrom(f.Calibration), calibrationSummary(f.Calibration, o.fromResults)
 	}
 	var fixed []int
 	if o.cpuList != "" { // the list's syntax before anything is measured
@@ -134,7 +149,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 		}
 	}
 	all, err := model.PredictTable(ctx, m, tree, model.CompactOrder(tree, m.CPUs), model.TableOptions{
-		Kind: kind, Algorithm: o.algorithm, FanIn: o.fanIn, Threads: o.threads, CPUs: fixed})
+		Kind: kind, Algorithm: o.algorithm, FanIn: o.fanIn, Threads: o.threads, CPUs: fixed, Params: &prm})
 	if err != nil {
 		if ctx.Err() != nil {
 			return interruption(ctx)
@@ -153,10 +168,42 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 		for _, p := range r.Predictions {
 			fmt.Fprintf(w, "  %-16s %10.1f ns  %s\n", p.Algorithm, p.PredictedNs, p.Composition)
 		}
-		return nil
+	} else {
+		writeModelTable(w, all)
 	}
-	writeModelTable(w, all)
+	if kind == model.DefaultModel {
+		writeWrapped(w, "constants: "+constants)
+	}
 	return nil
+}
+
+// writeWrapped writes s in lines under 160 characters, broken at spaces,
+// the continuations indented.
+func writeWrapped(w io.Writer, s string) {
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(word) > 159 {
+			fmt.Fprintln(w, line)
+			line = "  "
+		}
+		if line != "" && line != "  " {
+			line += " "
+		}
+		line += word
+	}
+	fmt.Fprintln(w, line)
+}
+
+// calibrationSummary says which constants a results file's calibration
+// fitted and how far the fitted model was from those measurements.
+func calibrationSummary(c *results.Calibration, name string) string {
+	switch {
+	case c == nil:
+		return "defaults: " + name + " records no calibration"
+	case len(c.Residuals) == 0:
+		return fmt.Sprintf("%s's calibration, %s (the file records no residuals)", name, c.FittedOn)
+	}
+	return fmt.Sprintf("%s's calibration, %s: predicted/measured %.2f-%.2f (rms log ratio %.3f)", name, c.FittedOn, c.MinRatio, c.MaxRatio, c.RMSLogRatio)
 }
 
 // writeModelTable prints one row per thread count and one column per

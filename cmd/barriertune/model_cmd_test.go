@@ -17,6 +17,7 @@ import (
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 const fourCSV = ",,,\n10,,,\n50,52,,\n51,49,11,\n"
@@ -106,12 +107,20 @@ func TestModelFromJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The table: a header naming every algorithm and the hybrid, then one
-	// row per thread count 2..4 with exactly its fastest marked.
+	// row per thread count 2..4 with exactly its fastest marked, then
+	// which constants predicted (the defaults: how far they are from the
+	// measurements kept), in lines under 160 characters.
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 || !strings.Contains(lines[1], "dissemination") || !strings.Contains(lines[1], "hybrid composition") {
+	if len(lines) < 6 || !strings.Contains(lines[1], "dissemination") || !strings.Contains(lines[1], "hybrid composition") ||
+		!strings.HasPrefix(lines[5], "constants: defaults, not fitted to this machine") {
 		t.Fatalf("table:\n%s", out.String())
 	}
-	for i, l := range lines[2:] {
+	for _, l := range lines[5:] {
+		if len(l) >= 160 {
+			t.Errorf("line of %d characters: %q", len(l), l)
+		}
+	}
+	for i, l := range lines[2:5] {
 		f := strings.Fields(l)
 		if f[0] != strconv.Itoa(i+2) || strings.Count(l, "*") < 1 {
 			t.Errorf("row %q: want thread count %d and its fastest marked", l, i+2)
@@ -358,5 +367,74 @@ func TestModelManyThreadsShortLines(t *testing.T) {
 		if len(l) >= 160 {
 			t.Errorf("line of %d characters: %.80q...", len(l), l)
 		}
+	}
+}
+
+// model --from-results FILE predicts with the constants the file's check
+// fitted and says so, with how far they were from its measurements;
+// check --simulate --from-results says the same. A simulated file's
+// calibration is given a large per-signal overhead and residuals here, so
+// the predictions must move with it.
+func TestModelFromResultsConstants(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	if _, err := run(t, "check", "--simulate", "--synthetic", "pack:1 core:4 pu:1", "--threads", "2,4", "--budget", "2s", "-o", sim); err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Read(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prm := model.DefaultParams()
+	prm.SignalOverheadNs = 500
+	b, _ := json.Marshal(prm)
+	var params map[string]float64
+	_ = json.Unmarshal(b, &params)
+	f.Calibration = &results.Calibration{Model: "default", Params: params, FittedOn: "signal_overhead_ns fitted to 2 measurements of a test", Points: 2,
+		Loss: model.FitLoss, MinRatio: 0.9, MaxRatio: 1.2, RMSLogRatio: 0.1,
+		Residuals: []results.CalibrationResidual{{Threads: 2, Algorithm: "central", MeasuredNs: 100, PredictedNs: 90, Ratio: 0.9}, {Threads: 2, Algorithm: "mcs", MeasuredNs: 100, PredictedNs: 120, Ratio: 1.2}}}
+	file := filepath.Join(dir, "fitted.json")
+	if err := results.Write(file, f); err != nil {
+		t.Fatal(err)
+	}
+	csv := writeCSV(t)
+	var def, fitted bytes.Buffer
+	base := modelOptions{latencyFile: csv, kind: "default", algorithm: "dissemination", threads: 2, fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}
+	if err := runModel(context.Background(), &def, base); err != nil {
+		t.Fatal(err)
+	}
+	base.fromResults = file
+	if err := runModel(context.Background(), &fitted, base); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(fitted.String()), " "), "fitted.json's calibration, signal_overhead_ns fitted to 2 measurements of a test: predicted/measured 0.90-1.20 (rms log ratio 0.100)") {
+		t.Errorf("output lacks the calibration's summary:\n%s", fitted.String())
+	}
+	if !strings.Contains(def.String(), "constants: defaults, not fitted to this machine") {
+		t.Errorf("output lacks the defaults' provenance:\n%s", def.String())
+	}
+	ns := func(s string) float64 {
+		for _, l := range strings.Split(s, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "dissemination" {
+				v, _ := strconv.ParseFloat(f[1], 64)
+				return v
+			}
+		}
+		t.Fatalf("no dissemination line in\n%s", s)
+		return 0
+	}
+	if d, g := ns(def.String()), ns(fitted.String()); g < d+400 {
+		t.Errorf("dissemination predicted %.1f ns with the file's constants, %.1f with the defaults: the 500 ns overhead did not apply", g, d)
+	}
+	base.fromResults = filepath.Join(dir, "missing.json")
+	if err := runModel(context.Background(), &fitted, base); err == nil || !strings.Contains(err.Error(), "--from-results") {
+		t.Errorf("missing file: %v", err)
+	}
+	out, err := run(t, "check", "--simulate", "--from-results", file, "--threads", "2", "-o", filepath.Join(dir, "replay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "constants: ") || !strings.Contains(flat, "predicted/measured 0.90-1.20") {
+		t.Errorf("simulate --from-results does not say how far its constants were from the data:\n%s", out)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
@@ -13,13 +14,16 @@ import (
 )
 
 // Calibration: before pruning the later thread counts, the check fits the
-// default model's per-signal overhead and contention to what its first
-// round measured on the first thread count (every candidate, every
-// placement), over the latencies of the floors it measured, so that
-// pruning uses this machine's numbers. The fit is recorded in the file
-// (results.File.Calibration); a simulated check replaying the file
-// (Config.Calibration, the file's latencies as costs) ranks as the live
-// one did.
+// default model's constants (model.Fit: bounded, no cost negative, squared
+// log-ratio loss) to what its first round measured on the first thread
+// count (every candidate, every placement, the blocking baselines
+// included), over the latencies of the floors it measured, so that
+// pruning uses this machine's numbers. When a live check ends it fits
+// them again to every measurement it made (FitFile: all thread counts,
+// all algorithms, the counts above the CPUs) and records that fit and its
+// residuals in the file (results.File.Calibration); a simulated check
+// replaying the file (Config.Calibration, the file's latencies as costs)
+// predicts with it.
 
 // calibrate fits the model to unit 0's first round and, when the plan
 // prunes, prunes the later units again with the fitted model.
@@ -31,9 +35,21 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 		composer.costs = model.NewTreeCostsFrom(composer.topo, composer.byLevel)
 	}
 	costs := composer.costs
-	prm, points, desc := fitParams(p, s, costs)
-	p.params = prm
-	p.calib = &results.Calibration{Model: string(p.kind), Params: paramsMap(prm), FittedOn: desc, Points: points}
+	var obs []model.Observation
+	u := p.units[0]
+	for si, set := range u.sets {
+		for _, r := range s.pooled[key{0, si}] {
+			if len(r.Samples) == 0 {
+				continue
+			}
+			if o, ok := observation(r.Algorithm, r.Composition, r.Policy, r.FanIn, set.CPUs, medianOf(r.Samples)); ok {
+				obs = append(obs, o)
+			}
+		}
+	}
+	fit := model.Fit(thinObservations(obs), costs, model.DefaultParams())
+	p.params = fit.Params
+	p.calib = calibrationOf(p.kind, fit, fmt.Sprintf("the first round at %d threads", u.threads))
 	s.calibration = p.calib
 	if p.pruning {
 		p.costs = costs
@@ -41,188 +57,133 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 	}
 }
 
-// maxFitPoints caps the measurements the calibration fits to.
-const maxFitPoints = 24
-
-// point is one measurement the fit uses: a flat spinning candidate on a
-// placement of the first thread count, and its measured median.
-type point struct {
-	alg   string
-	fanIn int
-	cpus  []int
-	y     float64
+// observation is one measurement as the model's fit takes it: a hybrid
+// counts only where it degenerated to a flat algorithm ("flat:ALG").
+func observation(alg, composition, policy string, fanIn int, cpus []int, ns float64) (model.Observation, bool) {
+	if alg == "hybrid" {
+		var ok bool
+		if alg, fanIn, ok = model.FlatOf(composition); !ok {
+			return model.Observation{}, false
+		}
+	}
+	if _, err := model.PatternOf(alg, len(cpus), fanIn); err != nil || !(ns > 0) {
+		return model.Observation{}, false
+	}
+	return model.Observation{Algorithm: alg, FanIn: fanIn, CPUs: cpus, MeasuredNs: ns, Policy: policy}, true
 }
 
-// fitParams fits the default model's per-signal overhead and its two
-// line-transfer fractions (model.Params.FlagRefetchFraction and
-// CounterTransferFraction) to the first round by least squares over the
-// model's own predictions (model.PredictWith), so the fit follows the
-// model as it is written rather than a copy of its terms: coordinate
-// descent, a bounded search on each constant in turn, three passes. A
-// constant the measurements cannot move (no candidate's prediction
-// depends on it, as at 2 threads) keeps its default, and the description
-// says which constants were fitted.
-func fitParams(p *plan, s *samples, costs model.Costs) (model.Params, int, string) {
-	prm := model.DefaultParams()
-	u := p.units[0]
-	var pts []point
-	minFloor := math.Inf(1)
-	for _, f := range s.floors {
-		minFloor = min(minFloor, f.MedianNs)
+// Caps on what a fit predicts, so that its cost stays bounded on big
+// machines: at most maxFitPoints measurements and maxFitRanks ranks over
+// all of them (every k-th kept, smallest thread counts first).
+const (
+	maxFitPoints = 96
+	maxFitRanks  = 8192
+)
+
+// thinObservations keeps at most maxFitPoints observations of at most
+// maxFitRanks ranks in all, spread over obs.
+func thinObservations(obs []model.Observation) []model.Observation {
+	ranks := 0
+	for _, o := range obs {
+		ranks += len(o.CPUs)
 	}
-	for si, set := range u.sets {
-		if duplicates(set.CPUs) {
+	if len(obs) <= maxFitPoints && ranks <= maxFitRanks {
+		return obs
+	}
+	sorted := slices.Clone(obs)
+	slices.SortStableFunc(sorted, func(a, b model.Observation) int { return len(a.CPUs) - len(b.CPUs) })
+	keep := min(len(sorted), maxFitPoints)
+	for keep > 1 {
+		ranks = 0
+		for i := range keep {
+			ranks += len(sorted[i*len(sorted)/keep].CPUs)
+		}
+		if ranks <= maxFitRanks {
+			break
+		}
+		keep = keep * 3 / 4
+	}
+	out := make([]model.Observation, 0, keep)
+	for i := range keep {
+		out = append(out, sorted[i*len(sorted)/keep])
+	}
+	return out
+}
+
+// calibrationOf records fit as a results.Calibration.
+func calibrationOf(kind model.Kind, fit model.Fitted, on string) *results.Calibration {
+	c := &results.Calibration{Model: string(kind), Params: paramsMap(fit.Params), Points: len(fit.Residuals)}
+	if len(fit.Residuals) == 0 {
+		c.FittedOn = "defaults: nothing to fit on in " + on
+		return c
+	}
+	if len(fit.Constants) == 0 {
+		c.FittedOn = fmt.Sprintf("defaults: no constant moves the predictions of the %d measurements of %s", len(fit.Residuals), on)
+	} else {
+		c.FittedOn = fmt.Sprintf("%s fitted to %d measurements of %s", strings.Join(fit.Constants, ", "), len(fit.Residuals), on)
+	}
+	c.Loss = model.FitLoss
+	c.RMSLogRatio = math.Round(fit.RMSLogRatio*1000) / 1000
+	c.MinRatio = math.Round(fit.MinRatio*1000) / 1000
+	c.MaxRatio = math.Round(fit.MaxRatio*1000) / 1000
+	for _, r := range fit.Residuals {
+		c.Residuals = append(c.Residuals, results.CalibrationResidual(r))
+	}
+	return c
+}
+
+// Observations are every measurement of f the model can predict (the
+// hybrid where it degenerated to a flat algorithm), on the CPUs recorded.
+func Observations(f *results.File) []model.Observation {
+	var obs []model.Observation
+	for _, t := range f.Threads {
+		if t.Source == results.SourceInferred {
 			continue
 		}
-		for _, r := range s.pooled[key{0, si}] {
-			if r.Dropped || len(r.Samples) == 0 || r.Algorithm == "hybrid" || blocking(r.Algorithm) {
+		for _, m := range t.Measurements {
+			if len(m.CPUs) != t.Threads {
 				continue
 			}
-			if _, err := model.PatternOf(r.Algorithm, len(set.CPUs), r.FanIn); err != nil {
-				continue
-			}
-			pts = append(pts, point{alg: r.Algorithm, fanIn: r.FanIn, cpus: set.CPUs, y: medianOf(r.Samples)})
-		}
-	}
-	if len(pts) == 0 {
-		return prm, 0, "defaults: nothing to fit on"
-	}
-	if len(pts) > maxFitPoints { // every k-th: the fit's cost stays bounded on big machines
-		thin := make([]point, 0, maxFitPoints)
-		for i := range maxFitPoints {
-			thin = append(thin, pts[i*len(pts)/maxFitPoints])
-		}
-		pts = thin
-	}
-	sse := func(q model.Params) float64 {
-		e := 0.0
-		for _, pt := range pts {
-			v, err := model.PredictWith(model.DefaultModel, pt.alg, pt.cpus, costs, pt.fanIn, q)
-			if err != nil {
-				return math.Inf(1)
-			}
-			e += (v - pt.y) * (v - pt.y)
-		}
-		return e
-	}
-	lowOverhead := 0.0
-	if !math.IsInf(minFloor, 0) {
-		lowOverhead = -minFloor / 2 // a latency must stay positive
-	}
-	highOverhead := 1000.0
-	if !math.IsInf(minFloor, 0) {
-		highOverhead = max(highOverhead, 4*minFloor)
-	}
-	type knob struct {
-		name     string
-		at       func(*model.Params) *float64
-		lo, hi   float64
-		resolves float64 // rounding of the fitted value
-	}
-	knobs := []knob{
-		{"signal overhead", func(q *model.Params) *float64 { return &q.SignalOverheadNs }, lowOverhead, highOverhead, 0.1},
-		{"flag refetch", func(q *model.Params) *float64 { return &q.FlagRefetchFraction }, 0, 1, 0.01},
-		{"counter transfer", func(q *model.Params) *float64 { return &q.CounterTransferFraction }, 0, 1, 0.01},
-	}
-	// A knob moves the fit only when some prediction depends on it.
-	var fitted []string
-	var live []knob
-	for _, k := range knobs {
-		lo, hi := prm, prm
-		*k.at(&lo), *k.at(&hi) = k.lo, k.hi
-		if sse(lo) != sse(hi) {
-			live = append(live, k)
-			fitted = append(fitted, k.name)
-		}
-	}
-	// The fractions trade off against the overhead along a valley: start
-	// the descent from the best point of a coarse joint grid over the live
-	// fractions (the overhead minimised at each), then refine.
-	var fracs []knob
-	var over *knob
-	for i := range live {
-		if live[i].name == "signal overhead" {
-			over = &live[i]
-		} else {
-			fracs = append(fracs, live[i])
-		}
-	}
-	if len(fracs) > 0 {
-		bestE, start := math.Inf(1), prm
-		var walk func(i int, q model.Params)
-		walk = func(i int, q model.Params) {
-			if i == len(fracs) {
-				if over != nil {
-					*over.at(&q) = minimise(func(x float64) float64 {
-						r := q
-						*over.at(&r) = x
-						return sse(r)
-					}, over.lo, over.hi, 1)
-				}
-				if e := sse(q); e < bestE {
-					bestE, start = e, q
-				}
-				return
-			}
-			for x := 0.0; x <= 1+1e-9; x += 0.1 {
-				*fracs[i].at(&q) = x
-				walk(i+1, q)
+			if o, ok := observation(m.Algorithm, m.Composition, m.Policy, m.FanIn, m.CPUs, m.MedianNs); ok {
+				obs = append(obs, o)
 			}
 		}
-		walk(0, prm)
-		prm = start
 	}
-	for range 4 {
-		for _, k := range live {
-			*k.at(&prm) = minimise(func(x float64) float64 {
-				q := prm
-				*k.at(&q) = x
-				return sse(q)
-			}, k.lo, k.hi, k.resolves)
-		}
-	}
-	for _, k := range live {
-		v := k.at(&prm)
-		*v = math.Round(*v/k.resolves) * k.resolves
-	}
-	if len(fitted) == 0 {
-		return prm, len(pts), fmt.Sprintf("defaults: no constant moves the predictions of the %d measurements of the first round at %d threads", len(pts), u.threads)
-	}
-	return prm, len(pts), fmt.Sprintf("%s fitted to %d measurements of the first round at %d threads", strings.Join(fitted, ", "), len(pts), u.threads)
+	return obs
 }
 
-// minimise returns an x in [lo, hi] where f is least: a grid of 41 points,
-// then golden-section search around the best of them down to tol (f need
-// not be unimodal over the whole range, only near its minimum).
-func minimise(f func(float64) float64, lo, hi, tol float64) float64 {
-	const grid = 40
-	best, bx := math.Inf(1), lo
-	step := (hi - lo) / grid
-	for i := 0; i <= grid; i++ {
-		x := lo + float64(i)*step
-		if v := f(x); v < best {
-			best, bx = v, x
-		}
+// FitFile fits the default model to every measurement of f (Observations,
+// thinned on big machines) on f's latencies over topo (CostsFrom): the fit
+// a live check records when it ends, and the one scripts/modelcheck
+// reports.
+func FitFile(topo *hwtree.Topology, f *results.File) (model.Fitted, []model.Observation, model.Costs) {
+	obs := thinObservations(Observations(f))
+	costs := CostsFrom(topo, f)
+	return model.Fit(obs, costs, model.DefaultParams()), obs, costs
+}
+
+// refit replaces f's calibration with the fit to all its measurements
+// (a live check's last step); a file with nothing to fit keeps the first
+// round's.
+func refit(topo *hwtree.Topology, kind model.Kind, f *results.File) {
+	fit, _, _ := FitFile(topo, f)
+	if len(fit.Residuals) == 0 {
+		return
 	}
-	a, b := max(lo, bx-step), min(hi, bx+step)
-	g := (math.Sqrt(5) - 1) / 2
-	c, d := b-g*(b-a), a+g*(b-a)
-	fc, fd := f(c), f(d)
-	for b-a > tol {
-		if fc < fd {
-			b, d, fd = d, c, fc
-			c = b - g*(b-a)
-			fc = f(c)
-		} else {
-			a, c, fc = c, d, fd
-			d = a + g*(b-a)
-			fd = f(d)
-		}
+	counts := map[int]bool{}
+	for _, r := range fit.Residuals {
+		counts[r.Threads] = true
 	}
-	if x := (a + b) / 2; f(x) <= best {
-		return x
+	var ts []int
+	for t := range counts {
+		ts = append(ts, t)
 	}
-	return bx
+	slices.Sort(ts)
+	var ss []string
+	for _, t := range ts {
+		ss = append(ss, fmt.Sprint(t))
+	}
+	f.Calibration = calibrationOf(kind, fit, "every round at "+strings.Join(ss, ", ")+" threads")
 }
 
 // blocking reports whether alg is a blocking baseline (wake-ups, not

@@ -3,10 +3,14 @@ package check
 import (
 	"context"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/results"
 )
 
 // TestCalibrationRecoversTheModel: a simulated check whose "machine" is
@@ -55,5 +59,61 @@ func TestCalibrationRecoversTheModel(t *testing.T) {
 	}
 	if g.Threads[0].Best.Describe() != f.Threads[0].Best.Describe() {
 		t.Errorf("replay picked %s, the check %s", g.Threads[0].Best.Describe(), f.Threads[0].Best.Describe())
+	}
+}
+
+// refit, a live check's last step, fits every measurement the file holds
+// (here the development VM's 2-thread check, blocking baselines and the
+// hybrid's flat degeneration included) and records the fit's residuals:
+// one per measurement, none of the constants negative, every ratio within
+// 1.5x. The check's old calibration fitted the same data with a per-signal
+// overhead of -53.7 ns.
+func TestRefitRecordsResiduals(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:1 l3:1 core:2 pu:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../model/testdata/vm2-measured.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &results.File{}
+	e := results.Threads{Threads: 2, Source: results.SourceMeasured}
+	for _, l := range strings.Split(string(b), "\n") {
+		r := strings.Split(l, ",")
+		if len(r) != 8 || r[0] != "a" {
+			continue
+		}
+		fan, _ := strconv.Atoi(r[3])
+		ns, _ := strconv.ParseFloat(r[6], 64)
+		fl, _ := strconv.ParseFloat(r[7], 64)
+		f.Floor = []results.Floor{{Level: "L3Cache", CPUs: [2]int{0, 1}, MedianNs: fl}}
+		e.Measurements = append(e.Measurements, results.Measurement{Algorithm: r[2], FanIn: fan, Composition: r[4], Policy: r[5], CPUs: []int{0, 1}, MedianNs: ns})
+	}
+	f.Threads = []results.Threads{e}
+	if len(e.Measurements) < 10 {
+		t.Fatalf("%d measurements read", len(e.Measurements))
+	}
+	refit(topo, model.DefaultModel, f)
+	c := f.Calibration
+	if c == nil || len(c.Residuals) != len(e.Measurements) || c.Points != len(e.Measurements) || c.Loss == "" {
+		t.Fatalf("calibration %+v: want %d residuals and the loss", c, len(e.Measurements))
+	}
+	for k, v := range c.Params {
+		if v < 0 {
+			t.Errorf("%s = %g: negative", k, v)
+		}
+	}
+	for _, r := range c.Residuals {
+		if r.Ratio > 1.5 || r.Ratio < 1/1.5 {
+			t.Errorf("%s: predicted %.0f ns, measured %.0f", r.Algorithm, r.PredictedNs, r.MeasuredNs)
+		}
+	}
+	if c.MinRatio > c.MaxRatio || c.RMSLogRatio <= 0 {
+		t.Errorf("summary %g-%g rms %g", c.MinRatio, c.MaxRatio, c.RMSLogRatio)
+	}
+	// The replay's constants are the recorded ones.
+	if got := ParamsFrom(c); got.CounterArrivalFraction != c.Params["counter_arrival_fraction"] || got.SignalOverheadNs != c.Params["signal_overhead_ns"] {
+		t.Errorf("ParamsFrom %+v does not read %v", got, c.Params)
 	}
 }

@@ -68,7 +68,8 @@ type Config struct {
 	// Topology is the tree to place threads on (the live one for a real
 	// check).
 	Topology *hwtree.Topology
-	// Threads are the thread counts; default DefaultThreadCounts.
+	// Threads are the thread counts; default DefaultThreadCounts with
+	// the tree's boundaries (WithBoundaryCounts).
 	Threads []int
 	// SetsLimit is the most placements per thread count (default
 	// configsets.DefaultLimit).
@@ -190,5 +191,8 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	recordBlockWake(f)
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
+	if f != nil && !m.Simulated() && cfg.Calibration == nil {
+		refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's
+	}
 	return f, err
 }

@@ -183,7 +183,10 @@ func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error
 	if len(c.Hierarchy) == 0 {
 		return model.PredictWith(m.kind, "dissemination", cpus, m.costs, 0, m.params)
 	}
-	comp := barriers.Hierarchy(c.Hierarchy).String()
+	comp := c.Hierarchy.String()
+	if alg, fanIn, ok := model.FlatOf(comp); ok { // one level: the flat algorithm, with the measurer's constants
+		return model.PredictWith(m.kind, alg, cpus, m.costs, fanIn, m.params)
+	}
 	key := comp + fmt.Sprint(cpus)
 	if ns, ok := m.hybrid[key]; ok {
 		return ns, nil

@@ -76,7 +76,7 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	cfg.Algorithms = algs
 	threads := slices.Clone(cfg.Threads)
 	if len(threads) == 0 {
-		threads = DefaultThreadCounts(npus)
+		threads = WithBoundaryCounts(DefaultThreadCounts(npus), topo)
 	}
 	for _, t := range threads {
 		if t < 1 || t > MaxThreads {

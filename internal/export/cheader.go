@@ -153,8 +153,8 @@ struct barriertune_choice {
 		if r.own {
 			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)
 		}
-		pinned := 1
-		if s.Rule == results.RuleOversubscribed {
+		pinned := 1 // as the other formats: pinned when no CPU repeats
+		if s.Rule == results.RuleOversubscribed || cpuset.Of(s.CPUs...).Len() != len(s.CPUs) {
 			pinned = 0
 		}
 		hi := "INT_MAX"

@@ -203,6 +203,8 @@ func measuredNote(e entry) string {
 		s += ", CPUs " + joinInts(c.CPUs)
 	case e.sel.Rule == results.RuleOversubscribed:
 		s += ", unpinned, round-robin over CPUs " + e.sel.Allowed
+	case len(c.CPUs) > 0:
+		s += ", unpinned, round-robin over CPUs " + cpuset.Of(c.CPUs...).String()
 	default:
 		s += ", unpinned"
 	}

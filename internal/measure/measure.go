@@ -127,7 +127,7 @@ type Result struct {
 	Policy    string `json:"policy"`
 	Threads   int    `json:"threads"`
 	// FanIn and Composition are the candidate's fan-in (0: the default)
-	// and, for a hybrid, its levels as barriers.Composition writes them.
+	// and, for a hybrid, its levels as barriers.Hierarchy.String writes them.
 	FanIn       int    `json:"fan_in,omitempty"`
 	Composition string `json:"composition,omitempty"`
 	CPUs        []int  `json:"cpus"`

@@ -25,7 +25,7 @@ type Composition struct {
 	Levels barriers.Hierarchy
 }
 
-// String writes the composition as barriers.Composition does, e.g.
+// String writes the composition as barriers.Hierarchy.String does, e.g.
 // "core:dissemination,l3:combining(4),package:dissemination".
 func (c Composition) String() string { return barriers.Hierarchy(c.Levels).String() }
 

@@ -351,10 +351,15 @@ type Params struct {
 	// fit them.
 	ContentionNs       float64 `json:"contention_ns"`
 	ContentionGrowthNs float64 `json:"contention_growth_ns"`
-	// FutexWakeNs is a blocking baseline's wake-up of a sleeping OS thread
+	// FutexWakeNs is the cond baseline's wake-up of a sleeping OS thread
 	// when the threads fit the CPUs (cond and channel at 2 pinned threads:
 	// medians 40 and 68 µs on the shared development VM).
 	FutexWakeNs float64 `json:"futex_wake_ns"`
+	// ChannelWakeNs is the channel baseline's wake-up (a closed channel
+	// per episode, the runtime's own wake path): measured 1.4-1.9x cond's
+	// on the development VM, so it has its own constant; a file written
+	// before it existed reads the default, and 0 prices channel as cond.
+	ChannelWakeNs float64 `json:"channel_wake_ns,omitempty"`
 	// OversubscribedStageNs is the cost per stage when threads outnumber
 	// CPUs (parked goroutines woken by the Go scheduler), and
 	// OversubscribedSignalNs the cost per signal, shared by the CPUs;
@@ -367,12 +372,47 @@ type Params struct {
 	// after another, each occupying the line for this fraction of the
 	// link's latency; the k-th waiter served sees k−1 transfers before its
 	// own.
-	FlagRefetchFraction float64 `json:"flag_refetch_fraction,omitempty"`
+	FlagRefetchFraction float64 `json:"flag_refetch_fraction"`
 	// CounterTransferFraction prices a counter several participants
 	// increment in one stage: each increment takes the line exclusively,
 	// one after another, each occupying it for this fraction of the
 	// writer's link latency.
-	CounterTransferFraction float64 `json:"counter_transfer_fraction,omitempty"`
+	CounterTransferFraction float64 `json:"counter_transfer_fraction"`
+	// CounterArrivalFraction is the share of a link's latency that an
+	// arrival on a counter line (central's, combining's increments) adds
+	// to the critical path. Back to back, the increments of the earlier
+	// arrivals overlap the previous release, and the releaser's own
+	// increment hits a line it holds: at 2 threads on this project's
+	// development VM, central and combining measured 0.93-0.96 of the floor
+	// against 2.0-2.15 for the trees of the same two stages, a fitted
+	// fraction of 0. Default 1 (each increment a full transfer), which a
+	// file written before it existed reads.
+	CounterArrivalFraction float64 `json:"counter_arrival_fraction"`
+	// GoroutineNs is what the goroutine barrier adds to central's pattern
+	// when its goroutines fit the CPUs (its spin, yield and episode-word
+	// bookkeeping): 105 ns at 2 threads on the development VM. It does
+	// not block there, so no wake-up is priced; with more goroutines than
+	// CPUs the oversubscribed terms price the Go scheduler instead.
+	GoroutineNs float64 `json:"goroutine_ns"`
+}
+
+// Bounds are the physical ranges Fit keeps each constant in: no cost is
+// negative, and a fraction of a link's latency is at most the whole
+// link. maxLatency is the largest latency the fitted measurements cross.
+func Bounds(maxLatency float64) (lo, hi Params) {
+	lo = Params{FutexWakeNs: 100, ChannelWakeNs: 100}
+	hi = Params{
+		SignalOverheadNs:        max(maxLatency, 1),
+		FutexWakeNs:             10e6,
+		ChannelWakeNs:           10e6,
+		OversubscribedStageNs:   1e6,
+		OversubscribedSignalNs:  1e5,
+		FlagRefetchFraction:     1,
+		CounterTransferFraction: 1,
+		CounterArrivalFraction:  1,
+		GoroutineNs:             1e5,
+	}
+	return lo, hi
 }
 
 // DefaultParams returns the default model's constants as calibrated on
@@ -383,10 +423,13 @@ func DefaultParams() Params {
 		ContentionNs:            0,
 		ContentionGrowthNs:      0,
 		FutexWakeNs:             40000,
+		ChannelWakeNs:           68000,
 		OversubscribedStageNs:   525,
 		OversubscribedSignalNs:  60,
 		FlagRefetchFraction:     0.1,
 		CounterTransferFraction: 0.4,
+		CounterArrivalFraction:  1,
+		GoroutineNs:             100,
 	}
 }
 
@@ -435,9 +478,14 @@ type Prediction struct {
 
 // PredictAll predicts every algorithm, fastest first.
 func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
+	return PredictAllWith(k, cpus, c, fanIn, DefaultParams())
+}
+
+// PredictAllWith is PredictAll with the default model's constants given.
+func PredictAllWith(k Kind, cpus []int, c Costs, fanIn int, prm Params) ([]Prediction, error) {
 	var out []Prediction
 	for _, a := range Algorithms() {
-		v, err := Predict(k, a, cpus, c, fanIn)
+		v, err := PredictWith(k, a, cpus, c, fanIn, prm)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +496,6 @@ func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
 }
 
 func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float64 {
-	blocking := alg == "cond" || alg == "channel" || alg == "goroutine"
 	distinct := map[int]bool{}
 	for _, cpu := range cpus {
 		distinct[cpu] = true
@@ -460,7 +507,8 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 		for _, st := range p {
 			signals += len(st)
 		}
-		return t + prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(len(distinct))
+		t += prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(len(distinct))
+		return max(t, Floor(p, cpus, c))
 	}
 	kinds := lineKinds(alg, p)
 	t := 0.0
@@ -484,10 +532,40 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 		k := float64(most - 1)
 		t += k * (prm.ContentionNs + prm.ContentionGrowthNs*k)
 	}
-	if blocking && len(cpus) > 1 {
-		t += prm.FutexWakeNs
+	t = max(t, Floor(p, cpus, c))
+	if len(cpus) > 1 {
+		switch alg {
+		case "cond":
+			t += prm.FutexWakeNs
+		case "channel":
+			if prm.ChannelWakeNs > 0 {
+				t += prm.ChannelWakeNs
+			} else {
+				t += prm.FutexWakeNs
+			}
+		case "goroutine":
+			t += prm.GoroutineNs
+		}
 	}
 	return t
+}
+
+// Floor is the least an episode of p on cpus can take: the latency of the
+// widest level its signals cross (a signal between two CPUs cannot arrive
+// sooner than the floor between them). No prediction of the default model
+// is below it, whatever the fitted constants.
+func Floor(p Pattern, cpus []int, c Costs) float64 {
+	f := 0.0
+	for _, st := range p {
+		for _, s := range st {
+			if a, b := cpus[s.From], cpus[s.To]; a != b {
+				if l := c.Latency(a, b); l > f {
+					f = l
+				}
+			}
+		}
+	}
+	return f
 }
 
 // lineKind says which signals of a stage share one cache line in the
@@ -572,10 +650,17 @@ func queuedFinishes(p Pattern, kinds []lineKind, cpus []int, c Costs, prm Params
 		}
 		copy(fill, start[:n])
 		buf = slices.Grow(buf[:0], len(st))[:len(st)]
+		// An arrival on a counter adds only CounterArrivalFraction of its
+		// link to the path; its transfer behind the others on the line
+		// (frac) is priced in full.
+		reach := 1.0
+		if kinds[s] == counterLine {
+			reach = prm.CounterArrivalFraction
+		}
 		for _, sg := range st {
 			l := c.Latency(cpus[sg.From], cpus[sg.To])
 			k := key(sg)
-			buf[fill[k]] = arrival{sg.To, f[sg.From] + l, l}
+			buf[fill[k]] = arrival{sg.To, f[sg.From] + reach*l, l}
 			fill[k]++
 		}
 		for k := 0; k < n; k++ {

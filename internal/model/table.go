@@ -24,6 +24,10 @@ type TableOptions struct {
 	Threads int
 	// CPUs fixes the placement (rank r on CPUs[r]); nil for Compact.
 	CPUs []int
+	// Params are the default model's constants (nil: DefaultParams), a
+	// results file's calibration say; the hybrid is composed with the
+	// defaults.
+	Params *Params
 }
 
 // Row is one thread count's predictions, fastest first; `barriertune model
@@ -112,16 +116,20 @@ func PredictTable(ctx context.Context, c Costs, tree *hwtree.Topology, order []i
 
 func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]Prediction, error) {
 	var out []Prediction
+	prm := DefaultParams()
+	if o.Params != nil {
+		prm = *o.Params
+	}
 	switch o.Algorithm {
 	case "all":
-		ps, err := PredictAll(o.Kind, cpus, c, o.FanIn)
+		ps, err := PredictAllWith(o.Kind, cpus, c, o.FanIn, prm)
 		if err != nil {
 			return nil, err
 		}
 		out = ps
 	case "hybrid":
 	default:
-		v, err := Predict(o.Kind, o.Algorithm, cpus, c, o.FanIn)
+		v, err := PredictWith(o.Kind, o.Algorithm, cpus, c, o.FanIn, prm)
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +139,11 @@ func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]P
 		comp, ns, err := HybridFor(o.Kind, tree, cpus, c)
 		if err != nil {
 			return nil, fmt.Errorf("hybrid on %d CPUs: %w", len(cpus), err)
+		}
+		if alg, k, ok := FlatOf(comp.String()); ok { // degenerated: the flat algorithm with these constants
+			if v, err := PredictWith(o.Kind, alg, cpus, c, k, prm); err == nil {
+				ns = v
+			}
 		}
 		out = append(out, Prediction{Algorithm: "hybrid", PredictedNs: ns, Composition: comp.String()})
 	}
