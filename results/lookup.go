@@ -46,7 +46,7 @@ type Finder struct {
 	User string
 	// System are the system-wide files, tried in order.
 	System []string
-	// Site are the files of $XDG_CONFIG_DIRS (SitePaths), tried after
+	// Site are the files of $XDG_CONFIG_DIRS (sitePaths), tried after
 	// System.
 	Site []string
 	// Host is this machine's fingerprint (Host(allowed), or the full one
@@ -64,7 +64,7 @@ type Finder struct {
 // SystemPath, with host as this machine's fingerprint and the online CPUs
 // read from Linux sysfs (unknown elsewhere).
 func DefaultFinder(host Machine) Finder {
-	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: SitePaths(os.Getenv("XDG_CONFIG_DIRS")),
+	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: sitePaths(os.Getenv("XDG_CONFIG_DIRS")),
 		Host: host, Force: os.Getenv(ForceEnv) == "1"}
 	if p, err := DefaultPath(); err == nil {
 		fd.User = p
@@ -73,12 +73,12 @@ func DefaultFinder(host Machine) Finder {
 	return fd
 }
 
-// SitePaths are the site's results files named by dirs, a value of
+// sitePaths are the site's results files named by dirs, a value of
 // $XDG_CONFIG_DIRS: barriertune/results.json in each directory, in order.
 // As the XDG Base Directory specification says, relative directories are
 // ignored; its default (/etc/xdg when the variable is unset or empty) is
 // not searched: a site names its directories.
-func SitePaths(dirs string) []string {
+func sitePaths(dirs string) []string {
 	var out []string
 	for _, d := range strings.Split(dirs, ":") {
 		if d == "" || !filepath.IsAbs(d) {

@@ -123,8 +123,8 @@ func TestSitePaths(t *testing.T) {
 		"/a:/b/:/a":                {"/a/barriertune/results.json", "/b/barriertune/results.json"},
 		"relative:/etc/xdg::./x:/": {"/etc/xdg/barriertune/results.json", "/barriertune/results.json"},
 	} {
-		if got := results.SitePaths(in); !slices.Equal(got, want) {
-			t.Errorf("SitePaths(%q) = %q, want %q", in, got, want)
+		if got := results.SitePathsForTest(in); !slices.Equal(got, want) {
+			t.Errorf("sitePaths(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -138,7 +138,7 @@ func TestFindSiteFileAfterSystem(t *testing.T) {
 	if err := results.Write(site, f); err != nil {
 		t.Fatal(err)
 	}
-	fd.Site = results.SitePaths(filepath.Join(dir, "site"))
+	fd.Site = results.SitePathsForTest(filepath.Join(dir, "site"))
 	if len(fd.Site) != 1 || fd.Site[0] != site {
 		t.Fatalf("site paths %q, want %q", fd.Site, site)
 	}

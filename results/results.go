@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/barriertune/barriertune/internal/capped"
-	"github.com/barriertune/barriertune/internal/text"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -477,13 +476,13 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "barriertune", "results.json"), nil
 }
 
-// MaxFileSize caps the results files Read accepts: a check of thousands of
+// maxFileSize caps the results files Read accepts: a check of thousands of
 // thread counts stays far below it.
-const MaxFileSize = 64 << 20
+const maxFileSize = 64 << 20
 
-// PartialSuffix names the file beside a complete results file where Save
+// partialSuffix names the file beside a complete results file where Save
 // puts a less complete run.
-const PartialSuffix = ".partial"
+const partialSuffix = ".partial"
 
 // Write stores f at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory. Readers see
@@ -550,48 +549,21 @@ func createTemp(dir string) (*os.File, error) {
 	return nil, err
 }
 
-// CheckWritable reports whether Write can store a file at path: its
-// directory exists (or can be made) and takes new files, and path is not a
-// directory. The check calls it before measuring, so an unwritable path
-// does not lose a run.
-func CheckWritable(path string) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("results path %s is not a regular file (it is %s); give a file path", path, text.FileKind(fi.Mode()))
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		missing := dir // the first directory of path that does not exist
-		for p := dir; filepath.Dir(p) != p; p = filepath.Dir(p) {
-			if _, err := os.Stat(filepath.Dir(p)); err == nil {
-				missing = p
-				break
-			}
-		}
-		return fmt.Errorf("results path %s: cannot create the directory %s: %w", path, missing, errors.Unwrap(err))
-	}
-	tmp, err := createTemp(dir)
-	if err != nil {
-		return fmt.Errorf("results path %s: directory %s is not writable: %w", path, dir, err)
-	}
-	tmp.Close()
-	return os.Remove(tmp.Name())
-}
-
 // Save writes f to path unless that would replace a complete file with a
-// less complete one (see Supersedes): then f goes to path+PartialSuffix,
+// less complete one (see supersedes): then f goes to path+partialSuffix,
 // which `check --resume` accepts, and path keeps the complete run. It
 // returns the path written.
 func Save(path string, f *File) (string, error) {
-	if old, err := Read(path); err == nil && !Supersedes(f, old) {
-		path += PartialSuffix
+	if old, err := Read(path); err == nil && !supersedes(f, old) {
+		path += partialSuffix
 	}
 	return path, Write(path, f)
 }
 
-// Supersedes reports whether results f may replace old: old is partial,
+// supersedes reports whether results f may replace old: old is partial,
 // or f is complete and has a winner for every thread count old has one
 // for.
-func Supersedes(f, old *File) bool {
+func supersedes(f, old *File) bool {
 	if old.Partial || !old.hasWinner() {
 		return true
 	}
@@ -618,10 +590,10 @@ func (f *File) hasWinner() bool {
 // os.ErrNotExist; a truncated, corrupted or foreign file gets a one-line
 // error saying what is wrong.
 //
-// Only regular files of at most MaxFileSize bytes are read: a device
+// Only regular files of at most maxFileSize bytes are read: a device
 // (/dev/zero) or a FIFO gets an error, not a hang.
 func Read(path string) (*File, error) {
-	data, err := capped.File{What: "results file", Hint: "give the file `barriertune check` wrote", Limit: MaxFileSize}.ReadFile(path)
+	data, err := capped.File{What: "results file", Hint: "give the file `barriertune check` wrote", Limit: maxFileSize}.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

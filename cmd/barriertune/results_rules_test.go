@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/results"
 )
 
 // TestCheckKeepsAGoodFile: a run that measures nothing fails and leaves
@@ -28,11 +27,11 @@ func TestCheckKeepsAGoodFile(t *testing.T) {
 	if now, _ := os.ReadFile(path); string(now) != string(good) {
 		t.Error("a run that measured nothing changed the complete file")
 	}
-	if _, err := os.Stat(path + results.PartialSuffix); err == nil {
+	if _, err := os.Stat(path + ".partial"); err == nil {
 		t.Error("a run that measured nothing wrote a .partial file")
 	}
 	out, err := run(t, "check", "--threads", "3", "--algorithms", "central", "--sample-time", "20us", "--budget", "5s", "-o", path)
-	if err != nil || !strings.Contains(out, "results written to "+path+results.PartialSuffix) || !strings.Contains(out, "keeps its complete results") {
+	if err != nil || !strings.Contains(out, "results written to "+path+".partial") || !strings.Contains(out, "keeps its complete results") {
 		t.Errorf("less complete run: %v\n%s", err, out)
 	}
 	if now, _ := os.ReadFile(path); string(now) != string(good) {

@@ -1,0 +1,4 @@
+package results
+
+// SitePathsForTest lets the external tests reach sitePaths.
+var SitePathsForTest = sitePaths
