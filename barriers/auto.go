@@ -12,16 +12,6 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-// ResultsEnv names the environment variable that points Auto and Tuned at
-// a results file to try first (results.Finder: then the per-user file,
-// then the system-wide file).
-const ResultsEnv = results.ResultsEnv
-
-// ForceEnv names the environment variable that, set to 1, makes Auto and
-// Tuned use a results file recorded on a different machine, or a
-// simulated one; Tuning.Warning then says how it differs.
-const ForceEnv = results.ForceEnv
-
 // Tuning is what the install-time check chose for n participants, or the
 // documented fallback.
 type Tuning struct {
@@ -52,7 +42,7 @@ type Tuning struct {
 	// Fallback says why the fallback was used ("" when tuned).
 	Fallback string
 	// Warning says how the machine differs from the one the forced
-	// results were recorded on (see ForceEnv).
+	// results were recorded on (see results.ForceEnv).
 	Warning string
 	// FanIn is the tree fan-in the check measured (0: the default).
 	FanIn int
@@ -61,6 +51,11 @@ type Tuning struct {
 	// builds the hybrid with WithHierarchy(Levels).
 	Composition string
 	Levels      Hierarchy
+	// BlockWake is the block and wake-up cost the check recorded in the
+	// results file (block_wake_ns), which AutoPolicy's spin bound for
+	// locked threads starts from; 0 when the file records none (AutoPolicy
+	// then estimates it in-process when it first needs it).
+	BlockWake time.Duration
 }
 
 // fallbackAlgorithm is used when no results apply: dissemination, the
@@ -128,7 +123,7 @@ func (c *resultsCache) load() *loaded {
 	// The lookup depends on these variables only (os.UserConfigDir reads
 	// XDG_CONFIG_HOME, then HOME; the site's files XDG_CONFIG_DIRS): a
 	// later call costs five Getenvs.
-	key := strings.Join([]string{os.Getenv(ResultsEnv), os.Getenv(ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME"),
+	key := strings.Join([]string{os.Getenv(results.ResultsEnv), os.Getenv(results.ForceEnv), os.Getenv("XDG_CONFIG_HOME"), os.Getenv("HOME"),
 		os.Getenv("XDG_CONFIG_DIRS")}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,17 +166,7 @@ func TunedFrom(path string, n int) Tuning {
 	if err != nil {
 		return fallback(n, "cannot fingerprint this machine: "+err.Error())
 	}
-	fd := results.Finder{Env: path, Host: results.Host(allowed.String()), Online: results.OnlineCPUs(), Force: os.Getenv(ForceEnv) == "1"}
-	return tuning(find(fd, allowed), n)
-}
-
-// TunedBy is Tuned with an explicit lookup order (for instance another
-// system-wide file, or none), read on every call (no cache).
-func TunedBy(fd results.Finder, n int) Tuning {
-	allowed, err := osal.Allowed()
-	if err != nil {
-		return fallback(n, "cannot fingerprint this machine: "+err.Error())
-	}
+	fd := results.Finder{Env: path, Host: results.Host(allowed.String()), Online: results.OnlineCPUs(), Force: os.Getenv(results.ForceEnv) == "1"}
 	return tuning(find(fd, allowed), n)
 }
 
@@ -210,6 +195,9 @@ func tuning(l *loaded, n int) Tuning {
 	}
 	t := Tuning{Threads: n, Algorithm: sel.Algorithm, Policy: sel.Policy, CPUs: sel.CPUs, MedianNs: sel.MedianNs, Source: path,
 		Rule: sel.Rule, Why: sel.Why, FanIn: sel.FanIn, Warning: l.found.Warning}
+	if l.found.File.BlockWakeNs > 0 {
+		t.BlockWake = time.Duration(l.found.File.BlockWakeNs)
+	}
 	for _, k := range l.found.Skipped {
 		t.Skipped = append(t.Skipped, k.Path+": "+k.Reason)
 	}
@@ -290,11 +278,18 @@ func (t Tuning) New(opts ...Option) (Barrier, error) {
 	return New(t.Algorithm, t.Threads, append(tuned, opts...)...)
 }
 
+// Team runs one function on n participants at once (Run), or a barrier's
+// participants so that a panicking one breaks the barrier (RunBarrier): a
+// pinned team gives each participant its own locked OS thread bound to one
+// CPU; an unpinned team uses plain goroutines. Tuning.Team makes one;
+// CPUs, Pinned and Size describe it.
+type Team = osal.Team
+
 // Team returns a team to run the participants on: pinned locked threads on
 // the tuned CPUs when the selection gave a CPU of its own to each
 // participant and they are allowed here, else plain goroutines (as the
 // check runs more participants than CPUs).
-func (t Tuning) Team() (*osal.Team, error) {
+func (t Tuning) Team() (*Team, error) {
 	if len(t.CPUs) == t.Threads && t.Threads > 0 && cpuset.Of(t.CPUs...).Len() == t.Threads {
 		if team, err := osal.NewTeam(t.CPUs); err == nil {
 			return team, nil

@@ -40,7 +40,7 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 
 func TestAutoPicksTheWinner(t *testing.T) {
 	path := writeResults(t, nil)
-	t.Setenv(ResultsEnv, path)
+	t.Setenv(results.ResultsEnv, path)
 	tu := Tuned(2)
 	if tu.Algorithm != "mcs" || tu.Fallback != "" || tu.Source != path || len(tu.CPUs) != 2 || tu.MedianNs != 61 {
 		t.Fatalf("Tuned(2) = %+v, want mcs from %s", tu, path)
@@ -74,7 +74,7 @@ func TestAutoPicksTheWinner(t *testing.T) {
 
 func TestAutoFallback(t *testing.T) {
 	// No file anywhere in the lookup order: none named, no per-user file.
-	t.Setenv(ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
+	t.Setenv(results.ResultsEnv, filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_DIRS", "")
@@ -108,11 +108,11 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	if tu.Algorithm != fallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "another machine") || !strings.Contains(tu.Fallback, "Imaginary") || !strings.Contains(tu.Fallback, "0-4095") {
 		t.Errorf("foreign results: %+v", tu)
 	}
-	t.Setenv(ForceEnv, "1")
+	t.Setenv(results.ForceEnv, "1")
 	if tu := TunedFrom(path, 2); tu.Algorithm != "mcs" || !strings.Contains(tu.Warning, "another machine") {
 		t.Errorf("forced foreign results: %+v", tu)
 	}
-	t.Setenv(ForceEnv, "")
+	t.Setenv(results.ForceEnv, "")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := results.Write(bad, &results.File{Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0"}}); err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestTunedCachesUntilReload(t *testing.T) {
 	Reload()
 	t.Cleanup(Reload)
 	path := writeResults(t, nil)
-	t.Setenv(ResultsEnv, path)
+	t.Setenv(results.ResultsEnv, path)
 	if tu := Tuned(2); tu.Algorithm != "mcs" {
 		t.Fatalf("Tuned(2) = %+v, want mcs", tu)
 	}
@@ -169,7 +169,7 @@ func TestTunedCachesUntilReload(t *testing.T) {
 	}
 	// Another path is another read.
 	other := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm = "central" })
-	t.Setenv(ResultsEnv, other)
+	t.Setenv(results.ResultsEnv, other)
 	if tu := Tuned(2); tu.Algorithm != "central" {
 		t.Errorf("Tuned(2) with a new path = %s, want central", tu.Algorithm)
 	}
@@ -214,19 +214,28 @@ func TestTunedBySystemFile(t *testing.T) {
 		t.Skip(err)
 	}
 	fd := results.Finder{System: []string{sys}, Host: results.Host(allowed.String())}
-	if tu := TunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.RuleMeasured || len(tu.Skipped) != 0 {
+	if tu := tunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.RuleMeasured || len(tu.Skipped) != 0 {
 		t.Errorf("system file only: %+v", tu)
 	}
 	fd.User = writeResults(t, func(f *results.File) {
 		f.Machine.CPU.Name = "Imaginary CPU 9000"
 		f.Threads[0].Best.Algorithm = "central"
 	})
-	tu := TunedBy(fd, 2)
+	tu := tunedBy(fd, 2)
 	if tu.Algorithm != "mcs" || tu.Source != sys || len(tu.Skipped) != 1 || !strings.Contains(tu.Skipped[0], "Imaginary") {
 		t.Errorf("foreign per-user file: %+v, want the system file's mcs and the per-user file skipped", tu)
 	}
 	fd.System = []string{filepath.Join(t.TempDir(), "none.json")}
-	if tu := TunedBy(fd, 2); tu.Fallback == "" || !strings.Contains(tu.Fallback, "Imaginary") {
+	if tu := tunedBy(fd, 2); tu.Fallback == "" || !strings.Contains(tu.Fallback, "Imaginary") {
 		t.Errorf("no file applies: %+v, want the fallback with the reason", tu)
 	}
+}
+
+// tunedBy is Tuned with an explicit lookup order, read on every call.
+func tunedBy(fd results.Finder, n int) Tuning {
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return fallback(n, "cannot fingerprint this machine: "+err.Error())
+	}
+	return tuning(find(fd, allowed), n)
 }

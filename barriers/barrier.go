@@ -117,8 +117,8 @@ func Algorithms() []Algorithm {
 	}
 }
 
-// Names returns the algorithm names in catalog order.
-func Names() []string {
+// names returns the algorithm names in catalog order.
+func names() []string {
 	var out []string
 	for _, a := range Algorithms() {
 		out = append(out, a.Name)
@@ -133,7 +133,7 @@ func Lookup(name string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	names := Names()
+	names := names()
 	sort.Strings(names)
 	return Algorithm{}, fmt.Errorf("unknown barrier algorithm %q (accepted: %s)", name, strings.Join(names, ", "))
 }

@@ -404,22 +404,6 @@ func TestAutoSleepStress(t *testing.T) {
 	}
 }
 
-func TestMeasureBlockWake(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		if _, err := MeasureBlockWake(5, time.Second); err == nil {
-			t.Fatal("MeasureBlockWake with GOMAXPROCS=1 returned no error")
-		}
-		return
-	}
-	d, err := MeasureBlockWake(5, time.Second)
-	if err != nil || d <= 0 {
-		t.Fatalf("MeasureBlockWake = %v, %v", d, err)
-	}
-	if _, err := MeasureBlockWake(5, time.Nanosecond); err == nil {
-		t.Error("MeasureBlockWake with a 1 ns limit returned no error")
-	}
-}
-
 // TestRecordedBlockWake: the cost the check recorded in the results file
 // for this machine is the one AutoPolicy uses, clamped.
 func TestRecordedBlockWake(t *testing.T) {
@@ -438,11 +422,11 @@ func TestRecordedBlockWake(t *testing.T) {
 		if err := results.Write(path, f); err != nil {
 			t.Fatal(err)
 		}
-		t.Setenv(ResultsEnv, path)
+		t.Setenv(results.ResultsEnv, path)
 		Reload()
-		if got := BlockWakeCost(); got != c.want {
+		if got := blockWakeCost(); got != c.want {
 			l := cache.load()
-			t.Errorf("recorded %v: BlockWakeCost() = %v, want %v (reading %s: %v)", c.recorded, got, c.want, path, l.err)
+			t.Errorf("recorded %v: blockWakeCost() = %v, want %v (reading %s: %v)", c.recorded, got, c.want, path, l.err)
 		}
 	}
 	Reload()

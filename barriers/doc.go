@@ -53,7 +53,7 @@
 // Spinning algorithms wait according to a Policy (WithPolicy). The
 // default, AutoPolicy, cannot stall: while every participant has a CPU it
 // spins for a bounded time, twice what blocking and a wake-up cost on this
-// machine (BlockWakeCost: measured by `barriertune check` and recorded in
+// machine (Tuning.BlockWake: measured by `barriertune check` and recorded in
 // the results file, else estimated once per process), then blocks, so the
 // operating system can run the participant being waited for; the bound
 // adapts per barrier to the waits it sees. A balanced episode on a quiet

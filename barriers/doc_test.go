@@ -23,7 +23,7 @@ func TestPackageDocNamesEveryAlgorithm(t *testing.T) {
 		"binomial": "binomial spanning tree", "butterfly": "butterfly", "pairwise": "pairwise exchange",
 		"mcs": "MCS tree", "hybrid": "the hybrid", "goroutine": "goroutine barrier", "cond": "sync.Cond", "channel": "channels",
 	}
-	for _, n := range Names() {
+	for _, n := range names() {
 		p, ok := phrase[n]
 		if !ok {
 			t.Errorf("%s: no phrase in this test; add it, and the algorithm to doc.go's overview", n)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/results"
 )
 
 // A hybrid barrier for 8 participants on two packages of two cores with two
@@ -108,13 +109,13 @@ func ExampleTunedFrom() {
 // process; Reload makes the next call read it again, e.g. after the check
 // ran.
 func ExampleReload() {
-	old, had := os.LookupEnv(barriers.ResultsEnv)
-	os.Setenv(barriers.ResultsEnv, filepath.Join(os.TempDir(), "no-such-barriertune-results.json"))
+	old, had := os.LookupEnv(results.ResultsEnv)
+	os.Setenv(results.ResultsEnv, filepath.Join(os.TempDir(), "no-such-barriertune-results.json"))
 	defer func() {
 		if had {
-			os.Setenv(barriers.ResultsEnv, old)
+			os.Setenv(results.ResultsEnv, old)
 		} else {
-			os.Unsetenv(barriers.ResultsEnv)
+			os.Unsetenv(results.ResultsEnv)
 		}
 		barriers.Reload()
 	}()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/results"
 )
 
 // Four goroutines compute in phases; the barrier keeps each phase from
@@ -71,13 +72,13 @@ func ExampleAuto() {
 	// The output does not depend on the machine: Auto builds a barrier for
 	// n whichever file the lookup order finds (a missing file named by
 	// $BARRIERTUNE_RESULTS is skipped), or the fallback when none applies.
-	old, had := os.LookupEnv(barriers.ResultsEnv)
-	os.Setenv(barriers.ResultsEnv, "no-such-results-file.json")
+	old, had := os.LookupEnv(results.ResultsEnv)
+	os.Setenv(results.ResultsEnv, "no-such-results-file.json")
 	defer func() {
 		if had {
-			os.Setenv(barriers.ResultsEnv, old)
+			os.Setenv(results.ResultsEnv, old)
 		} else {
-			os.Unsetenv(barriers.ResultsEnv)
+			os.Unsetenv(results.ResultsEnv)
 		}
 	}()
 	const n = 2
@@ -177,9 +178,9 @@ func ExampleBarrier_break() {
 	// true
 }
 
-// Names lists the catalog; Lookup describes one algorithm.
+// Algorithms lists the catalog; Lookup describes one algorithm.
 func ExampleLookup() {
-	fmt.Println(len(barriers.Names()))
+	fmt.Println(len(barriers.Algorithms()))
 	a, err := barriers.Lookup("dissemination")
 	if err != nil {
 		panic(err)
@@ -211,12 +212,6 @@ func ExampleWithFanIn() {
 	// Output:
 	// 16 <nil>
 	// fan-in 1 is too small (want 2 or more)
-}
-
-// Names lists the catalog in order, simplest first.
-func ExampleNames() {
-	fmt.Println(barriers.Names()[:4])
-	// Output: [central static-tree all-static-tree combining]
 }
 
 // WithPolicy picks how waiters wait; Spin suits threads pinned one per CPU.

@@ -374,7 +374,7 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 		return path
 	}
 	path := write(keys)
-	t.Setenv(ResultsEnv, path)
+	t.Setenv(results.ResultsEnv, path)
 	Reload()
 	defer Reload()
 	tu := Tuned(n)

@@ -23,7 +23,7 @@ const (
 	// measured once per process), since a blocked goroutine is run by its
 	// waker's thread as soon as the waker waits itself; for threads
 	// pinned on one CPU each (found at the first block), twice the kernel's
-	// block and wake-up cost (BlockWakeCost). Spinning is checked against
+	// block and wake-up cost (blockWakeCost). Spinning is checked against
 	// the clock every few microseconds, so a balanced episode on a quiet
 	// machine spins only, at Spin's speed: the signal is a release store
 	// (no fence) plus a load that finds no sleeper.

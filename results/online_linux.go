@@ -8,9 +8,8 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 )
 
-// OnlineCPUs returns the online CPUs (/sys/devices/system/cpu/online), or
-// the empty set when they cannot be read.
-func OnlineCPUs() cpuset.Set {
+// onlineCPUs reads /sys/devices/system/cpu/online (see OnlineCPUs).
+func onlineCPUs() cpuset.Set {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil || len(b) > 1<<16 {
 		return cpuset.Set{}

@@ -4,5 +4,5 @@ package results
 
 import "github.com/barriertune/barriertune/cpuset"
 
-// OnlineCPUs returns the empty set (unknown) outside Linux.
-func OnlineCPUs() cpuset.Set { return cpuset.Set{} }
+// onlineCPUs is the empty set (unknown) outside Linux (see OnlineCPUs).
+func onlineCPUs() cpuset.Set { return cpuset.Set{} }

@@ -81,7 +81,7 @@ type File struct {
 
 	// Waiting (issue 18): BlockWakeNs is what blocking costs a waiting
 	// participant on this machine, the median time from its release until
-	// a participant blocked on it runs again (barriers.MeasureBlockWake);
+	// a participant blocked on it runs again (measured as internal/wake.BlockWake does);
 	// 0 or absent when not measured. barriers.AutoPolicy spins up to twice
 	// this long before it blocks.
 	BlockWakeNs float64 `json:"block_wake_ns,omitempty"`

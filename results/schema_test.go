@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -104,7 +104,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		}
 	}
 	enum := slices.Clone(root.Defs["algorithm"].Enum)
-	names := barriers.Names()
+	names := catalog.Names()
 	sort.Strings(enum)
 	sort.Strings(names)
 	if !reflect.DeepEqual(enum, names) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
 	"io"
 	"runtime"
 	"slices"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
 
 	"github.com/spf13/cobra"
 
@@ -92,7 +94,7 @@ is printed and the exit code is 130 or 143.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&opts.algorithms, "algorithm", []string{"all"}, "algorithms to time, comma-separated: "+strings.Join(barriers.Names(), ", ")+", or all")
+	f.StringSliceVar(&opts.algorithms, "algorithm", []string{"all"}, "algorithms to time, comma-separated: "+strings.Join(catalog.Names(), ", ")+", or all")
 	f.IntVarP(&opts.threads, "threads", "t", 0, "number of threads, 1.."+strconv.Itoa(maxThreads)+" (default: one per allowed CPU, or one per --cpus entry)")
 	f.StringVar(&opts.cpus, "cpus", "", "CPU of each thread in rank order, e.g. 0,1 or 0-3")
 	f.BoolVar(&opts.oversubscribe, "oversubscribe", false, "allow --cpus to list a CPU more than once")
@@ -106,7 +108,7 @@ is printed and the exit code is 130 or 143.`,
 	f.StringVar(&opts.plot, "plot", "", "also plot the run to `FILE`.svg or .png")
 	_ = cmd.MarkFlagFilename("plot", "svg", "png")
 	registerCompletions(cmd, map[string][]string{
-		"algorithm": append(barriers.Names(), "all"),
+		"algorithm": append(catalog.Names(), "all"),
 		"policy":    policyNames(),
 	})
 	return cmd
@@ -150,7 +152,7 @@ const (
 // algorithmNames resolves --algorithm: every name known, none twice.
 func algorithmNames(flag string, given []string) ([]string, error) {
 	if len(given) == 1 && strings.TrimSpace(given[0]) == "all" {
-		return barriers.Names(), nil
+		return catalog.Names(), nil
 	}
 	var names []string
 	for _, a := range given {
@@ -164,7 +166,7 @@ func algorithmNames(flag string, given []string) ([]string, error) {
 		names = append(names, a)
 	}
 	if len(names) == 0 {
-		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(barriers.Names(), ","))
+		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(catalog.Names(), ","))
 	}
 	return names, nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -154,7 +154,7 @@ func TestBenchText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range barriers.Names() {
+	for _, name := range catalog.Names() {
 		if !strings.Contains(out, name) {
 			t.Errorf("bench all lacks %s:\n%s", name, out)
 		}

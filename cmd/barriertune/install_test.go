@@ -172,7 +172,7 @@ func TestAutoShowExportAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := recordedFile(t, syn, syn, []int{1, 2, 3, 4, 8, 16, 32})
-	t.Setenv(barriers.ForceEnv, "1")
+	t.Setenv(results.ForceEnv, "1")
 	for n := 1; n <= 4*16; n++ {
 		tu := barriers.TunedFrom(big, n)
 		if !strings.Contains(tu.Warning, "forced") {
@@ -270,7 +270,7 @@ func TestShowLookupOrder(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	t.Setenv("XDG_CONFIG_DIRS", "")
-	t.Setenv(barriers.ResultsEnv, "")
+	t.Setenv(results.ResultsEnv, "")
 	user := filepath.Join(dir, "barriertune", "results.json")
 	_, err := run(t, "show")
 	want := "no results file at " + user + " (nor " + results.SystemPath + "): run barriertune check"
@@ -292,12 +292,12 @@ func TestShowLookupOrder(t *testing.T) {
 	if _, err := run(t, "show"); err == nil || !strings.Contains(err.Error(), user+": recorded on another machine") {
 		t.Errorf("only a foreign per-user file: %v", err)
 	}
-	t.Setenv(barriers.ResultsEnv, mine)
+	t.Setenv(results.ResultsEnv, mine)
 	out, err := run(t, "show", "--threads", "2")
 	if err != nil || !strings.Contains(out, "file: "+mine+" ($BARRIERTUNE_RESULTS)") {
 		t.Errorf("show --threads 2: %v\n%s", err, out)
 	}
-	t.Setenv(barriers.ResultsEnv, filepath.Join(dir, "none.json"))
+	t.Setenv(results.ResultsEnv, filepath.Join(dir, "none.json"))
 	os.Rename(mine, user) // this machine's file as the per-user file: the missing env file is skipped
 	out, err = run(t, "export", "--format", "env", "--threads", "2")
 	if err != nil || !strings.Contains(out, "(the per-user file); skipped "+filepath.Join(dir, "none.json")+": no such file") {
@@ -365,7 +365,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 		cmd := exec.CommandContext(ctx, taskset, "-c", strconv.Itoa(last), exe, "show", "--threads", strconv.Itoa(n), "--json")
-		cmd.Env = append(os.Environ(), childEnv+"=1", barriers.ResultsEnv+"="+path)
+		cmd.Env = append(os.Environ(), childEnv+"=1", results.ResultsEnv+"="+path)
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {

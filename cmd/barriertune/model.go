@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
@@ -83,7 +83,7 @@ the measurements they were fitted to.`,
 	o.src.register(f)
 	registerCompletions(cmd, map[string][]string{
 		"model":     {string(model.CriticalPathModel), string(model.DefaultModel)},
-		"algorithm": append(barriers.Names(), "all"),
+		"algorithm": append(catalog.Names(), "all"),
 	})
 	return cmd
 }

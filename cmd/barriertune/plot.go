@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/barriertune/barriertune/internal/text"
 	"image/color"
 	"io"
 	"math"
@@ -12,6 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/internal/text"
+
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,7 +21,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/results"
 )
@@ -234,7 +235,7 @@ func ringed(f *results.File, rs *resultsSource) (plotter.XYs, error) {
 // catalogRank is an algorithm's place in the catalog, past its end when
 // unknown.
 func catalogRank(alg string) int {
-	names := barriers.Names()
+	names := catalog.Names()
 	if i := slices.Index(names, alg); i >= 0 {
 		return i
 	}

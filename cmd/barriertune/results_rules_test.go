@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // TestCheckKeepsAGoodFile: a run that measures nothing fails and leaves

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"math/big"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/text"
 
 	"github.com/spf13/cobra"
 

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
 	"io"
 	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/barriertune/barriertune/cpuset"
 
 	"github.com/spf13/cobra"
 

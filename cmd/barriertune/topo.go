@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"strings"
+
+	"github.com/barriertune/barriertune/internal/text"
 
 	"github.com/spf13/cobra"
 

@@ -132,7 +132,7 @@ func TestRunMeasuresTheHybrid(t *testing.T) {
 		// The synthetic tree stands for the allowed part of this machine
 		// (one CPU under taskset -c 0): the lookup, which wants the whole
 		// machine's tree, is forced.
-		t.Setenv(barriers.ForceEnv, "1")
+		t.Setenv(results.ForceEnv, "1")
 		tu := barriers.TunedFrom(path, e.Threads)
 		if tu.Algorithm != "hybrid" || tu.Composition != e.Best.Composition || tu.Fallback != "" {
 			t.Fatalf("TunedFrom a hybrid winner: %+v, want hybrid %s", tu, e.Best.Composition)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
@@ -156,7 +156,7 @@ func TestModelDoc(t *testing.T) {
 				paper.Add(paper, c)
 			}
 		}
-		paper.Mul(paper, big.NewInt(int64(len(barriers.Names()))))
+		paper.Mul(paper, big.NewInt(int64(len(catalog.Names()))))
 		paperS, _ := new(big.Float).Mul(new(big.Float).SetInt(paper), big.NewFloat(perCandidate(defaultSamples, DefaultSampleTime).Seconds())).Float64()
 		mode := "every candidate"
 		if p.Pruning {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/osal"
@@ -63,7 +64,7 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	}
 	algs := slices.Clone(cfg.Algorithms)
 	if len(algs) == 0 {
-		algs = barriers.Names()
+		algs = catalog.Names()
 	}
 	for i, a := range algs {
 		if _, err := barriers.Lookup(a); err != nil {
@@ -409,7 +410,7 @@ type prediction struct {
 // algorithms and the baselines.
 func (p *plan) pruneUnit(u *unit, algs map[string]bool) error {
 	var preds []prediction
-	for _, a := range barriers.Names() {
+	for _, a := range catalog.Names() {
 		if !algs[a] {
 			continue
 		}

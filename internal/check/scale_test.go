@@ -3,12 +3,13 @@ package check
 import (
 	"context"
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"

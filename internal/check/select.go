@@ -3,9 +3,8 @@ package check
 import (
 	"fmt"
 	"math"
-	"slices"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -25,7 +24,7 @@ import (
 // recorded but ranks nothing.
 
 // rank is an algorithm's place in the catalog: lower is simpler.
-func rank(alg string) int { return slices.Index(barriers.Names(), alg) }
+func rank(alg string) int { return catalog.Rank(alg) }
 
 // valid reports whether a measurement may win: enough samples, not
 // dropped, not rejected (an impossible episode a repeat did not confirm).
@@ -124,7 +123,7 @@ func robust(ms []results.Measurement) *results.Robust {
 			bestWorst = min(bestWorst, w.MedianNs)
 		}
 	}
-	for _, a := range barriers.Names() {
+	for _, a := range catalog.Names() {
 		w, ok := worst[a]
 		if ok && everywhere(a) && within(bestWorst, w.MedianNs) {
 			return &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: w.MedianNs, WorstLabel: w.Label, Placements: len(placements)}

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -20,7 +20,7 @@ import (
 // the same algorithm.
 func TestBestPicksByShownMedian(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 26))
-	names := barriers.Names()
+	names := catalog.Names()
 	places := [][]int{{0, 1}, {0, 2}, {1, 3}}
 	for iter := 0; iter < 3000; iter++ {
 		n := 1 + rng.IntN(12)

@@ -10,7 +10,7 @@ import (
 const (
 	// TieWithin: the runner-up's median is within TieFraction (3%) of the
 	// fastest median. Among the algorithms within 3% the simplest wins
-	// (catalog order, barriers.Names(): central first, the blocking
+	// (catalog order, catalog.Names(): central first, the blocking
 	// baselines last), then the lower median: simpler algorithms have
 	// fewer shared lines and fewer rounds to go wrong on another day, and
 	// two runs on one machine then name the same winner. The margin is

@@ -3,7 +3,7 @@ package check
 import (
 	"time"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/wake"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -19,14 +19,14 @@ const (
 )
 
 // recordBlockWake measures the block and wake-up cost
-// (barriers.MeasureBlockWake) and records it in f. With GOMAXPROCS 1, or
+// (wake.BlockWake) and records it in f. With GOMAXPROCS 1, or
 // when the time runs out before 3 handoffs, it records nothing: Auto then
 // estimates the cost itself.
 func recordBlockWake(f *results.File) {
 	if f == nil {
 		return
 	}
-	if d, err := barriers.MeasureBlockWake(wakeRounds, wakeLimit); err == nil {
+	if d, err := wake.BlockWake(wakeRounds, wakeLimit); err == nil {
 		f.BlockWakeNs = float64(d)
 	}
 }

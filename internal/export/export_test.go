@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -161,7 +161,7 @@ func TestCanonical(t *testing.T) {
 // TestMappingsCoverCatalog keeps the name mapping complete: every
 // algorithm of the catalog has one, and every alias names a real one.
 func TestMappingsCoverCatalog(t *testing.T) {
-	for _, n := range barriers.Names() {
+	for _, n := range catalog.Names() {
 		if _, ok := MappingFor(n); !ok {
 			t.Errorf("algorithm %q has no mapping in export/names.go (and docs/results.md)", n)
 		}

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 )
 
 // Mapping says how one of our algorithms maps onto the barriers that
 // OpenMP runtimes and the X-Ray OSAL offer.
 type Mapping struct {
-	// Algorithm is our name (barriers.Names()).
+	// Algorithm is our name (catalog.Names()).
 	Algorithm string
 	// Gather and Release are LLVM libomp's barrier patterns
 	// (KMP_*_BARRIER_PATTERN="gather,release": linear, tree, hyper,
@@ -114,7 +115,7 @@ func Canonical(alg string) (string, error) {
 		return "", fmt.Errorf("OSAL's pthread barrier has no exact equivalent here (cond is the nearest blocking baseline)")
 	}
 	return "", fmt.Errorf("unknown barrier algorithm %q (accepted: %s; OSAL aliases: %s)", alg,
-		strings.Join(barriers.Names(), ", "), strings.Join(aliases, ", "))
+		strings.Join(catalog.Names(), ", "), strings.Join(aliases, ", "))
 }
 
 // takesFanIn reports whether an algorithm is built with WithFanIn.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -82,7 +82,7 @@ func TestWaitFollowsWhatTheWinnerDoes(t *testing.T) {
 // 1 ms), are not bound, and libomp releases them from one thread.
 func TestOversubscribedNeverSpins(t *testing.T) {
 	policies := append(slices.Clone([]string{"auto", "spin", "yield", "park"}), "unknown")
-	for _, alg := range append(barriers.Names(), "not-an-algorithm") {
+	for _, alg := range append(catalog.Names(), "not-an-algorithm") {
 		for _, p := range policies {
 			for cpus := 1; cpus <= 4; cpus++ {
 				allowed := seq(0, cpus-1)

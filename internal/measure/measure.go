@@ -30,7 +30,7 @@ import (
 
 // Candidate is one barrier configuration to time.
 type Candidate struct {
-	// Algorithm is a name from barriers.Names().
+	// Algorithm is a name from catalog.Names().
 	Algorithm string
 	// Policy is the waiting policy (ignored by the blocking baselines).
 	Policy barriers.Policy

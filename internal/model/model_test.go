@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/latency"
 )
 
@@ -32,7 +32,7 @@ func seq(n int) []int {
 // pattern depends on its composition: HybridPattern builds it
 // (hybrid_test.go covers it).
 func TestCatalogCovered(t *testing.T) {
-	for _, name := range barriers.Names() {
+	for _, name := range catalog.Names() {
 		if name == "hybrid" {
 			continue
 		}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/trace"
 )
 
@@ -312,7 +313,7 @@ func traceCases(t *testing.T) []traceCase {
 		ns = []int{1, 2, 3, 5, 8, 13}
 	}
 	var cases []traceCase
-	for _, alg := range barriers.Names() {
+	for _, alg := range catalog.Names() {
 		if alg == "hybrid" {
 			continue
 		}

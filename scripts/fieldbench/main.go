@@ -52,6 +52,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 // Child and hog modes: this binary re-executed.
@@ -179,7 +180,7 @@ func run(o options, regimes, workloads, files []string) error {
 				fmt.Printf("\n== with a results file: skipped: %v (run `go run ./cmd/barriertune check` first, or pass -results)\n", err)
 				continue
 			}
-			env = cleanEnv(map[string]string{barriers.ResultsEnv: o.results})
+			env = cleanEnv(map[string]string{results.ResultsEnv: o.results})
 		case "without":
 			env = cleanEnv(map[string]string{"HOME": empty, "XDG_CONFIG_HOME": empty})
 		default:
@@ -201,7 +202,7 @@ func cleanEnv(set map[string]string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case barriers.ResultsEnv, barriers.ForceEnv, "XDG_CONFIG_DIRS", "XDG_CONFIG_HOME", childEnv, hogEnv:
+		case results.ResultsEnv, results.ForceEnv, "XDG_CONFIG_DIRS", "XDG_CONFIG_HOME", childEnv, hogEnv:
 			continue
 		}
 		if _, ok := set[k]; ok {
@@ -397,7 +398,11 @@ func child(spec string) error {
 		if t.Source != "" {
 			src = "file"
 		}
-		fmt.Printf("tuning %s %s, block-wake %v (%s)\n", t.Algorithm, t.Rule, barriers.BlockWakeCost().Round(time.Microsecond), src)
+		bw := "estimated in-process"
+		if t.BlockWake > 0 {
+			bw = t.BlockWake.Round(time.Microsecond).String()
+		}
+		fmt.Printf("tuning %s %s, block-wake %s (%s)\n", t.Algorithm, t.Rule, bw, src)
 	case "cond":
 		b = newCondBarrier(n)
 	case "spin", "park":

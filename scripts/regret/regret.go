@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -62,7 +62,7 @@ func (r rule) pick(ms []results.Measurement) string {
 	win, rank := "", math.MaxInt
 	for _, m := range ms {
 		if ok(m) && r.stat(m) <= fastest*(1+tieFraction) {
-			if k := slices.Index(barriers.Names(), m.Algorithm); k < rank {
+			if k := slices.Index(catalog.Names(), m.Algorithm); k < rank {
 				win, rank = m.Algorithm, k
 			}
 		}

@@ -1,0 +1,29 @@
+// Package catalog answers the tuner's questions about the barriers
+// catalog from its entries (barriers.Algorithms): the names in catalog
+// order, simplest first, and each name's rank in it, which breaks ties
+// between algorithms measured equally fast.
+package catalog
+
+import "github.com/barriertune/barriertune/barriers"
+
+// Names returns the algorithm names in catalog order.
+func Names() []string {
+	algs := barriers.Algorithms()
+	out := make([]string, len(algs))
+	for i, a := range algs {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// Rank returns name's index in catalog order, or the catalog's length for
+// a name it does not hold (ranked after every algorithm).
+func Rank(name string) int {
+	algs := barriers.Algorithms()
+	for i, a := range algs {
+		if a.Name == name {
+			return i
+		}
+	}
+	return len(algs)
+}
