@@ -178,20 +178,19 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	}
 	f.Cuts = append(f.Cuts, p.cuts...)
 	deadline := start.Add(cfg.Budget)
-	if !m.Simulated() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
+	ctx, cancel := m.Bound(ctx, deadline)
+	defer cancel()
 	s, err := measurePlan(ctx, p, cfg, prev, deadline)
 	if err != nil {
 		return nil, err
 	}
 	recordLevelLatencies(ctx, f, cfg, s.floors)
-	recordBlockWake(f)
+	if d, ok := m.BlockWake(); ok {
+		f.BlockWakeNs = float64(d)
+	}
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
-	if f != nil && !m.Simulated() && cfg.Calibration == nil {
+	if f != nil && !f.Simulated && cfg.Calibration == nil {
 		refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's
 	}
 	return f, err

@@ -54,7 +54,7 @@ func (s *samples) confirm(p *plan, measureSet func(ui, si int, u *unit, cands []
 			r := refs[wi]
 			rep := results.Repeat{Algorithm: w.Algorithm, Label: w.Label, CPUs: slices.Clone(w.CPUs), Why: impossibleWhy(w), FloorRatioBefore: w.FloorRatio}
 			var pairs []pairSample
-			if opts.Context.Err() == nil && (!m.Simulated() || !m.Now().After(deadline)) {
+			if opts.Context.Err() == nil && !m.Expired(deadline) {
 				if run, err := measureSet(ui, r.k.set, u, u.cands, []int{r.i}, opts); err == nil && len(run.Results) == 1 && run.Floor != nil {
 					for j := 0; j < min(len(run.Results[0].Samples), len(run.FloorSamples)); j++ {
 						if run.FloorSamples[j] > 0 {

@@ -2,10 +2,11 @@ package check
 
 import (
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
 
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
@@ -88,7 +89,7 @@ func DryRun(cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, prev, err := newFile(cfg, cfg.Measurer.Now())
+	f, prev, err := newFile(cfg, cfg.Measurer.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func DryRun(cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: cfg.Measurer.Simulated(), Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
+	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: f.Simulated, Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
 		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round)"},
 		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), Samples: p.samples, Rounds: p.rounds,
 		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Inference: InferenceRule, Threads: []PlanThreads{}}

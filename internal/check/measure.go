@@ -3,11 +3,12 @@ package check
 import (
 	"context"
 	"fmt"
-	"github.com/barriertune/barriertune/cpuset"
 	"math"
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
 
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
@@ -116,7 +117,7 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 			s.stopped = true
 			return true
 		}
-		if m.Simulated() && m.Now().After(deadline) {
+		if m.Expired(deadline) {
 			s.budgetOut = true
 			return true
 		}

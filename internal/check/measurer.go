@@ -13,14 +13,18 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/internal/wake"
 	"github.com/barriertune/barriertune/results"
 )
 
-// Measurer is what differs between a live and a simulated check: how a
-// floor, a placement's candidates and the per-level latencies are
-// measured, which waiting policy a placement gets, and the clock the
-// budget is kept by. Everything else (plan, pruning, rounds, selection,
-// the file) is the same code.
+// Measurer is all that differs between a live and a simulated check (a
+// dry run plans with one): how a floor, a placement's candidates and the
+// per-level latencies are measured, which waiting policy a placement
+// gets, the machine's fingerprint and block and wake-up cost written to
+// the file, which trees it accepts, and the clock the budget is kept by.
+// Everything else (plan, pruning, rounds, selection, the file) is the same
+// code, which asks the Measurer and never which kind it is.
 type Measurer interface {
 	// Floor is the one-way latency between CPUs a and b (a ping-pong).
 	Floor(a, b int, opts measure.Options) (measure.PingPong, error)
@@ -34,8 +38,23 @@ type Measurer interface {
 	Policy(cpus []int) barriers.Policy
 	// Now is the clock the budget is kept by.
 	Now() time.Time
-	// Simulated reports whether the measurements are predictions.
-	Simulated() bool
+	// Machine fingerprints the machine the measurements are of, for the
+	// results file; simulated marks a simulated machine (and a file no
+	// library takes for this host).
+	Machine(topo *hwtree.Topology) (m results.Machine, simulated bool)
+	// BlockWake is the block and wake-up cost to record in the file (ok
+	// false: none, and Auto estimates it itself).
+	BlockWake() (d time.Duration, ok bool)
+	// Accept refuses a topology the measurer cannot measure (dry: one that
+	// is only planned).
+	Accept(topo *hwtree.Topology, dry bool) error
+	// Bound returns ctx ended at deadline where the budget is kept in wall
+	// time, and Expired whether the measurer's own clock is past deadline
+	// (a simulated clock: its check has no wall-time deadline).
+	Bound(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc)
+	Expired(deadline time.Time) bool
+	// CanPingPong reports whether floors can be measured.
+	CanPingPong() bool
 }
 
 // Hardware is the live Measurer: pinned threads on this machine
@@ -64,8 +83,52 @@ func (Hardware) Policy(cpus []int) barriers.Policy { return measure.DefaultPolic
 // Now is the wall clock.
 func (Hardware) Now() time.Time { return time.Now() }
 
-// Simulated is false.
-func (Hardware) Simulated() bool { return false }
+// Machine is this machine's fingerprint (CurrentMachine).
+func (Hardware) Machine(topo *hwtree.Topology) (results.Machine, bool) {
+	return CurrentMachine(topo), false
+}
+
+// BlockWake measures the block and wake-up cost here (wake.BlockWake):
+// none with GOMAXPROCS 1, or when the time runs out before 3 handoffs.
+func (Hardware) BlockWake() (time.Duration, bool) {
+	d, err := wake.BlockWake(wakeRounds, wakeLimit)
+	return d, err == nil
+}
+
+// Accept refuses a topology with CPUs this process may not run on (the
+// check runs on the live machine); a plan accepts any tree up to maxPUs.
+func (Hardware) Accept(topo *hwtree.Topology, dry bool) error {
+	if dry {
+		return acceptPlanned(topo)
+	}
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return err
+	}
+	if !topo.Allowed().SubsetOf(allowed) {
+		return fmt.Errorf("the topology's CPUs %s are not all allowed for this process (allowed: %s); the check runs on the live machine", topo.Allowed(), allowed)
+	}
+	return nil
+}
+
+// Bound ends ctx at deadline: the budget is wall time.
+func (Hardware) Bound(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, deadline)
+}
+
+// Expired is false: the context Bound returned ends a live check.
+func (Hardware) Expired(time.Time) bool { return false }
+
+// CanPingPong needs two Ps: a ping-pong on one never overlaps.
+func (Hardware) CanPingPong() bool { return runtime.GOMAXPROCS(0) >= 2 }
+
+// acceptPlanned refuses a tree too large to plan or simulate.
+func acceptPlanned(topo *hwtree.Topology) error {
+	if n := len(topo.PUs()); n > maxPUs {
+		return fmt.Errorf("check: the topology has %d PUs; planning and simulating accept 1..%d", n, maxPUs)
+	}
+	return nil
+}
 
 // ModelMeasurer is the simulated Measurer: every candidate "measures" its
 // prediction by the cost model on Costs (with Noise), and a simulated
@@ -226,8 +289,27 @@ func (m *ModelMeasurer) Policy(cpus []int) barriers.Policy {
 // Now is the simulated clock.
 func (m *ModelMeasurer) Now() time.Time { return m.clock }
 
-// Simulated is true.
-func (m *ModelMeasurer) Simulated() bool { return true }
+// Machine is the simulated machine's fingerprint (simulatedMachine).
+func (m *ModelMeasurer) Machine(topo *hwtree.Topology) (results.Machine, bool) {
+	return simulatedMachine(topo), true
+}
+
+// BlockWake is none: a simulated file records nothing measured on the host.
+func (m *ModelMeasurer) BlockWake() (time.Duration, bool) { return 0, false }
+
+// Accept refuses a tree too large to simulate.
+func (m *ModelMeasurer) Accept(topo *hwtree.Topology, _ bool) error { return acceptPlanned(topo) }
+
+// Bound leaves ctx as it is: the budget is kept by the simulated clock.
+func (m *ModelMeasurer) Bound(ctx context.Context, _ time.Time) (context.Context, context.CancelFunc) {
+	return ctx, func() {}
+}
+
+// Expired reports whether the simulated clock is past deadline.
+func (m *ModelMeasurer) Expired(deadline time.Time) bool { return m.clock.After(deadline) }
+
+// CanPingPong is true: floors are predicted.
+func (m *ModelMeasurer) CanPingPong() bool { return true }
 
 // duplicates reports whether a CPU appears twice in cpus (oversubscribed).
 func duplicates(cpus []int) bool {
@@ -248,6 +330,3 @@ func duplicates(cpus []int) bool {
 func perCandidate(samples int, target time.Duration) time.Duration {
 	return time.Duration(samples+8) * target * 3 / 2
 }
-
-// canPingPong reports whether the measurer can measure floors here.
-func canPingPong(m Measurer) bool { return m.Simulated() || runtime.GOMAXPROCS(0) >= 2 }

@@ -41,8 +41,11 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	if npus < 1 {
 		return cfg, fmt.Errorf("check: the topology has no PUs (want at least 1)")
 	}
-	if npus > maxPUs && (dry || cfg.Measurer != nil && cfg.Measurer.Simulated()) {
-		return cfg, fmt.Errorf("check: the topology has %d PUs; planning and simulating accept 1..%d", npus, maxPUs)
+	if cfg.Measurer == nil {
+		cfg.Measurer = Hardware{}
+	}
+	if err := cfg.Measurer.Accept(topo, dry); err != nil {
+		return cfg, err
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = DefaultBudget
@@ -90,18 +93,6 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	// Each thread count once: a file with one twice is unreadable.
 	slices.Sort(threads)
 	cfg.Threads = slices.Compact(threads)
-	if cfg.Measurer == nil {
-		cfg.Measurer = Hardware{}
-	}
-	if !cfg.Measurer.Simulated() && !dry {
-		allowed, err := osal.Allowed()
-		if err != nil {
-			return cfg, err
-		}
-		if !topo.Allowed().SubsetOf(allowed) {
-			return cfg, fmt.Errorf("the topology's CPUs %s are not all allowed for this process (allowed: %s); the check runs on the live machine", topo.Allowed(), allowed)
-		}
-	}
 	return cfg, nil
 }
 
@@ -189,7 +180,7 @@ func makePlan(cfg Config, prev map[int]resumed) (*plan, error) {
 	p := &plan{samples: defaultSamples, rounds: 1, kind: cfg.Model, topo: topo, keep: cfg.Keep, verbose: cfg.Verbose}
 	p.params, p.calib = paramsOf(cfg)
 	p.cfg = cfg // its costs are built when first needed (O(PUs²)): modelCosts
-	if !canPingPong(cfg.Measurer) {
+	if !cfg.Measurer.CanPingPong() {
 		// One P cannot ping-pong: measure what can run (oversubscribed
 		// placements) without the floor.
 		p.cuts = append(p.cuts, "no core-to-core floor: GOMAXPROCS is 1")

@@ -20,17 +20,15 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]resumed, error
 		Schema:    results.Schema,
 		Tool:      results.Tool{Name: "barriertune", Version: cfg.Version},
 		Time:      start.UTC().Round(time.Second),
-		Machine:   CurrentMachine(cfg.Topology),
 		Budget:    cfg.Budget.String(),
 		Cuts:      []string{},
 		Floor:     []results.Floor{},
 		Threads:   []results.Threads{},
 		Inference: InferenceRule,
-		Simulated: cfg.Measurer.Simulated(),
 	}
+	f.Machine, f.Simulated = cfg.Measurer.Machine(cfg.Topology)
 	if f.Simulated {
-		f.Machine = simulatedMachine(cfg.Topology)
-		f.Time = time.Now().UTC().Round(time.Second)
+		f.Time = time.Now().UTC().Round(time.Second) // start is the simulated clock
 	}
 	prev := map[int]resumed{}
 	if r := cfg.Resume; r != nil {
