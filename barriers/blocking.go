@@ -6,21 +6,68 @@ import (
 	"sync"
 )
 
-// condBarrier is the blocking baseline every Go barrier library uses: a
-// mutex, a count and a sync.Cond broadcast per generation. Waiters sleep in
-// the scheduler (or, on a locked OS thread, in the kernel).
-//
-// It works under its mutex anyway, so it checks for free what the spinning
-// algorithms cannot: a second goroutine passing an id that already waits in
-// the current episode panics (same-id misuse).
-type condBarrier struct {
-	base
+// arrivals is what both blocking baselines keep under their mutex: the
+// arrivals of the current generation, the generation, whether the barrier
+// is broken, and which ids wait in the current generation. Working under a
+// mutex anyway, they check for free what the spinning algorithms cannot: a
+// second goroutine passing an id that already waits in the current
+// episode panics (same-id misuse).
+type arrivals struct {
 	mu      sync.Mutex
-	cond    sync.Cond
 	count   int
 	gen     uint64
 	broken  bool
 	arrived []uint64 // arrived[id] == gen+1: id waits in generation gen
+}
+
+// arrive counts id's arrival among n. It returns with a.mu held and ok
+// true, with the generation id arrived in and whether it was the last
+// arrival (the count is then reset, and the caller moves the generation
+// on); or, on a broken barrier, with a.mu released and ok false.
+func (a *arrivals) arrive(id, n int) (gen uint64, last, ok bool) {
+	a.mu.Lock()
+	if a.broken {
+		a.mu.Unlock()
+		return 0, false, false
+	}
+	if a.arrived[id] == a.gen+1 {
+		a.mu.Unlock()
+		sameID(id)
+	}
+	if traceOn {
+		traceWrite(&a.count)
+	}
+	a.count++
+	if a.count == n {
+		if traceOn {
+			traceSaw(&a.count)
+		}
+		a.count = 0
+		return a.gen, true, true
+	}
+	a.arrived[id] = a.gen + 1
+	return a.gen, false, true
+}
+
+// reset starts a new generation of a repaired barrier; a.mu is held.
+func (a *arrivals) reset() {
+	a.broken = false
+	a.count = 0
+	a.gen++
+}
+
+//go:noinline
+func sameID(id int) {
+	panic(fmt.Sprintf("barriers: Wait(%d) while another goroutine waits with id %d in the same episode (each id belongs to one goroutine)", id, id))
+}
+
+// condBarrier is the blocking baseline every Go barrier library uses: a
+// mutex, a count and a sync.Cond broadcast per generation. Waiters sleep in
+// the scheduler (or, on a locked OS thread, in the kernel).
+type condBarrier struct {
+	base
+	a    arrivals
+	cond sync.Cond
 }
 
 // newCond returns the sync.Cond baseline barrier (it ignores the policy).
@@ -29,58 +76,38 @@ func newCond(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &condBarrier{base: b, arrived: make([]uint64, n)}
-	c.cond.L = &c.mu
+	c := &condBarrier{base: b, a: arrivals{arrived: make([]uint64, n)}}
+	c.cond.L = &c.a.mu
 	return c, nil
-}
-
-//go:noinline
-func sameID(id int) {
-	panic(fmt.Sprintf("barriers: Wait(%d) while another goroutine waits with id %d in the same episode (each id belongs to one goroutine)", id, id))
 }
 
 func (c *condBarrier) episode(id int) bool {
 	c.checkID(id)
 	c.next(id) // counts the episode for Episodes
-	c.mu.Lock()
-	if c.broken {
-		c.mu.Unlock()
+	gen, last, ok := c.a.arrive(id, c.n)
+	if !ok {
 		return false
 	}
-	if c.arrived[id] == c.gen+1 {
-		c.mu.Unlock()
-		sameID(id)
-	}
-	gen := c.gen
-	if traceOn {
-		traceWrite(&c.count)
-	}
-	c.count++
-	if c.count == c.n {
+	if last {
 		if traceOn {
-			traceSaw(&c.count)
+			traceWrite(&c.a.gen)
 		}
-		c.count = 0
-		if traceOn {
-			traceWrite(&c.gen)
-		}
-		c.gen++
+		c.a.gen++
 		c.cond.Broadcast()
-		c.mu.Unlock()
+		c.a.mu.Unlock()
 		return true
 	}
-	c.arrived[id] = gen + 1
 	if traceOn {
-		traceWait(&c.gen)
+		traceWait(&c.a.gen)
 	}
-	for gen == c.gen && !c.broken {
+	for gen == c.a.gen && !c.a.broken {
 		c.cond.Wait()
 	}
-	ok := gen != c.gen
+	ok = gen != c.a.gen
 	if traceOn && ok {
-		traceSaw(&c.gen)
+		traceSaw(&c.a.gen)
 	}
-	c.mu.Unlock()
+	c.a.mu.Unlock()
 	return ok
 }
 
@@ -98,20 +125,18 @@ func (c *condBarrier) WaitContext(ctx context.Context, id int) error {
 
 // Break implements Barrier.
 func (c *condBarrier) Break() {
-	c.mu.Lock()
-	c.broken = true
+	c.a.mu.Lock()
+	c.a.broken = true
 	c.cond.Broadcast()
-	c.mu.Unlock()
+	c.a.mu.Unlock()
 }
 
 // Reset implements Barrier.
 func (c *condBarrier) Reset() {
-	c.mu.Lock()
+	c.a.mu.Lock()
 	c.base.Reset()
-	c.broken = false
-	c.count = 0
-	c.gen++
-	c.mu.Unlock()
+	c.a.reset()
+	c.a.mu.Unlock()
 }
 
 // channelBarrier is the channel baseline: each episode has a channel that
@@ -119,12 +144,8 @@ func (c *condBarrier) Reset() {
 // under its mutex.
 type channelBarrier struct {
 	base
-	mu      sync.Mutex
-	count   int
-	ep      *chanEpisode
-	gen     uint64
-	broken  bool
-	arrived []uint64 // arrived[id] == gen+1: id waits in generation gen
+	a  arrivals
+	ep *chanEpisode
 }
 
 // chanEpisode is one episode: broken is written before ch is closed, so a
@@ -140,42 +161,28 @@ func newChannel(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &channelBarrier{base: b, ep: &chanEpisode{ch: make(chan struct{})}, arrived: make([]uint64, n)}, nil
+	return &channelBarrier{base: b, ep: &chanEpisode{ch: make(chan struct{})}, a: arrivals{arrived: make([]uint64, n)}}, nil
 }
 
 func (c *channelBarrier) episode(id int) bool {
 	c.checkID(id)
 	c.next(id) // counts the episode for Episodes
-	c.mu.Lock()
-	if c.broken {
-		c.mu.Unlock()
+	_, last, ok := c.a.arrive(id, c.n)
+	if !ok {
 		return false
 	}
-	if c.arrived[id] == c.gen+1 {
-		c.mu.Unlock()
-		sameID(id)
-	}
 	ep := c.ep
-	if traceOn {
-		traceWrite(&c.count)
-	}
-	c.count++
-	if c.count == c.n {
-		if traceOn {
-			traceSaw(&c.count)
-		}
-		c.count = 0
-		c.gen++
+	if last {
+		c.a.gen++
 		c.ep = &chanEpisode{ch: make(chan struct{})}
-		c.mu.Unlock()
+		c.a.mu.Unlock()
 		if traceOn {
 			traceWrite(ep)
 		}
 		close(ep.ch)
 		return true
 	}
-	c.arrived[id] = c.gen + 1
-	c.mu.Unlock()
+	c.a.mu.Unlock()
 	if traceOn {
 		traceWait(ep)
 	}
@@ -200,23 +207,21 @@ func (c *channelBarrier) WaitContext(ctx context.Context, id int) error {
 
 // Break implements Barrier.
 func (c *channelBarrier) Break() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.broken {
+	c.a.mu.Lock()
+	defer c.a.mu.Unlock()
+	if c.a.broken {
 		return
 	}
-	c.broken = true
+	c.a.broken = true
 	c.ep.broken = true
 	close(c.ep.ch)
 }
 
 // Reset implements Barrier.
 func (c *channelBarrier) Reset() {
-	c.mu.Lock()
+	c.a.mu.Lock()
 	c.base.Reset()
-	c.broken = false
-	c.count = 0
-	c.gen++
+	c.a.reset()
 	c.ep = &chanEpisode{ch: make(chan struct{})}
-	c.mu.Unlock()
+	c.a.mu.Unlock()
 }

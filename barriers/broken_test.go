@@ -273,13 +273,13 @@ func TestSameIDDetectedByBlocking(t *testing.T) {
 func waiting(b Barrier) int {
 	switch c := b.(type) {
 	case *condBarrier:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.count
+		c.a.mu.Lock()
+		defer c.a.mu.Unlock()
+		return c.a.count
 	case *channelBarrier:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.count
+		c.a.mu.Lock()
+		defer c.a.mu.Unlock()
+		return c.a.count
 	}
 	return -1
 }
