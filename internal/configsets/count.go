@@ -119,16 +119,14 @@ func multisets(f poly, m, maxDeg int) poly {
 // childClasses groups o's children by canonical form, in order of first
 // appearance: each class is interchangeable under the tree's automorphisms.
 func childClasses(o *hwtree.Object, forms map[*hwtree.Object]string) [][]*hwtree.Object {
-	idx := map[string]int{}
 	var out [][]*hwtree.Object
+	class := map[string]int{} // canonical form -> 1 + its class's index in out
 	for _, c := range o.Children {
-		f := forms[c]
-		i, ok := idx[f]
-		if !ok {
-			i = len(out)
-			idx[f] = i
+		if class[forms[c]] == 0 {
 			out = append(out, nil)
+			class[forms[c]] = len(out)
 		}
+		i := class[forms[c]] - 1
 		out[i] = append(out[i], c)
 	}
 	return out

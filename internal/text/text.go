@@ -51,21 +51,23 @@ func Elide(s string, max int) string {
 // "a named pipe (FIFO)", "a device", ... ("a regular file" for none of
 // them). fs.FileMode's own String prints "d---------" for a directory.
 func FileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
+	if m.IsDir() {
 		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeIrregular != 0:
-		return "an irregular file"
+	}
+	for _, k := range [...]struct {
+		bit  fs.FileMode
+		name string
+	}{
+		{fs.ModeSymlink, "a symbolic link"},
+		{fs.ModeNamedPipe, "a named pipe (FIFO)"},
+		{fs.ModeSocket, "a socket"},
+		{fs.ModeCharDevice, "a character device"},
+		{fs.ModeDevice, "a device"},
+		{fs.ModeIrregular, "an irregular file"},
+	} {
+		if m&k.bit != 0 {
+			return k.name
+		}
 	}
 	return "a regular file"
 }
