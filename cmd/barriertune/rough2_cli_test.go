@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,8 +117,8 @@ func TestSameErrorSameCode(t *testing.T) {
 // between the first two allowed CPUs (it was a usage error).
 func TestPingPongDefaultCPUs(t *testing.T) {
 	allowed, err := osal.Allowed()
-	if err != nil || allowed.Len() < 2 {
-		t.Skip("needs two allowed CPUs")
+	if err != nil || allowed.Len() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two allowed CPUs and GOMAXPROCS >= 2 to ping-pong")
 	}
 	m := allowed.Members()
 	code, out, errOut := execLine("bench", "--pingpong", "--samples", "2", "--sample-time", "20us", "-q")
@@ -202,8 +203,8 @@ func TestLookupNotices(t *testing.T) {
 // written, and --json output was refused).
 func TestLatencySaveReadBack(t *testing.T) {
 	allowed, err := osal.Allowed()
-	if err != nil || allowed.Len() < 2 {
-		t.Skip("needs two allowed CPUs")
+	if err != nil || allowed.Len() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two allowed CPUs and GOMAXPROCS >= 2 to ping-pong")
 	}
 	m := allowed.Members()[:2]
 	cpus := strconv.Itoa(m[0]) + "," + strconv.Itoa(m[1])
