@@ -62,12 +62,17 @@ The check fits its --budget (default 1m): when every candidate does not
 fit, the contention-aware cost model, calibrated on the first round, prunes
 each thread count to its best few and the central and dissemination
 baselines; then it cuts repetitions, placements per thread count, then
-thread counts, and later rounds when the first run slower than planned, and
-says what it cut. After the rounds, the candidates
+thread counts, and later rounds when a round runs slower than planned
+(restoring them when later rounds run fast again), and says what it cut;
+the progress line's time left follows the pace of the passes measured.
+After the rounds, the candidates
 within 10% of the best are measured again in a short interleaved play-off.
 Thread counts not measured use the nearest measured one. --plan prints
-exactly what the check would measure with the same flags; --simulate runs
-the same check on the cost model.
+exactly what the check would measure with the same flags, the time of its
+samples and a bound on what follows the rounds (play-off, per-level
+latencies, block/wake); a live run also starts and pins threads, so its
+first round sets the pace. --simulate runs the same check on the cost
+model.
 
 Ctrl-C (SIGINT) or SIGTERM stops it: what was measured is written, marked
 partial with the rounds done and planned, --resume FILE continues the

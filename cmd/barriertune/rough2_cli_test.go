@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,8 +117,8 @@ func TestSameErrorSameCode(t *testing.T) {
 // between the first two allowed CPUs (it was a usage error).
 func TestPingPongDefaultCPUs(t *testing.T) {
 	allowed, err := osal.Allowed()
-	if err != nil || allowed.Len() < 2 {
-		t.Skip("needs two allowed CPUs")
+	if err != nil || allowed.Len() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two allowed CPUs and GOMAXPROCS >= 2 to ping-pong")
 	}
 	m := allowed.Members()
 	code, out, errOut := execLine("bench", "--pingpong", "--samples", "2", "--sample-time", "20us", "-q")
@@ -202,8 +203,8 @@ func TestLookupNotices(t *testing.T) {
 // written, and --json output was refused).
 func TestLatencySaveReadBack(t *testing.T) {
 	allowed, err := osal.Allowed()
-	if err != nil || allowed.Len() < 2 {
-		t.Skip("needs two allowed CPUs")
+	if err != nil || allowed.Len() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two allowed CPUs and GOMAXPROCS >= 2 to ping-pong")
 	}
 	m := allowed.Members()[:2]
 	cpus := strconv.Itoa(m[0]) + "," + strconv.Itoa(m[1])
@@ -314,5 +315,19 @@ func TestPlotLayout(t *testing.T) {
 	code, _, errOut := execLine("bench", "--threads", "2", "--algorithm", "central", "--samples", "2", "--sample-time", "20us", "--plot", png)
 	if code != 0 || !strings.Contains(errOut, "plot written to "+png) {
 		t.Errorf("bench --plot: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// TestPlanNamesWhatTheRunAdds: --plan's estimate said 1.8 s for a run of
+// 5-7 s; it now bounds what follows the rounds (extras_s) and says that a
+// live run's first round sets the pace.
+func TestPlanNamesWhatTheRunAdds(t *testing.T) {
+	code, out, errOut := execLine("check", "--plan", "--budget", "10s", "--synthetic", "pack:1 core:2 pu:2")
+	if code != 0 || !strings.Contains(out, "then at most ") || !strings.Contains(out, "its first round sets the pace") {
+		t.Errorf("check --plan: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = execLine("check", "--plan", "--json", "--budget", "10s", "--synthetic", "pack:1 core:2 pu:2")
+	if code != 0 || !strings.Contains(out, `"extras_s": `) || strings.Contains(out, `"extras_s": 0,`) {
+		t.Errorf("check --plan --json: exit %d, no extras_s:\n%.600s", code, out)
 	}
 }

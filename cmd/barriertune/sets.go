@@ -78,8 +78,9 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	if opts.limit < 1 || opts.limit > maxSetsLimit {
 		return usageErrorf("--limit %d: want 1..%d sets per thread count", opts.limit, maxSetsLimit)
 	}
-	if opts.threadsSet && opts.threads < 0 {
-		return usageErrorf("--threads %d is out of range: want 0 or more threads", opts.threads)
+	if opts.threadsSet && opts.threads < 1 {
+		// One meaning of --threads 0 in every command: a usage error.
+		return usageErrorf("--threads %d is out of range: want 1 or more threads (without --threads the listing starts at the empty placement, 0 threads)", opts.threads)
 	}
 	topo, err := opts.src.load()
 	if err != nil {
@@ -92,7 +93,7 @@ func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
 	lo, hi := 0, n
 	if opts.threadsSet {
 		if opts.threads > n {
-			return usageErrorf("--threads %d is out of range: this topology has %s (want 0..%d)", opts.threads, text.Plural(n, "allowed PU"), n)
+			return usageErrorf("--threads %d is out of range: this topology has %s (want 1..%d)", opts.threads, text.Plural(n, "allowed PU"), n)
 		}
 		lo, hi = opts.threads, opts.threads
 	}

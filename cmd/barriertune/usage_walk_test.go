@@ -58,7 +58,7 @@ var badFlagValues = map[string][]string{
 	"plot --output":       {"plot.txt"},
 	"sets --limit":        {"0", "-1"},
 	"sets --method":       {"smart"},
-	"sets --threads":      {"-1"},
+	"sets --threads":      {"0", "-1"},
 	"topo --of":           {"yaml"},
 	"topo --only":         {"frob"},
 	"topo --restrict":     {"x", "3-1"},

@@ -27,12 +27,15 @@ type Plan struct {
 	Params     *results.Calibration `json:"params"`
 	Budget     string               `json:"budget"`
 	EstimatedS float64              `json:"estimated_s"`
-	Samples    int                  `json:"samples"`
-	Rounds     int                  `json:"rounds"`
-	Floors     []PlanFloor          `json:"floors"`
-	Cuts       []string             `json:"cuts"`
-	Inference  string               `json:"inference"`
-	Threads    []PlanThreads        `json:"threads"`
+	// ExtrasS bounds what a live run adds after the rounds: the play-off,
+	// the per-level latencies and the block and wake-up measurement.
+	ExtrasS   float64       `json:"extras_s"`
+	Samples   int           `json:"samples"`
+	Rounds    int           `json:"rounds"`
+	Floors    []PlanFloor   `json:"floors"`
+	Cuts      []string      `json:"cuts"`
+	Inference string        `json:"inference"`
+	Threads   []PlanThreads `json:"threads"`
 }
 
 // PlanFloor is one floor pair the check measures first.
@@ -99,7 +102,7 @@ func DryRun(cfg Config) (*Plan, error) {
 	}
 	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: f.Simulated, Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
 		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round)"},
-		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), Samples: p.samples, Rounds: p.rounds,
+		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), ExtrasS: round3(p.extras(cfg).Seconds()), Samples: p.samples, Rounds: p.rounds,
 		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Inference: InferenceRule, Threads: []PlanThreads{}}
 	if p.calib != nil {
 		out.Params = p.calib
@@ -174,6 +177,10 @@ func (p *Plan) Text(verbose bool) string {
 	}
 	line("%s of %s: %s, %s, %s, %s per candidate, about %s (budget %s)", what, text.Plural(p.PUs, "PU"), text.Plural(len(p.Threads), "thread count"), mode,
 		text.Plural(p.Rounds, "round"), text.Plural(p.Samples, "sample"), (time.Duration(p.EstimatedS * float64(time.Second))).Round(time.Millisecond), p.Budget)
+	if !p.Simulated {
+		line("then at most %s for the play-off, per-level latencies and block/wake", (time.Duration(p.ExtrasS * float64(time.Second))).Round(time.Millisecond))
+		line("a live check's rounds also start and pin threads, which this does not price: its first round sets the pace, and rounds are cut or restored to fit")
+	}
 	if p.Pruning && !p.Simulated {
 		line("a live check fits the model to its first round and prunes the later thread counts again: it may keep other candidates")
 	}

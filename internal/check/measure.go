@@ -65,7 +65,10 @@ type samples struct {
 	stopped, budgetOut bool
 	playoffs           int // play-off passes measured
 	roundsCut          string
-	slowdown           float64 // the first round's time over the plan's estimate (at least 1)
+	// plannedRounds is the plan's rounds before fitRounds cut them: the
+	// most a later, faster round restores.
+	plannedRounds int
+	slowdown      float64 // the first round's time over the plan's estimate (at least 1)
 	// notes record each candidate's composition, fan-in and level keys,
 	// by annotationKey.
 	notes       map[string]annotation
@@ -166,9 +169,10 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 					return s, nil
 				}
 				if cfg.Progress != nil {
-					el := m.Now().Sub(start)
+					now := m.Now()
+					el := now.Sub(start)
 					cfg.Progress(Progress{Threads: u.threads, Set: si + 1, Sets: len(u.sets), Label: setLabel(u.sets[si]), Round: round + 1, Rounds: p.rounds,
-						Algorithms: len(u.cands), Done: s.measured, Total: s.total, Elapsed: el, Remaining: max(estimate-el, 0)})
+						Algorithms: len(u.cands), Done: s.measured, Total: s.total, Elapsed: el, Remaining: s.remaining(estimate, el, deadline.Sub(now), reserve)})
 				}
 				// Composed once per placement: every pass measures the
 				// same barriers, so their samples pool.
@@ -199,27 +203,49 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 	return s, nil
 }
 
-// fitRounds cuts the rounds still to come after round (0-based) when the
-// last one took longer than the time left allows (a loaded machine, slow
-// wake-ups: the plan's estimate was low), so that the check ends with
-// whole rounds instead of running out of budget in the middle of one. The
-// first round's time over the plan's estimate is the slowdown the
-// play-off's time is scaled by.
+// fitRounds fits the rounds still to come after round (0-based) to the
+// time left at the pace of the last one: it cuts them when that round took
+// longer than the time left allows (a loaded machine, slow wake-ups: the
+// plan's estimate was low), so that the check ends with whole rounds
+// instead of running out of budget in the middle of one, and restores
+// rounds cut earlier, up to the plan's, when later rounds run fast enough
+// (one slow round, the first, cut them for good before). The first
+// round's time over the plan's estimate is the slowdown the play-off's
+// time is scaled by.
 func (s *samples) fitRounds(p *plan, round int, took, left, planned time.Duration) {
 	if round == 0 && planned > 0 {
 		s.slowdown = max(1, float64(took)/float64(planned))
 	}
-	if round+1 >= p.rounds || took <= 0 {
+	if s.plannedRounds == 0 {
+		s.plannedRounds = p.rounds
+	}
+	if round+1 >= s.plannedRounds || took <= 0 {
 		return
 	}
-	fit := round + 1 + int(left/(took*5/4)) // a quarter's margin: rounds vary
-	if fit >= p.rounds {
+	fit := min(s.plannedRounds, round+1+int(left/(took*5/4))) // a quarter's margin: rounds vary
+	if fit == p.rounds {
 		return
 	}
-	s.roundsCut = fmt.Sprintf("rounds cut from %d to %d: round %d took %s, the plan estimated %s",
-		p.rounds, fit, round+1, took.Round(time.Millisecond), planned.Round(time.Millisecond))
+	if fit < s.plannedRounds {
+		s.roundsCut = fmt.Sprintf("rounds cut from %d to %d: round %d took %s, the plan estimated %s",
+			s.plannedRounds, fit, round+1, took.Round(time.Millisecond), planned.Round(time.Millisecond))
+	} else {
+		s.roundsCut = "" // restored: nothing is cut
+	}
 	p.rounds = fit
 	s.total = p.placements()
+}
+
+// remaining is the progress line's time left: the placement passes still
+// to come at the pace of those measured (the plan's estimate before the
+// first), plus what follows the rounds (the per-level latencies' reserve),
+// at most the budget left.
+func (s *samples) remaining(estimate, elapsed, left, reserve time.Duration) time.Duration {
+	rem := max(estimate-elapsed, 0)
+	if s.measured > 0 {
+		rem = time.Duration(float64(elapsed) / float64(s.measured) * float64(max(s.total-s.measured, 0)))
+	}
+	return max(0, min(rem+reserve, left))
 }
 
 // seed pools a resumed unit's samples of its earlier rounds, when the file

@@ -167,6 +167,25 @@ func (p *plan) estimate(target time.Duration) time.Duration {
 	return d + time.Duration(len(p.floors))*per
 }
 
+// extras bounds what a live run does besides the samples estimate counts:
+// the play-off (its finalists of each thread count, playoffRounds short
+// rounds each, when the budget leaves room), the per-level latencies
+// measured after the rounds and the block and wake-up measurement. A live
+// run's rounds also pay for starting and pinning threads, composing the
+// hybrid and (when pruning) fitting the model, which the estimate does not
+// price: the check measures its first round and fits the rest to the
+// budget at that pace (fitRounds).
+func (p *plan) extras(cfg Config) time.Duration {
+	per := perCandidate(max(minSamples, p.samples/3), cfg.SampleTarget)
+	var d time.Duration
+	for _, u := range p.units {
+		if len(u.cands)*len(u.sets) >= 2 {
+			d += time.Duration((playoffMax+1)*playoffRounds) * per
+		}
+	}
+	return d + min(levelLatencyBudget, cfg.Budget/20) + wakeLimit
+}
+
 // makePlan chooses thread counts, placements, candidates and samples. When
 // the whole space does not fit the budget (and cfg is not Exhaustive) it
 // prunes: every count but the first (whose first round calibrates the
