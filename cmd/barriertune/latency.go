@@ -26,15 +26,18 @@ const maxLatencySamples = 100000
 const maxLatencyPairs = 100000
 
 type latencyOptions struct {
-	from     string
-	cpuList  string
-	samples  int
-	perLevel int
-	maxPairs int
-	matrix   bool
-	asJSON   bool
-	output   string // -o: write the matrix (CSV, or JSON for .json)
-	src      sourceFlags
+	// from reads a matrix file (--from) instead of measuring cpuList
+	// (--cpus; empty: every allowed CPU).
+	from    string
+	cpuList string
+	// samples, perLevel and maxPairs size the measurement (--samples,
+	// --per-level, --max-pairs).
+	samples, perLevel, maxPairs int
+	// matrix prints the whole matrix (--matrix), asJSON as JSON (--json);
+	// output writes it to a file (-o: CSV, or JSON for .json).
+	matrix, asJSON bool
+	output         string
+	src            sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).
 	pingPong latency.PingPongFunc
 }

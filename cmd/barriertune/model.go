@@ -20,17 +20,20 @@ import (
 )
 
 type modelOptions struct {
-	latencyFile string
-	measured    bool
-	threads     int
-	cpuList     string
-	kind        string
-	algorithm   string
-	fanIn       int
-	samples     int
-	perLevel    int
-	maxPairs    int
-	asJSON      bool
+	// latencyFile is the matrix to predict on (--latency), else it is
+	// measured here (--measured) with samples, perLevel and maxPairs.
+	latencyFile                 string
+	measured                    bool
+	samples, perLevel, maxPairs int
+	// threads and cpuList: one thread count on a given placement (--threads,
+	// --cpus), else every count.
+	threads int
+	cpuList string
+	// kind, algorithm and fanIn choose the model and the candidates.
+	kind, algorithm string
+	fanIn           int
+	asJSON          bool
+	// fromResults predicts with a check's fitted constants (--from-results).
 	fromResults string
 	src         sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).

@@ -21,19 +21,25 @@ type Plan struct {
 	Simulated bool `json:"simulated,omitempty"`
 	// Model ranks candidates when Pruning (the space did not fit the
 	// budget); Params are its constants.
-	Model      model.Kind           `json:"model"`
-	Pruning    bool                 `json:"pruning"`
-	Exhaustive bool                 `json:"exhaustive,omitempty"`
-	Params     *results.Calibration `json:"params"`
-	Budget     string               `json:"budget"`
-	EstimatedS float64              `json:"estimated_s"`
+	Model   model.Kind           `json:"model"`
+	Pruning bool                 `json:"pruning"`
+	Params  *results.Calibration `json:"params"`
+	// Exhaustive: every candidate at every count, no pruning, no cuts.
+	Exhaustive bool `json:"exhaustive,omitempty"`
+	// Budget is the check's budget; EstimatedS what the plan's samples
+	// take, at Samples per candidate and placement in each of Rounds.
+	Budget     string  `json:"budget"`
+	EstimatedS float64 `json:"estimated_s"`
 	// ExtrasS bounds what a live run adds after the rounds: the play-off,
 	// the per-level latencies and the block and wake-up measurement.
-	ExtrasS   float64       `json:"extras_s"`
-	Samples   int           `json:"samples"`
-	Rounds    int           `json:"rounds"`
-	Floors    []PlanFloor   `json:"floors"`
-	Cuts      []string      `json:"cuts"`
+	ExtrasS float64 `json:"extras_s"`
+	Samples int     `json:"samples"`
+	Rounds  int     `json:"rounds"`
+	// Floors are measured first; Cuts say what the budget left out.
+	Floors []PlanFloor `json:"floors"`
+	Cuts   []string    `json:"cuts"`
+	// Inference is the rule for the counts not measured; Threads the
+	// counts measured.
 	Inference string        `json:"inference"`
 	Threads   []PlanThreads `json:"threads"`
 }
@@ -50,10 +56,11 @@ type PlanThreads struct {
 	// FromRound is the first round measured (a resumed count has the
 	// earlier ones); Calibration marks the count whose first round fits
 	// the model before the others are pruned again.
-	FromRound   int             `json:"from_round,omitempty"`
-	Calibration bool            `json:"calibration,omitempty"`
-	Placements  []PlanPlacement `json:"placements"`
-	Candidates  []PlanCandidate `json:"candidates"`
+	FromRound   int  `json:"from_round,omitempty"`
+	Calibration bool `json:"calibration,omitempty"`
+	// Placements are measured, each with every one of Candidates.
+	Placements []PlanPlacement `json:"placements"`
+	Candidates []PlanCandidate `json:"candidates"`
 	// Pruned counts the candidates the model pruned; PrunedDetail gives
 	// each with its prediction (Config.Verbose only).
 	Pruned       int      `json:"pruned"`

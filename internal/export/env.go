@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/barriertune/barriertune/results"
 )
 
-// shellEnv writes KEY=VALUE lines a POSIX shell can source: unsuffixed
-// names for one entry (--threads), else names suffixed _N per measured
-// count and BARRIERTUNE_THREAD_COUNTS listing the counts.
-func shellEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
-	fmt.Fprintf(b, "# barriertune choices %s\n", source(f))
+// shellEnv writes KEY=VALUE lines a POSIX shell can source, after the
+// header comment: unsuffixed names for one entry (--threads), else names
+// suffixed _N per measured count and BARRIERTUNE_THREAD_COUNTS listing the
+// counts.
+func shellEnv(b *strings.Builder, es []entry, single bool) {
 	if !single {
 		counts := make([]string, len(es))
 		for i, e := range es {

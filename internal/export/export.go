@@ -99,6 +99,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	var b strings.Builder
 	switch format {
 	case "omp-env":
+		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
 		ompEnv(&b, f, es, opts.Threads > 0)
 	case "c-header":
 		var rows []headerEntry
@@ -111,7 +112,8 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 		}
 		cHeader(&b, f, rows, order)
 	case "env":
-		shellEnv(&b, f, es, opts.Threads > 0)
+		fmt.Fprintf(&b, "# barriertune choices %s\n", source(f))
+		shellEnv(&b, es, opts.Threads > 0)
 	case "kv":
 		keyValues(&b, es)
 	}

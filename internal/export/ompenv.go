@@ -13,13 +13,12 @@ import (
 )
 
 // ompEnv writes POSIX shell lines exporting the OpenMP environment for the
-// entries. With one entry (--threads) the lines are plain exports plus
+// entries, after the header comment. With one entry (--threads) the lines are plain exports plus
 // OMP_NUM_THREADS; without --threads, OMP_NUM_THREADS (its first value;
 // unset: one per allowed CPU, the runtimes' default, exported so) picks the
 // block whose measured count is nearest (ties to the larger), with an
 // if-chain when there are several.
 func ompEnv(b *strings.Builder, f *results.File, es []entry, single bool) {
-	fmt.Fprintf(b, "# OpenMP environment %s\n", source(f))
 	fmt.Fprintf(b, "# source it in a POSIX shell: . ./barriertune-omp.env\n")
 	if len(es) == 0 {
 		fmt.Fprintf(b, "# no thread count has a winner: nothing to set\n")
