@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"
@@ -30,20 +31,40 @@ type latencyOptions struct {
 	// (--cpus; empty: every allowed CPU).
 	from    string
 	cpuList string
-	// samples, perLevel and maxPairs size the measurement (--samples,
-	// --per-level, --max-pairs).
-	samples, perLevel, maxPairs int
+	measuring
 	// matrix prints the whole matrix (--matrix), asJSON as JSON (--json);
 	// output writes it to a file (-o: CSV, or JSON for .json).
 	matrix, asJSON bool
 	output         string
-	src            sourceFlags
+}
+
+// measuring is how latency and model --measured measure a matrix: the
+// ping-pong samples per pair, the representative pairs beyond 64 CPUs, and
+// the tree to measure on.
+type measuring struct {
+	samples, perLevel, maxPairs int
+	src                         sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).
 	pingPong latency.PingPongFunc
 }
 
+// defaultMeasuring is 21 samples per pair and latency's defaults beyond 64
+// CPUs.
+func defaultMeasuring() measuring {
+	return measuring{samples: 21, perLevel: latency.DefaultPerLevel, maxPairs: latency.DefaultMaxPairs}
+}
+
+// register adds --samples, --per-level, --max-pairs and the topology
+// source flags; when says when they apply ("" always).
+func (m *measuring) register(f *pflag.FlagSet, when string) {
+	f.IntVar(&m.samples, "samples", m.samples, "ping-pong samples per pair"+when+" (1 to 100000)")
+	f.IntVar(&m.perLevel, "per-level", m.perLevel, "beyond 64 CPUs"+when+": representative pairs measured per tree level (1 to 100000)")
+	f.IntVar(&m.maxPairs, "max-pairs", m.maxPairs, "beyond 64 CPUs"+when+": representative pairs measured in all (1 to 100000)")
+	m.src.register(f)
+}
+
 func newLatencyCmd() *cobra.Command {
-	o := latencyOptions{samples: 21, perLevel: latency.DefaultPerLevel, maxPairs: latency.DefaultMaxPairs}
+	o := latencyOptions{measuring: defaultMeasuring()}
 	cmd := &cobra.Command{
 		Use:   "latency",
 		Short: "Measure (or read) the core-to-core latency matrix and summarise it per tree level",
@@ -72,12 +93,9 @@ matrix.`,
 	f.StringVar(&o.from, "from", "", "read the matrix from `FILE` (CSV as -o writes it, or latency --json output; docs/model.md) instead of measuring")
 	f.StringVarP(&o.output, "output", "o", "", "also write the matrix to `FILE`: CSV (docs/model.md), or the --json object for FILE.json; model --latency and latency --from read both")
 	f.StringVar(&o.cpuList, "cpus", "", "CPUs to measure, e.g. 0-15 (default: all allowed)")
-	f.IntVar(&o.samples, "samples", o.samples, "ping-pong samples per pair (1 to 100000)")
-	f.IntVar(&o.perLevel, "per-level", o.perLevel, "beyond 64 CPUs: representative pairs measured per tree level (1 to 100000)")
-	f.IntVar(&o.maxPairs, "max-pairs", o.maxPairs, "beyond 64 CPUs: representative pairs measured in all (1 to 100000)")
 	f.BoolVar(&o.matrix, "matrix", false, "print the matrix too")
 	f.BoolVar(&o.asJSON, "json", false, "print {cpus, matrix, levels, disagreements, clustered_levels} as JSON")
-	o.src.register(f)
+	o.measuring.register(f, "")
 	return cmd
 }
 
@@ -96,12 +114,9 @@ type latencyJSON struct {
 
 // matrixSource says where loadMatrix gets the matrix.
 type matrixSource struct {
-	from, cpuList      string
-	fromFlag           string // the flag that gave from, for messages ("" names the file alone)
-	samples            int
-	perLevel, maxPairs int
-	src                sourceFlags
-	pingPong           latency.PingPongFunc
+	from, cpuList string
+	fromFlag      string // the flag that gave from, for messages ("" names the file alone)
+	measuring
 }
 
 // loadMatrix reads --from or measures the given or allowed CPUs (every
@@ -173,8 +188,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 }
 
 func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
-	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, samples: o.samples,
-		perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
+	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, measuring: o.measuring})
 	if err != nil {
 		return err
 	}

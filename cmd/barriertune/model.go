@@ -21,10 +21,10 @@ import (
 
 type modelOptions struct {
 	// latencyFile is the matrix to predict on (--latency), else it is
-	// measured here (--measured) with samples, perLevel and maxPairs.
-	latencyFile                 string
-	measured                    bool
-	samples, perLevel, maxPairs int
+	// measured here (--measured).
+	latencyFile string
+	measured    bool
+	measuring
 	// threads and cpuList: one thread count on a given placement (--threads,
 	// --cpus), else every count.
 	threads int
@@ -35,13 +35,10 @@ type modelOptions struct {
 	asJSON          bool
 	// fromResults predicts with a check's fitted constants (--from-results).
 	fromResults string
-	src         sourceFlags
-	// pingPong replaces the measurement in tests (nil: measure here).
-	pingPong latency.PingPongFunc
 }
 
 func newModelCmd() *cobra.Command {
-	o := modelOptions{samples: 21, perLevel: latency.DefaultPerLevel, maxPairs: latency.DefaultMaxPairs}
+	o := modelOptions{measuring: defaultMeasuring()}
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Predict every barrier algorithm's episode from a latency matrix",
@@ -78,12 +75,9 @@ the measurements they were fitted to.`,
 	f.StringVar(&o.kind, "model", string(model.DefaultModel), "model: critical-path or default")
 	f.StringVar(&o.algorithm, "algorithm", "all", "algorithm to predict (hybrid: the greedy per-level composition), or all")
 	f.IntVar(&o.fanIn, "fan-in", model.DefaultFanIn, "tree fan-in, 2 to 64")
-	f.IntVar(&o.samples, "samples", o.samples, "ping-pong samples per pair with --measured (1 to 100000)")
-	f.IntVar(&o.perLevel, "per-level", o.perLevel, "with --measured beyond 64 CPUs: representative pairs per tree level (1 to 100000)")
-	f.IntVar(&o.maxPairs, "max-pairs", o.maxPairs, "with --measured beyond 64 CPUs: representative pairs in all (1 to 100000)")
 	f.BoolVar(&o.asJSON, "json", false, "print as JSON")
 	f.StringVar(&o.fromResults, "from-results", "", "predict with the model constants the check calibrated in the results `FILE` (default: the defaults)")
-	o.src.register(f)
+	o.measuring.register(f, " with --measured")
 	registerCompletions(cmd, map[string][]string{
 		"model":     {string(model.CriticalPathModel), string(model.DefaultModel)},
 		"algorithm": append(catalog.Names(), "all"),
@@ -123,7 +117,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 			return err
 		}
 	}
-	m, topo, err := loadMatrix(ctx, matrixSource{from: o.latencyFile, samples: o.samples, perLevel: o.perLevel, maxPairs: o.maxPairs, src: o.src, pingPong: o.pingPong})
+	m, topo, err := loadMatrix(ctx, matrixSource{from: o.latencyFile, measuring: o.measuring})
 	if err != nil {
 		return err
 	}

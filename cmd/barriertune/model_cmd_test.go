@@ -32,7 +32,7 @@ func writeCSV(t *testing.T) string {
 
 func TestLatencyFromJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := runLatency(context.Background(), &out, latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, asJSON: true}); err != nil {
+	if err := runLatency(context.Background(), &out, latencyOptions{from: writeCSV(t), measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}, asJSON: true}); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -54,7 +54,7 @@ func TestLatencyFromJSON(t *testing.T) {
 
 func TestModelFromJSON(t *testing.T) {
 	var out bytes.Buffer
-	o := modelOptions{latencyFile: writeCSV(t), threads: 4, kind: "critical-path", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256, asJSON: true}
+	o := modelOptions{latencyFile: writeCSV(t), threads: 4, kind: "critical-path", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}, asJSON: true}
 	if err := runModel(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
@@ -92,18 +92,18 @@ func TestModelFromJSON(t *testing.T) {
 		t.Errorf("hybrid %+v against flat %v", hybrid, flat)
 	}
 	for _, bad := range []modelOptions{
-		{threads: 4, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
-		{latencyFile: o.latencyFile, kind: "nope", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "nope", threads: 2, fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 0, samples: 21, perLevel: 6, maxPairs: 256},
-		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 4, samples: -1, perLevel: 6, maxPairs: 256},
+		{threads: 4, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}},
+		{latencyFile: o.latencyFile, kind: "nope", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "nope", threads: 2, fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 0, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}},
+		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 4, measuring: measuring{samples: -1, perLevel: 6, maxPairs: 256}},
 	} {
 		if err := runModel(context.Background(), &out, bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
 	out.Reset()
-	if err := runModel(context.Background(), &out, modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}); err != nil {
+	if err := runModel(context.Background(), &out, modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}); err != nil {
 		t.Fatal(err)
 	}
 	// The table: a header naming every algorithm and the hybrid, then one
@@ -163,7 +163,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	}
 	ns := map[hwtree.Type]float64{hwtree.Core: 8, hwtree.L3Cache: 30, hwtree.Package: 33, hwtree.Machine: 150}
 	calls := 0
-	o := latencyOptions{samples: 3, perLevel: 4, maxPairs: 12, asJSON: true, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}
+	o := latencyOptions{measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}, asJSON: true}
 	var out bytes.Buffer
 	if err := runLatency(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
@@ -200,8 +200,8 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	// their level's median, so every count gets a prediction.
 	out.Reset()
 	calls = 0
-	mo := modelOptions{measured: true, threads: 64, kind: "critical-path", algorithm: "all", fanIn: 4, samples: 3, perLevel: 4, maxPairs: 12, asJSON: true,
-		src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}
+	mo := modelOptions{measured: true, threads: 64, kind: "critical-path", algorithm: "all", fanIn: 4, asJSON: true,
+		measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}}
 	if err := runModel(context.Background(), &out, mo); err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +215,9 @@ func TestLatencyMeasuredBig(t *testing.T) {
 // usage errors naming the flag.
 func TestLatencyPairFlags(t *testing.T) {
 	for _, o := range []latencyOptions{
-		{samples: 21, perLevel: 0, maxPairs: 256},
-		{samples: 21, perLevel: 6, maxPairs: 0},
-		{samples: 21, perLevel: 6, maxPairs: maxLatencyPairs + 1},
+		{measuring: measuring{samples: 21, perLevel: 0, maxPairs: 256}},
+		{measuring: measuring{samples: 21, perLevel: 6, maxPairs: 0}},
+		{measuring: measuring{samples: 21, perLevel: 6, maxPairs: maxLatencyPairs + 1}},
 	} {
 		err := runLatency(context.Background(), &bytes.Buffer{}, o)
 		var ee *exitError
@@ -286,8 +286,8 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 		{"intel-xeon-gold-6242.csv", [][][]int{cores[:8], cores[8:]}, "Package", "merged"},
 		{"amd-ryzen-9-5950x.csv", [][][]int{cores}, "L3Cache", "bimodal"},
 	} {
-		o := latencyOptions{from: filepath.Join(dir, tc.file), samples: 21, perLevel: 6, maxPairs: 256, asJSON: true,
-			src: sourceFlags{topology: sharedTreeJSON(t, tc.l3s)}}
+		o := latencyOptions{from: filepath.Join(dir, tc.file), asJSON: true,
+			measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{topology: sharedTreeJSON(t, tc.l3s)}}}
 		var out bytes.Buffer
 		if err := runLatency(context.Background(), &out, o); err != nil {
 			t.Fatal(err)
@@ -305,7 +305,7 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 		}
 	}
 	// A tree with CPUs the matrix lacks is refused.
-	o := latencyOptions{from: writeCSV(t), samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}
+	o := latencyOptions{from: writeCSV(t), measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}}
 	if err := runLatency(context.Background(), &bytes.Buffer{}, o); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
 		t.Errorf("tree larger than the matrix: %v", err)
 	}
@@ -355,7 +355,7 @@ func TestCPUList(t *testing.T) {
 // prediction, the placement as its block and count.
 func TestModelManyThreadsShortLines(t *testing.T) {
 	var out bytes.Buffer
-	o := modelOptions{latencyFile: writeCSV(t), threads: 1000, kind: "default", algorithm: "all", fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}
+	o := modelOptions{latencyFile: writeCSV(t), threads: 1000, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}
 	if err := runModel(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestModelFromResultsConstants(t *testing.T) {
 	}
 	csv := writeCSV(t)
 	var def, fitted bytes.Buffer
-	base := modelOptions{latencyFile: csv, kind: "default", algorithm: "dissemination", threads: 2, fanIn: 4, samples: 21, perLevel: 6, maxPairs: 256}
+	base := modelOptions{latencyFile: csv, kind: "default", algorithm: "dissemination", threads: 2, fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}
 	if err := runModel(context.Background(), &def, base); err != nil {
 		t.Fatal(err)
 	}
