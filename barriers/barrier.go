@@ -55,6 +55,11 @@ type Barrier interface {
 	N() int
 }
 
+// MaxParticipants is the most participants a barrier takes: as many as the
+// largest CPU set barriertune reads (65,536 CPUs). New refuses more before
+// allocating anything; the tuner's thread counts share the cap.
+const MaxParticipants = 1 << 16
+
 // ErrBroken is wrapped by the error of every wait on a broken barrier.
 var ErrBroken = errors.New("barrier is broken")
 
@@ -324,8 +329,8 @@ func newBase(n int, opts []Option) (base, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if n < 1 {
-		return base{}, fmt.Errorf("a barrier needs at least 1 participant, got %d", n)
+	if n < 1 || n > MaxParticipants {
+		return base{}, fmt.Errorf("a barrier takes 1 to %d participants, got %d", MaxParticipants, n)
 	}
 	if c.fanIn < 2 {
 		return base{}, fmt.Errorf("fan-in %d is too small (want 2 or more)", c.fanIn)

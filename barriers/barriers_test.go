@@ -337,3 +337,16 @@ func TestFlagLayout(t *testing.T) {
 		t.Fatal("set does not store into v")
 	}
 }
+
+// TestNewRefusesTooManyParticipants: New names the cap and allocates
+// nothing for a count beyond it (a huge count would otherwise allocate
+// its slots first).
+func TestNewRefusesTooManyParticipants(t *testing.T) {
+	for _, a := range Algorithms() {
+		for _, n := range []int{MaxParticipants + 1, 1 << 40} {
+			if _, err := a.New(n); err == nil || !strings.Contains(err.Error(), "65536") {
+				t.Errorf("%s: New(%d) = %v, want an error naming the cap", a.Name, n, err)
+			}
+		}
+	}
+}

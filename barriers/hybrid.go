@@ -120,8 +120,8 @@ func (h Hierarchy) Grouped(keys [][]int) (Hierarchy, error) {
 		return nil, fmt.Errorf("hybrid: no levels (want at least one)")
 	}
 	n := len(keys[0])
-	if n < 1 || n > maxHybridParticipants {
-		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, maxHybridParticipants)
+	if n < 1 || n > MaxParticipants {
+		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, MaxParticipants)
 	}
 	members := make([]int, n)
 	for i := range members {
@@ -162,8 +162,8 @@ func (h Hierarchy) Grouped(keys [][]int) (Hierarchy, error) {
 // composition string.
 func (h Hierarchy) Keys(n int) ([][]int, error) {
 	levels := []Level(h)
-	if n < 1 || n > maxHybridParticipants {
-		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, maxHybridParticipants)
+	if n < 1 || n > MaxParticipants {
+		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, MaxParticipants)
 	}
 	if len(levels) == 0 {
 		return nil, fmt.Errorf("hybrid: no levels (want at least one)")
@@ -192,9 +192,6 @@ func (h Hierarchy) Keys(n int) ([][]int, error) {
 	}
 	return keys, nil
 }
-
-// maxHybridParticipants caps n so that validation never allocates without bound.
-const maxHybridParticipants = 1 << 16
 
 // WithHierarchy makes the hybrid barrier compose levels (lowest first). The
 // other algorithms ignore it. Without it the hybrid is one flat
@@ -235,8 +232,8 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("a barrier needs at least 1 participant, got %d", n)
 	}
-	if n > maxHybridParticipants {
-		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, maxHybridParticipants)
+	if n > MaxParticipants {
+		return nil, fmt.Errorf("hybrid: %d participants (accepted: 1..%d)", n, MaxParticipants)
 	}
 	levels := c.hierarchy
 	if len(levels) == 0 {

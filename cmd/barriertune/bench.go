@@ -95,7 +95,7 @@ is printed and the exit code is 130 or 143.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.algorithms, "algorithm", []string{"all"}, "algorithms to time, comma-separated: "+strings.Join(catalog.Names(), ", ")+", or all")
-	f.IntVarP(&opts.threads, "threads", "t", 0, "number of threads, 1.."+strconv.Itoa(maxThreads)+" (default: one per allowed CPU, or one per --cpus entry)")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "number of threads, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: one per allowed CPU, or one per --cpus entry)")
 	f.StringVar(&opts.cpus, "cpus", "", "CPU of each thread in rank order, e.g. 0,1 or 0-3")
 	f.BoolVar(&opts.oversubscribe, "oversubscribe", false, "allow --cpus to list a CPU more than once")
 	f.StringVar(&opts.policy, "policy", "", "waiting policy: auto, spin, yield or park (default: spin when the threads fit the CPUs, else auto)")
@@ -130,8 +130,8 @@ func (o *benchOptions) validate() error {
 		return usageErrorf("--sample-time %s: want a positive duration such as 200us", o.sampleTime)
 	case o.sampleTime > maxSampleTime:
 		return usageErrorf("--sample-time %s: want at most %s", o.sampleTime, maxSampleTime)
-	case o.threadsSet && (o.threads < 1 || o.threads > maxThreads):
-		return usageErrorf("--threads %d: want 1..%d threads", o.threads, maxThreads)
+	case o.threadsSet && (o.threads < 1 || o.threads > barriers.MaxParticipants):
+		return usageErrorf("--threads %d: want 1..%d threads", o.threads, barriers.MaxParticipants)
 	case o.plot != "" && plotFormat(o.plot) != nil:
 		return usageErrorf("--plot: %v", plotFormat(o.plot))
 	}

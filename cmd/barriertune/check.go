@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/configsets"
@@ -110,7 +111,7 @@ names another file, where barriers.Auto and
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
-	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(maxThreads)+" (default: 2..PUs, all up to 8, then powers of two and the maximum; 2x and 4x the PUs unpinned)")
+	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two and the maximum; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))
 	f.IntVar(&opts.setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count (at least 1)")
 	f.DurationVar(&opts.budget, "budget", check.DefaultBudget, "time budget for the whole check (positive, e.g. 30s or 5m)")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 )
 
@@ -129,7 +130,7 @@ func markdownAnchor(file string) string {
 }
 
 // cliIntro opens docs/cli.md: the conventions every command follows.
-func cliIntro() string { return fmt.Sprintf(cliIntroFormat, maxThreads, cpuset.MaxCPU) }
+func cliIntro() string { return fmt.Sprintf(cliIntroFormat, barriers.MaxParticipants, cpuset.MaxCPU) }
 
 // cliIntroFormat is cliIntro with the limits left as verbs.
 const cliIntroFormat = `# barriertune command line

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/export"
 )
 
@@ -91,8 +92,8 @@ func (o *exportOptions) validate() error {
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
-	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > export.MaxThreads) {
-		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, export.MaxThreads)
+	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > barriers.MaxParticipants) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, barriers.MaxParticipants)
 	}
 	return nil
 }

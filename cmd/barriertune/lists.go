@@ -6,13 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/text"
 )
-
-// maxThreads caps thread counts given on the command line before anything
-// is allocated: 65,536, the largest machine hwloc describes plus headroom.
-const maxThreads = 1 << 16
 
 // parseCounts reads a thread-count list such as "2,4,8" or "2-8" for the
 // flag named flag: counts 1..maxThreads, each at most once, in the order
@@ -33,12 +30,12 @@ func parseCounts(flag, s string) ([]int, error) {
 		}
 		switch {
 		case err != nil || a < 1 || b < a:
-			return nil, usageErrorf("%s %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts 1..%d)", flag, elided(s), elided(part), maxThreads)
-		case b > maxThreads:
-			return nil, usageErrorf("%s %q: %d threads is more than the limit %d (want counts 1..%d)", flag, elided(s), b, maxThreads, maxThreads)
+			return nil, usageErrorf("%s %q: %q is not a thread count or range (want e.g. 2,4,8 or 2-8, counts 1..%d)", flag, elided(s), elided(part), barriers.MaxParticipants)
+		case b > barriers.MaxParticipants:
+			return nil, usageErrorf("%s %q: %d threads is more than the limit %d (want counts 1..%d)", flag, elided(s), b, barriers.MaxParticipants, barriers.MaxParticipants)
 		}
-		if len(out)+b-a+1 > maxThreads {
-			return nil, usageErrorf("%s %q: more than %d thread counts", flag, elided(s), maxThreads)
+		if len(out)+b-a+1 > barriers.MaxParticipants {
+			return nil, usageErrorf("%s %q: more than %d thread counts", flag, elided(s), barriers.MaxParticipants)
 		}
 		for t := a; t <= b; t++ {
 			if seen[t] {
@@ -69,8 +66,8 @@ func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
 		if set.IsEmpty() {
 			return nil, usageErrorf("%s %q: empty entry (want CPUs such as 0,1 or 0-3)", flag, elided(s))
 		}
-		if len(out)+set.Len() > maxThreads {
-			return nil, usageErrorf("%s %q: more than %d CPUs (one per thread, at most %d threads)", flag, elided(s), maxThreads, maxThreads)
+		if len(out)+set.Len() > barriers.MaxParticipants {
+			return nil, usageErrorf("%s %q: more than %d CPUs (one per thread, at most %d threads)", flag, elided(s), barriers.MaxParticipants, barriers.MaxParticipants)
 		}
 		out = append(out, set.Members()...)
 	}

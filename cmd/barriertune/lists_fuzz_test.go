@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/barriers"
 )
 
 // FuzzParseCounts checks parseCounts' promises on any input: no panic, an
@@ -20,12 +22,12 @@ func FuzzParseCounts(f *testing.F) {
 			}
 			return
 		}
-		if len(got) == 0 || len(got) > maxThreads {
+		if len(got) == 0 || len(got) > barriers.MaxParticipants {
 			t.Fatalf("%d counts", len(got))
 		}
 		sorted := slices.Sorted(slices.Values(got))
 		for i, v := range sorted {
-			if v < 1 || v > maxThreads || i > 0 && v == sorted[i-1] {
+			if v < 1 || v > barriers.MaxParticipants || i > 0 && v == sorted[i-1] {
 				t.Fatalf("count %d in %v", v, got)
 			}
 		}
@@ -33,7 +35,7 @@ func FuzzParseCounts(f *testing.F) {
 }
 
 // FuzzParseCPUs checks parseCPUs' promises: no panic, a usage error, or
-// CPUs within cpuset's range, at most maxThreads, none twice unless
+// CPUs within cpuset's range, at most barriers.MaxParticipants, none twice unless
 // oversubscription is allowed.
 func FuzzParseCPUs(f *testing.F) {
 	for _, s := range []string{"0,1", "0-3,8", "0,0", "0-1000000000", "x", "3-1", "0,,1", ""} {
@@ -47,7 +49,7 @@ func FuzzParseCPUs(f *testing.F) {
 			}
 			return
 		}
-		if len(got) > maxThreads {
+		if len(got) > barriers.MaxParticipants {
 			t.Fatalf("%d CPUs", len(got))
 		}
 		sorted := slices.Sorted(slices.Values(got))

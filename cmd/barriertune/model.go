@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
@@ -62,7 +63,7 @@ the measurements they were fitted to.`,
 			ctx, stop := notifySignals(cmd.Context())
 			defer stop()
 			if cmd.Flags().Changed("threads") && o.threads < 1 {
-				return usageErrorf("--threads %d: accepted 1 to %d (leave it out for a table over every count)", o.threads, model.MaxParticipants)
+				return usageErrorf("--threads %d: accepted 1 to %d (leave it out for a table over every count)", o.threads, barriers.MaxParticipants)
 			}
 			return runModel(ctx, cmd.OutOrStdout(), o)
 		},
@@ -93,8 +94,8 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if kind != model.DefaultModel && kind != model.CriticalPathModel {
 		return usageErrorf("--model %q: unknown (accepted: %s, %s)", o.kind, model.CriticalPathModel, model.DefaultModel)
 	}
-	if o.threads < 0 || o.threads > model.MaxParticipants {
-		return usageErrorf("--threads %d: accepted 1 to %d", o.threads, model.MaxParticipants)
+	if o.threads < 0 || o.threads > barriers.MaxParticipants {
+		return usageErrorf("--threads %d: accepted 1 to %d", o.threads, barriers.MaxParticipants)
 	}
 	if o.fanIn < 2 || o.fanIn > 64 {
 		return usageErrorf("--fan-in %d: accepted 2 to 64", o.fanIn)

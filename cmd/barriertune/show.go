@@ -16,7 +16,6 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/export"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -82,15 +81,15 @@ which spins as fast while every participant has a CPU.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the results file (with --threads: the choice) as JSON")
-	f.IntVarP(&opts.threads, "threads", "t", 0, "print the one choice for this many threads (1.."+fmt.Sprint(export.MaxThreads)+")")
+	f.IntVarP(&opts.threads, "threads", "t", 0, "print the one choice for this many threads (1.."+fmt.Sprint(barriers.MaxParticipants)+")")
 	f.StringVar(&opts.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	return cmd
 }
 
 // runShow prints the winners of a results file, or one choice.
 func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
-	if (opts.threadsSet || opts.threads != 0) && (opts.threads < 1 || opts.threads > export.MaxThreads) {
-		return usageErrorf("--threads %d: want 1..%d threads (leave it out for the table of every measured count)", opts.threads, export.MaxThreads)
+	if (opts.threadsSet || opts.threads != 0) && (opts.threads < 1 || opts.threads > barriers.MaxParticipants) {
+		return usageErrorf("--threads %d: want 1..%d threads (leave it out for the table of every measured count)", opts.threads, barriers.MaxParticipants)
 	}
 	if opts.threads == 0 && opts.allowed != "" && opts.json {
 		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")

@@ -40,10 +40,6 @@ const DefaultBudget = 60 * time.Second
 // SampleTarget zero (the one place this default is written).
 const DefaultSampleTime = 200 * time.Microsecond
 
-// MaxThreads is the largest thread count a check accepts (as the CLI's
-// --threads; more threads than PUs are placed round-robin).
-const MaxThreads = 1 << 16
-
 // TieFraction: winners within 3% of the best are tied; the simpler
 // algorithm (catalog order) wins (select.go, tie.go).
 const TieFraction = 0.03

@@ -1,6 +1,10 @@
 package check
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/barriertune/barriertune/barriers"
+)
 
 // Goroutines outnumbering the CPUs are the library's everyday case (a
 // program starts 4 or 8 goroutines on a 2-CPU machine), and there every
@@ -15,12 +19,12 @@ var oversubscribedFactors = [...]int{2, 4}
 
 // OversubscribedThreadCounts returns the thread counts above the npus PUs
 // that a default check measures: twice and four times npus (at most
-// MaxThreads).
+// barriers.MaxParticipants).
 func OversubscribedThreadCounts(npus int) []int {
 	npus = max(npus, 1)
 	var out []int
 	for _, f := range oversubscribedFactors {
-		if t := f * npus; t <= MaxThreads {
+		if t := f * npus; t <= barriers.MaxParticipants {
 			out = append(out, t)
 		}
 	}

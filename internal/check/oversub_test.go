@@ -4,12 +4,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
 
 func TestOversubscribedThreadCounts(t *testing.T) {
-	for n, want := range map[int][]int{0: {2, 4}, 1: {2, 4}, 2: {4, 8}, 6: {12, 24}, MaxThreads / 2: {MaxThreads}, MaxThreads: nil} {
+	for n, want := range map[int][]int{0: {2, 4}, 1: {2, 4}, 2: {4, 8}, 6: {12, 24}, barriers.MaxParticipants / 2: {barriers.MaxParticipants}, barriers.MaxParticipants: nil} {
 		if got := OversubscribedThreadCounts(n); !slices.Equal(got, want) {
 			t.Errorf("OversubscribedThreadCounts(%d) = %v, want %v", n, got, want)
 		}

@@ -83,8 +83,8 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 		threads = WithBoundaryCounts(DefaultThreadCounts(npus), topo)
 	}
 	for _, t := range threads {
-		if t < 1 || t > MaxThreads {
-			return cfg, fmt.Errorf("thread count %d: want 1..%d", t, MaxThreads)
+		if t < 1 || t > barriers.MaxParticipants {
+			return cfg, fmt.Errorf("thread count %d: want 1..%d", t, barriers.MaxParticipants)
 		}
 	}
 	if len(cfg.Threads) == 0 {

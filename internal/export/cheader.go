@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
@@ -56,7 +57,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 			last = max(last, t.Threads+1)
 		}
 	}
-	last = min(last, MaxThreads+1)
+	last = min(last, barriers.MaxParticipants+1)
 	for n := 1; n <= last; n++ {
 		s, err := sel.Select(n, allowed)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
@@ -42,9 +43,6 @@ type Options struct {
 	Source string
 }
 
-// MaxThreads caps Options.Threads.
-const MaxThreads = 1 << 16
-
 // entry is one exported choice: the count asked for and the measured
 // count whose choice it takes (t.Threads; t.Best is the selection, its
 // CPUs inside the allowed set).
@@ -61,8 +59,8 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	if !slices.Contains(Formats(), format) {
 		return fmt.Errorf("unknown export format %q (accepted: %s)", format, strings.Join(Formats(), ", "))
 	}
-	if opts.Threads < 0 || opts.Threads > MaxThreads {
-		return fmt.Errorf("--threads %d out of range (want 1 to %d, or 0 for every measured count)", opts.Threads, MaxThreads)
+	if opts.Threads < 0 || opts.Threads > barriers.MaxParticipants {
+		return fmt.Errorf("--threads %d out of range (want 1 to %d, or 0 for every measured count)", opts.Threads, barriers.MaxParticipants)
 	}
 	var counts []int
 	if opts.Threads > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
@@ -67,7 +68,7 @@ func TestWriteErrors(t *testing.T) {
 	}{
 		{"yaml", Options{}, `unknown export format "yaml" (accepted: omp-env, c-header, env, kv)`},
 		{"kv", Options{Threads: -1}, "--threads -1 out of range"},
-		{"kv", Options{Threads: MaxThreads + 1}, "out of range"},
+		{"kv", Options{Threads: barriers.MaxParticipants + 1}, "out of range"},
 	} {
 		err := Write(&bytes.Buffer{}, f, tc.format, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/barriertune/barriertune/barriers"
 )
 
 // Signal is one flag set by participant From and awaited by participant To
@@ -28,9 +30,6 @@ type Costs interface{ Latency(a, b int) float64 }
 
 // DefaultFanIn is the tree fan-in used when 0 is given (barriers' default).
 const DefaultFanIn = 4
-
-// MaxParticipants caps the patterns generated.
-const MaxParticipants = 1 << 16
 
 func log2ceil(n int) int {
 	r := 0
@@ -52,8 +51,8 @@ func Algorithms() []string {
 // blocking baselines (cond, channel) have central's pattern; their wake-up
 // cost is added by the default model only.
 func PatternOf(alg string, n, fanIn int) (Pattern, error) {
-	if n < 1 || n > MaxParticipants {
-		return nil, fmt.Errorf("model: %d participants; accepted 1 to %d", n, MaxParticipants)
+	if n < 1 || n > barriers.MaxParticipants {
+		return nil, fmt.Errorf("model: %d participants; accepted 1 to %d", n, barriers.MaxParticipants)
 	}
 	if fanIn == 0 {
 		fanIn = DefaultFanIn

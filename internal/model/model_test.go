@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/latency"
 )
@@ -159,7 +160,7 @@ func TestErrors(t *testing.T) {
 	for _, c := range []struct {
 		alg  string
 		n, f int
-	}{{"nope", 4, 0}, {"central", 0, 0}, {"central", MaxParticipants + 1, 0}, {"mcs", 4, 1}} {
+	}{{"nope", 4, 0}, {"central", 0, 0}, {"central", barriers.MaxParticipants + 1, 0}, {"mcs", 4, 1}} {
 		if _, err := PatternOf(c.alg, c.n, c.f); err == nil {
 			t.Errorf("PatternOf(%q, %d, %d): no error", c.alg, c.n, c.f)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 )
 
@@ -77,8 +78,8 @@ func PredictTable(ctx context.Context, c Costs, tree *hwtree.Topology, order []i
 	if o.Algorithm != "all" && o.Algorithm != "hybrid" && !slices.Contains(Algorithms(), o.Algorithm) {
 		return nil, fmt.Errorf("algorithm %q: unknown (accepted: all, hybrid, %s)", o.Algorithm, strings.Join(Algorithms(), ", "))
 	}
-	if o.Threads < 0 || o.Threads > MaxParticipants {
-		return nil, fmt.Errorf("%d threads: accepted 1 to %d", o.Threads, MaxParticipants)
+	if o.Threads < 0 || o.Threads > barriers.MaxParticipants {
+		return nil, fmt.Errorf("%d threads: accepted 1 to %d", o.Threads, barriers.MaxParticipants)
 	}
 	if o.CPUs != nil && o.Threads != 0 && len(o.CPUs) != o.Threads {
 		return nil, fmt.Errorf("%d CPUs for %d threads: give one per thread", len(o.CPUs), o.Threads)

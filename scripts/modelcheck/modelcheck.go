@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/model"
 )
 
@@ -50,8 +51,8 @@ func readMeasured(path string) ([]model.Observation, error) {
 			}
 			return nil, fmt.Errorf("%s row %d: %q: want an integer thread count and a time in ns", path, i+1, strings.Join(rec, ","))
 		}
-		if n < 1 || n > model.MaxParticipants || !(ns > 0) {
-			return nil, fmt.Errorf("%s row %d: %d threads, %g ns: want 1..%d threads and a positive time", path, i+1, n, ns, model.MaxParticipants)
+		if n < 1 || n > barriers.MaxParticipants || !(ns > 0) {
+			return nil, fmt.Errorf("%s row %d: %d threads, %g ns: want 1..%d threads and a positive time", path, i+1, n, ns, barriers.MaxParticipants)
 		}
 		cpus := make([]int, n)
 		for j := range cpus {
