@@ -329,8 +329,11 @@ func newBase(n int, opts []Option) (base, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	if n < 1 || n > MaxParticipants {
-		return base{}, fmt.Errorf("a barrier takes 1 to %d participants, got %d", MaxParticipants, n)
+	if n < 1 {
+		return base{}, fmt.Errorf("a barrier needs at least 1 participant, got %d", n)
+	}
+	if n > MaxParticipants {
+		return base{}, fmt.Errorf("a barrier takes at most %d participants (MaxParticipants), got %d", MaxParticipants, n)
 	}
 	if c.fanIn < 2 {
 		return base{}, fmt.Errorf("fan-in %d is too small (want 2 or more)", c.fanIn)
