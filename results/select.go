@@ -182,7 +182,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 			return sel, nil
 		}
 	}
-	src := s.nearest(n, func(t *Threads) bool { return distinct(t.Best.CPUs) })
+	src := s.nearest(n, func(t *Threads) bool { return !cpuset.Placement(t.Best.CPUs).Oversubscribed() })
 	if src == nil {
 		src = s.nearest(n, func(*Threads) bool { return true })
 	}
@@ -210,7 +210,7 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 	for i := range sel.CPUs {
 		sel.CPUs[i] = order[i%len(order)]
 	}
-	if e := s.f.Lookup(n); e != nil && e.Best != nil && !distinct(e.Best.CPUs) && slices.Equal(e.Best.CPUs, sel.CPUs) {
+	if e := s.f.Lookup(n); e != nil && e.Best != nil && cpuset.Placement(e.Best.CPUs).Oversubscribed() && slices.Equal(e.Best.CPUs, sel.CPUs) {
 		b := e.Best
 		sel.Algorithm, sel.Policy, sel.MedianNs, sel.From, sel.Best = b.Algorithm, b.Policy, b.MedianNs, n, true
 		sel.FanIn, sel.Label, sel.Composition, sel.LevelKeys = b.FanIn, b.Label, b.Composition, b.LevelKeys
@@ -224,7 +224,7 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 		}
 		return sel
 	}
-	src := s.nearest(n, func(t *Threads) bool { return !distinct(t.Best.CPUs) })
+	src := s.nearest(n, func(t *Threads) bool { return cpuset.Placement(t.Best.CPUs).Oversubscribed() })
 	if src == nil {
 		sel.Algorithm, sel.Policy = OversubscribedAlgorithm, "auto"
 		sel.Why = "more threads than allowed CPUs and none measured so: the oversubscribed fallback, round-robin"
@@ -260,7 +260,7 @@ func (s *Selector) candidates(e *Threads) []Measurement {
 	}
 	var rest []Measurement
 	for _, m := range e.Measurements {
-		if m.Dropped || !(m.MedianNs > 0) || len(m.CPUs) != e.Threads || !distinct(m.CPUs) || !rebuildable(m.Algorithm, m.Composition, m.LevelKeys) {
+		if m.Dropped || !(m.MedianNs > 0) || len(m.CPUs) != e.Threads || cpuset.Placement(m.CPUs).Oversubscribed() || !rebuildable(m.Algorithm, m.Composition, m.LevelKeys) {
 			continue
 		}
 		if m.Algorithm == b.Algorithm && slices.Equal(m.CPUs, b.CPUs) {
@@ -312,18 +312,6 @@ func portable(b *Choice) (string, int) {
 // hybrid of several levels needs its level keys.
 func rebuildable(alg, composition string, keys [][]int) bool {
 	return alg != "hybrid" || len(keys) > 0 || !strings.Contains(composition, ",")
-}
-
-// distinct reports whether cpus has no CPU twice.
-func distinct(cpus []int) bool {
-	seen := make(map[int]bool, len(cpus))
-	for _, c := range cpus {
-		if seen[c] {
-			return false
-		}
-		seen[c] = true
-	}
-	return true
 }
 
 func threadsWord(n int) string { return text.Plural(n, "thread") }

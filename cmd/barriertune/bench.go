@@ -203,7 +203,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		policy = measure.DefaultPolicy(cpus)
 	}
 	if policy == barriers.Spin && measure.Oversubscribed(cpus) && !opts.global.quiet {
-		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(distinct(cpus)), "CPU"))
+		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(cpuset.Placement(cpus).CPUs()), "CPU"))
 	}
 	var cands []measure.Candidate
 	for _, n := range names {
@@ -381,23 +381,13 @@ func benchJSONResults(rs []measure.Result) []benchResult {
 
 // unpinnedReason says why threads on cpus ran as goroutines.
 func unpinnedReason(cpus []int) string {
-	d := distinct(cpus)
+	d := cpuset.Placement(cpus).CPUs()
 	if len(cpus) > len(d) {
 		return fmt.Sprintf("%s on %s (%s), run as plain goroutines where the Go scheduler put them",
 			text.Plural(len(cpus), "thread"), text.Plural(len(d), "CPU"), cpuset.FormatList(slices.Sorted(slices.Values(d))))
 	}
 	return fmt.Sprintf("%s but GOMAXPROCS is %d, run as plain goroutines where the Go scheduler put them (CPUs %s)",
 		text.Plural(len(cpus), "thread"), runtime.GOMAXPROCS(0), cpuset.FormatList(slices.Sorted(slices.Values(d))))
-}
-
-func distinct(cpus []int) []int {
-	var out []int
-	for _, c := range cpus {
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // policyLabel is a result's waiting policy as bench prints it: "blocks"

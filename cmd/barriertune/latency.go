@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/measure"
@@ -177,7 +178,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		}
 	}
 	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs}
-	m, err := latency.MeasureTree(ctx, topo, distinct(cpus), opts)
+	m, err := latency.MeasureTree(ctx, topo, cpuset.Placement(cpus).CPUs(), opts)
 	if se := interruption(ctx); se != nil {
 		return nil, nil, se
 	}

@@ -326,7 +326,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			rob = fmt.Sprintf("%s (worst %.0f ns)", t.Robust.Algorithm, t.Robust.WorstMedianNs)
 		}
 		place := text.Elide(rankList(placed), 32)
-		if label != "" && cpuset.Of(validOr(placed)...).Len() == len(placed) { // round-robin says itself
+		if label != "" && len(validOr(placed)) == len(placed) && !cpuset.Placement(placed).Oversubscribed() { // round-robin says itself
 			place = text.Elide(label, 24) + " " + place
 		}
 		incomplete := ""

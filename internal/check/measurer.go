@@ -126,18 +126,6 @@ func acceptPlanned(topo *hwtree.Topology) error {
 	return nil
 }
 
-// duplicates reports whether a CPU appears twice in cpus (oversubscribed).
-func duplicates(cpus []int) bool {
-	seen := make(map[int]bool, len(cpus))
-	for _, c := range cpus {
-		if seen[c] {
-			return true
-		}
-		seen[c] = true
-	}
-	return false
-}
-
 // perCandidate is what one candidate (or floor) on one placement costs the
 // check in one pass: its samples plus about eight calibration samples, and
 // half again for teams, skew and calibration. The plan's estimate and the

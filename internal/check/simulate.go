@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
@@ -95,7 +96,7 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 		return measure.Run{}, fmt.Errorf("model measurer: %d CPUs and %d candidates (want at least one of each)", len(cpus), len(cands))
 	}
 	m.spend(len(cands)+1, opts)
-	pinned := !duplicates(cpus)
+	pinned := !cpuset.Placement(cpus).Oversubscribed()
 	var run measure.Run
 	for _, c := range cands {
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), FanIn: c.FanIn,
@@ -165,7 +166,7 @@ func (m *ModelMeasurer) LevelLatencies(_ context.Context, topo *hwtree.Topology,
 // else auto (the host's GOMAXPROCS does not matter to a simulated
 // machine).
 func (m *ModelMeasurer) Policy(cpus []int) barriers.Policy {
-	if duplicates(cpus) {
+	if cpuset.Placement(cpus).Oversubscribed() {
 		return barriers.AutoPolicy
 	}
 	return barriers.Spin

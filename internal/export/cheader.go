@@ -155,7 +155,7 @@ struct barriertune_choice {
 			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)
 		}
 		pinned := 1 // as the other formats: pinned when no CPU repeats
-		if s.Rule == results.RuleOversubscribed || cpuset.Of(s.CPUs...).Len() != len(s.CPUs) {
+		if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 			pinned = 0
 		}
 		hi := "INT_MAX"

@@ -94,7 +94,7 @@ int main(void)
 				t.Fatal(err)
 			}
 			pinned := "1"
-			if s.Rule == results.RuleOversubscribed || cpuset.Of(s.CPUs...).Len() != len(s.CPUs) {
+			if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 				pinned = "0"
 			}
 			c := &results.Choice{Algorithm: s.Algorithm, FanIn: s.FanIn}

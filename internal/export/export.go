@@ -139,7 +139,7 @@ func entryOf(f *results.File, s results.Selection) entry {
 	}
 	c := &results.Choice{
 		Algorithm: s.Algorithm, Policy: s.Policy, CPUs: s.CPUs, Label: s.Label, MedianNs: s.MedianNs,
-		Pinned: cpuset.Of(s.CPUs...).Len() == len(s.CPUs), FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
+		Pinned: !cpuset.Placement(s.CPUs).Oversubscribed(), FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
 	}
 	if t := f.Lookup(s.Threads); s.Best && t != nil && t.Best != nil {
 		b := t.Best

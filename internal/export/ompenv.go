@@ -213,16 +213,10 @@ func allowedCount(in OMPInput) int {
 	if len(in.Allowed) > 0 {
 		return len(in.Allowed)
 	}
-	if n := len(distinct(in.Choice.CPUs)); n > 0 {
+	if n := len(cpuset.Placement(in.Choice.CPUs).CPUs()); n > 0 {
 		return n
 	}
 	return in.Threads
-}
-
-func distinct(v []int) []int {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return slices.Compact(s)
 }
 
 func formatMicros(ns float64) string {

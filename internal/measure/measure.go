@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -173,11 +174,7 @@ func (r *Result) setStats(s Stats) {
 // distinct CPUs, or than GOMAXPROCS: then threads run as plain goroutines
 // and pure spinning is the wrong policy.
 func Oversubscribed(cpus []int) bool {
-	distinct := map[int]bool{}
-	for _, c := range cpus {
-		distinct[c] = true
-	}
-	return len(cpus) > len(distinct) || len(cpus) > runtime.GOMAXPROCS(0)
+	return cpuset.Placement(cpus).Oversubscribed() || len(cpus) > runtime.GOMAXPROCS(0)
 }
 
 // team returns the team a placement runs on. The CPUs must be allowed
