@@ -70,8 +70,8 @@ func (o *planOptions) validate(fs *pflag.FlagSet) error {
 	if o.keep < 1 || o.keep > 64 {
 		return usageErrorf("--keep %d: want 1..64", o.keep)
 	}
-	if k := model.Kind(o.modelKind); k != model.CriticalPathModel && k != model.DefaultModel {
-		return usageErrorf("--model %q: unknown cost model (accepted: %s, %s)", o.modelKind, model.DefaultModel, model.CriticalPathModel)
+	if err := model.Kind(o.modelKind).Check(); err != nil {
+		return usageErrorf("--model: %v", err)
 	}
 	if !(o.noise >= 0 && o.noise <= 1) {
 		return usageErrorf("--noise %g: want 0..1 (a relative standard deviation)", o.noise)

@@ -91,8 +91,8 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 		return usageErrorf("give exactly one of --latency FILE and --measured")
 	}
 	kind := model.Kind(o.kind)
-	if kind != model.DefaultModel && kind != model.CriticalPathModel {
-		return usageErrorf("--model %q: unknown (accepted: %s, %s)", o.kind, model.CriticalPathModel, model.DefaultModel)
+	if err := kind.Check(); err != nil {
+		return usageErrorf("--model: %v", err)
 	}
 	if o.threads < 0 || o.threads > barriers.MaxParticipants {
 		return usageErrorf("--threads %d: accepted 1 to %d", o.threads, barriers.MaxParticipants)

@@ -62,8 +62,8 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	if cfg.Model == "" {
 		cfg.Model = model.DefaultModel
 	}
-	if cfg.Model != model.CriticalPathModel && cfg.Model != model.DefaultModel {
-		return cfg, fmt.Errorf("check: model %q: unknown cost model (accepted: %s, %s)", cfg.Model, model.CriticalPathModel, model.DefaultModel)
+	if err := cfg.Model.Check(); err != nil {
+		return cfg, fmt.Errorf("check: %w", err)
 	}
 	algs := slices.Clone(cfg.Algorithms)
 	if len(algs) == 0 {

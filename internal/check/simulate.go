@@ -44,8 +44,8 @@ func NewModelMeasurer(topo *hwtree.Topology, costs model.Costs, kind model.Kind,
 	if topo == nil {
 		return nil, fmt.Errorf("model measurer: no topology")
 	}
-	if kind != model.CriticalPathModel && kind != model.DefaultModel {
-		return nil, fmt.Errorf("model measurer: unknown model %q (accepted: %s, %s)", kind, model.CriticalPathModel, model.DefaultModel)
+	if err := kind.Check(); err != nil {
+		return nil, fmt.Errorf("model measurer: %w", err)
 	}
 	if !(noise >= 0 && noise <= 1) {
 		return nil, fmt.Errorf("model measurer: noise %g: want 0 to 1 (a relative standard deviation)", noise)

@@ -329,6 +329,15 @@ const (
 	DefaultModel Kind = "default"
 )
 
+// Check returns nil for a model this package has, else an error naming k
+// and the models accepted.
+func (k Kind) Check() error {
+	if k != CriticalPathModel && k != DefaultModel {
+		return fmt.Errorf("unknown cost model %q (accepted: %s, %s)", string(k), DefaultModel, CriticalPathModel)
+	}
+	return nil
+}
+
 // Params are the default model's constants: the per-signal overhead, the
 // price of many writers on one line, and the costs of wake-ups. The check
 // calibrates them on the machine it runs on (fitted to its first round of
@@ -457,13 +466,13 @@ func PredictWith(k Kind, alg string, cpus []int, c Costs, fanIn int, prm Params)
 	if err != nil {
 		return 0, err
 	}
-	switch k {
-	case CriticalPathModel:
-		return CriticalPath(p, cpus, c), nil
-	case DefaultModel:
-		return defaultModel(alg, p, cpus, c, prm), nil
+	if err := k.Check(); err != nil {
+		return 0, fmt.Errorf("model: %w", err)
 	}
-	return 0, fmt.Errorf("model: unknown model %q (accepted: %s, %s)", k, CriticalPathModel, DefaultModel)
+	if k == CriticalPathModel {
+		return CriticalPath(p, cpus, c), nil
+	}
+	return defaultModel(alg, p, cpus, c, prm), nil
 }
 
 // Prediction is one algorithm's predicted episode. Composition is the

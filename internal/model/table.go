@@ -72,8 +72,8 @@ func Compact(order []int, n int) []int {
 // (CompactOrder) or on o.CPUs, with latencies c; the hybrid is composed on
 // tree. It stops with ctx's error when ctx is done between two counts.
 func PredictTable(ctx context.Context, c Costs, tree *hwtree.Topology, order []int, o TableOptions) ([]Row, error) {
-	if o.Kind != DefaultModel && o.Kind != CriticalPathModel {
-		return nil, fmt.Errorf("model %q: unknown (accepted: %s, %s)", o.Kind, CriticalPathModel, DefaultModel)
+	if err := o.Kind.Check(); err != nil {
+		return nil, err
 	}
 	if o.Algorithm != "all" && o.Algorithm != "hybrid" && !slices.Contains(Algorithms(), o.Algorithm) {
 		return nil, fmt.Errorf("algorithm %q: unknown (accepted: all, hybrid, %s)", o.Algorithm, strings.Join(Algorithms(), ", "))
