@@ -22,6 +22,10 @@
 // algorithm, as the check does (one instance of central read 150 ns,
 // another 276 ns in one run on the Xeon VM).
 //
+// -truth-vs-truth runs no check: it judges each truth bench's best by the
+// next one, how far the truth agrees with itself (a check cannot be
+// judged better than that).
+//
 // One command, to rerun in a quiet window (it prints `uptime` before and
 // after, and the load average beside every check):
 //
@@ -58,15 +62,88 @@ func main() {
 	instances := flag.Int("truth-instances", 1, "barriers per algorithm in each truth bench, each sample their average (bench --instances; 1: one allocation, as a program meets it)")
 	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
 	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
+	self := flag.Bool("truth-vs-truth", false, "no check: judge each truth bench's best by the next truth bench on CPUs 0..threads-1 (how far the truth agrees with itself)")
 	flag.Parse()
 	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 || *instances < 1 || *instances > 16 {
 		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -truth-instances 1..16, -budget > 0")
 		os.Exit(2)
 	}
-	if err := run(*n, *threads, *budget, *samples, *instances, *bin, *keep, *truthAlgs); err != nil {
+	do := func() error { return run(*n, *threads, *budget, *samples, *instances, *bin, *keep, *truthAlgs) }
+	if *self {
+		do = func() error { return truthVsTruth(*n, *threads, *samples, *instances, *bin, *truthAlgs) }
+	}
+	if err := do(); err != nil {
 		fmt.Fprintln(os.Stderr, "regret:", err)
 		os.Exit(1)
 	}
+}
+
+// truthVsTruth runs n pairs of truth benches on CPUs 0..threads-1 and
+// judges the first's best by the second: the regret a check could not
+// beat if the truth disagrees with itself.
+func truthVsTruth(n, threads, samples, instances int, bin, truthAlgs string) error {
+	dir, err := os.MkdirTemp("", "regret")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if bin, err = build(bin, dir); err != nil {
+		return err
+	}
+	algs := strings.Split(truthAlgs, ",")
+	if truthAlgs == "all" {
+		algs = []string{"central", "combining", "dissemination", "pairwise"}
+	}
+	cpus := make([]int, threads)
+	for i := range cpus {
+		cpus[i] = i
+	}
+	var picks []float64
+	fmt.Printf("uptime before: %s\n", uptime())
+	fmt.Printf("%-3s %-15s %-8s %-14s %s\n", "#", "first's best", "regret", "load (1 min)", "second's best")
+	for i := 0; i < n; i++ {
+		first, _, err := bench(bin, cpus, algs, samples, instances)
+		if err != nil {
+			return err
+		}
+		second, _, err := bench(bin, cpus, algs, samples, instances)
+		if err != nil {
+			return err
+		}
+		pick, pv := "", math.Inf(1)
+		for a, v := range first {
+			if v < pv {
+				pick, pv = a, v
+			}
+		}
+		best, bv := "", math.Inf(1)
+		for a, v := range second {
+			if v < bv {
+				best, bv = a, v
+			}
+		}
+		picks = append(picks, regret(second, pick))
+		fmt.Printf("%-3d %-15s %-8.3f %-14s %s %.1f ns\n", i+1, pick, regret(second, pick), loadavg(), best, bv)
+	}
+	fmt.Printf("uptime after: %s\n", uptime())
+	fmt.Printf("\n%d pairs of truth benches (--samples %d --instances %d of %s) on CPUs %v, no check\n", n, samples, instances, strings.Join(algs, ","), cpus)
+	fmt.Printf("regret of the first's best by the second: %s\n", summarise(picks))
+	for _, v := range verdicts(nil, picks)[1:] {
+		fmt.Println(v)
+	}
+	return nil
+}
+
+// build builds the barriertune command into dir unless bin names one.
+func build(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "barriertune")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %v: %s", err, out)
+	}
+	return bin, nil
 }
 
 func run(n, threads int, budget time.Duration, samples, instances int, bin, keep, truthAlgs string) error {
@@ -82,11 +159,8 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 		}
 		files = keep
 	}
-	if bin == "" {
-		bin = filepath.Join(dir, "barriertune")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
-			return fmt.Errorf("build: %v: %s", err, out)
-		}
+	if bin, err = build(bin, dir); err != nil {
+		return err
 	}
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor, picks []float64
