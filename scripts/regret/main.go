@@ -164,7 +164,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 	}
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor, picks []float64
-	bad, changed, repeated := 0, 0, 0
+	bad, changed, repeated, failed := 0, 0, 0, 0
 	fmt.Printf("uptime before: %s\n", uptime())
 	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %-6s %-5s %-14s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "moved", "rep", "load (1 min)", "true best")
 	for i := 0; i < n; i++ {
@@ -173,12 +173,22 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 		// complete one; each check writes a fresh path.
 		_, _ = command(budget+2*time.Minute, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
 		f, err := results.Read(path)
-		if err != nil {
-			return fmt.Errorf("check %d: %w", i, err)
+		var t *results.Threads
+		if err == nil {
+			if t = f.Lookup(threads); t == nil || t.Best == nil {
+				err = fmt.Errorf("no winner for %d threads", threads)
+			}
 		}
-		t := f.Lookup(threads)
-		if t == nil || t.Best == nil {
-			return fmt.Errorf("check %d: no winner for %d threads", i, threads)
+		if err != nil {
+			// A check that measured nothing (a machine too loaded for the
+			// budget) counts: no pick, an unknown regret.
+			failed++
+			picks = append(picks, math.NaN())
+			for ri := range rules {
+				per[ri] = append(per[ri], math.NaN())
+			}
+			fmt.Printf("%-3d no winner: %v (load %s)\n", i+1, err, loadavg())
+			continue
 		}
 		place := t.Best.CPUs
 		var ms []results.Measurement
@@ -259,7 +269,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 	fmt.Printf("x floor of the check's best: %s\n", spread(xfloor))
 	fmt.Printf("x floor of the truth's best: %s\n", spread(truthXFloor))
 	fmt.Printf("best more than 5%% above the fastest shown median: %d of %d checks\n", bad, n)
-	fmt.Printf("checks that saw the host change: %d of %d; with a candidate repeated before it could win: %d\n", changed, n, repeated)
+	fmt.Printf("checks that saw the host change: %d of %d; with a candidate repeated before it could win: %d; without a winner: %d\n", changed, n, repeated, failed)
 	for _, v := range verdicts(xfloor, picks) {
 		fmt.Println(v)
 	}
