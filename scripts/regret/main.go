@@ -61,6 +61,7 @@ func main() {
 	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
 	instances := flag.Int("truth-instances", 1, "barriers per algorithm in each truth bench, each sample their average (bench --instances; 1: one allocation, as a program meets it)")
 	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
+	truthBin := flag.String("truth-bin", "", "barriertune binary of the truth benches (default: -bin; set it to judge an older binary's checks by this one's bench --instances)")
 	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
 	self := flag.Bool("truth-vs-truth", false, "no check: judge each truth bench's best by the next truth bench on CPUs 0..threads-1 (how far the truth agrees with itself)")
 	flag.Parse()
@@ -68,7 +69,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -truth-instances 1..16, -budget > 0")
 		os.Exit(2)
 	}
-	do := func() error { return run(*n, *threads, *budget, *samples, *instances, *bin, *keep, *truthAlgs) }
+	do := func() error {
+		return run(*n, *threads, *budget, *samples, *instances, *bin, *truthBin, *keep, *truthAlgs)
+	}
 	if *self {
 		do = func() error { return truthVsTruth(*n, *threads, *samples, *instances, *bin, *truthAlgs) }
 	}
@@ -146,7 +149,7 @@ func build(bin, dir string) (string, error) {
 	return bin, nil
 }
 
-func run(n, threads int, budget time.Duration, samples, instances int, bin, keep, truthAlgs string) error {
+func run(n, threads int, budget time.Duration, samples, instances int, bin, truthBin, keep, truthAlgs string) error {
 	dir, err := os.MkdirTemp("", "regret")
 	if err != nil {
 		return err
@@ -161,6 +164,9 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 	}
 	if bin, err = build(bin, dir); err != nil {
 		return err
+	}
+	if truthBin == "" {
+		truthBin = bin
 	}
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor, picks []float64
@@ -210,7 +216,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 				}
 			}
 		}
-		truth, floor, err := bench(bin, place, benched, samples, instances)
+		truth, floor, err := bench(truthBin, place, benched, samples, instances)
 		if err != nil {
 			return fmt.Errorf("truth %d: %w", i, err)
 		}
