@@ -355,7 +355,8 @@ type Measurement struct {
 	RawMedianNs  float64 `json:"raw_median_ns,omitempty"`
 	// Rejected (v1.3) says why this measurement may not win: its episode
 	// was below ImpossibleFraction of its floor and a repeat beside the
-	// floor did not confirm it (Threads.Repeated).
+	// floor did not confirm it (Threads.Repeated). Selector.Select never
+	// chooses it.
 	Rejected string `json:"rejected,omitempty"`
 	Reps     int    `json:"reps"`
 	Dropped  bool   `json:"dropped"`

@@ -260,7 +260,7 @@ func (s *Selector) candidates(e *Threads) []Measurement {
 	}
 	var rest []Measurement
 	for _, m := range e.Measurements {
-		if m.Dropped || !(m.MedianNs > 0) || len(m.CPUs) != e.Threads || cpuset.Placement(m.CPUs).Oversubscribed() || !rebuildable(m.Algorithm, m.Composition, m.LevelKeys) {
+		if m.Dropped || m.Rejected != "" || !(m.MedianNs > 0) || len(m.CPUs) != e.Threads || cpuset.Placement(m.CPUs).Oversubscribed() || !rebuildable(m.Algorithm, m.Composition, m.LevelKeys) {
 			continue
 		}
 		if m.Algorithm == b.Algorithm && slices.Equal(m.CPUs, b.CPUs) {

@@ -55,9 +55,14 @@ algorithm on each, interleaved and repeated, with the waiting policy the
 placement calls for (spin when every thread has its own CPU, else auto), and
 measures the core-to-core floor at each level of the CPU tree. Candidates
 twice as slow as the best are dropped early. Winners are ranked by the
-median the table shows; within 3% of the fastest is a tie that the simpler
-algorithm wins, so two runs name the same winner, and a runner-up further
-off that the significance test cannot separate is a tie the fastest keeps.
+median the table shows: where the floor runs beside the candidates, each
+sample over the same round's floor sample, in the rounds whose floor saw
+the host state most rounds saw (a VM's host may move the CPUs during the
+check: the file and the table then say so), times that state's floor.
+Within 3% of the fastest is a tie that the simpler algorithm wins, so two
+runs name the same winner, and a runner-up further off that the
+significance test cannot separate is a tie the fastest keeps. A winner
+below 0.8 times its floor is measured again beside it before it may win.
 
 The check fits its --budget (default 1m): when every candidate does not
 fit, the contention-aware cost model, calibrated on the first round, prunes

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/barriertune/barriertune/results"
 )
@@ -36,6 +39,11 @@ func TestShowAndPlotSayTheHostChanged(t *testing.T) {
 		if !strings.Contains(shown.String(), want) {
 			t.Errorf("show lacks %q:\n%s", want, shown.String())
 		}
+	}
+	// A rejected measurement is no point of its curve.
+	f.Threads[1].Measurements = append(f.Threads[1].Measurements, results.Measurement{Algorithm: "central", Policy: "spin", CPUs: []int{0, 1}, Pinned: true, MedianNs: 1, Reps: 21, Rejected: "below 0.8x its floor"})
+	if _, pts := curves(f); slices.ContainsFunc(pts["central"], func(q plotter.XY) bool { return q.Y == 1 }) {
+		t.Error("the plot draws a rejected measurement")
 	}
 	p, err := resultsPlot(f, nil)
 	if err != nil {

@@ -182,7 +182,7 @@ func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 	best := map[string]map[int]float64{}
 	for _, t := range f.Threads {
 		for _, m := range t.Measurements {
-			if m.Dropped || !(m.MedianNs > 0) || math.IsInf(m.MedianNs, 0) {
+			if m.Dropped || m.Rejected != "" || !(m.MedianNs > 0) || math.IsInf(m.MedianNs, 0) {
 				continue
 			}
 			if best[m.Algorithm] == nil {

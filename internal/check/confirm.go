@@ -47,10 +47,10 @@ func (s *samples) confirm(p *plan, measureSet func(ui, si int, u *unit, cands []
 				break
 			}
 			wi := winnerIndex(ms, c)
-			w := ms[wi]
-			if !impossible(w) {
+			if wi < 0 || !impossible(ms[wi]) {
 				break
 			}
+			w := ms[wi]
 			r := refs[wi]
 			rep := results.Repeat{Algorithm: w.Algorithm, Label: w.Label, CPUs: slices.Clone(w.CPUs), Why: impossibleWhy(w), FloorRatioBefore: w.FloorRatio}
 			var pairs []pairSample

@@ -93,7 +93,8 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 
 // robust picks the algorithm whose slowest placement (by shown median) is
 // fastest, among those measured on every placement (a dropped measurement
-// still counts: it was at least twice the best there); among algorithms
+// still counts: it was at least twice the best there; a rejected one
+// does not: its impossible time is no worst case); among algorithms
 // whose worst is within TieFraction of that, the simplest. Its
 // WorstMedianNs is that algorithm's slowest shown median, so it is never
 // below the fastest median of the thread count, and when robust and best
@@ -105,8 +106,8 @@ func robust(ms []results.Measurement) *results.Robust {
 	for _, m := range ms {
 		key := fmt.Sprint(m.CPUs)
 		placements[key] = true
-		if m.Reps == 0 || math.IsNaN(m.MedianNs) {
-			continue
+		if m.Reps == 0 || math.IsNaN(m.MedianNs) || m.Rejected != "" {
+			continue // a rejected (impossible) time is no worst case
 		}
 		if on[m.Algorithm] == nil {
 			on[m.Algorithm] = map[string]bool{}

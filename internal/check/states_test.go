@@ -240,6 +240,9 @@ func TestImpossibleWinnerNotCrowned(t *testing.T) {
 				t.Errorf("best %s, central %.1f ns: want static-tree, central ranked by its repeat at 200 ns", e.Best.Algorithm, central.MedianNs)
 			}
 		}
+		if still && (e.Robust == nil || e.Robust.Algorithm == "central") {
+			t.Errorf("robust %+v: a rejected time is no worst case", e.Robust)
+		}
 		if x := e.Best.MedianNs / f.Floor[0].MedianNs; x < results.ImpossibleFraction {
 			t.Errorf("best %s at %.2f times the floor: crowned the impossible", e.Best.Algorithm, x)
 		}

@@ -170,10 +170,10 @@ func (s *samples) entry(ui int, u unit, rounds int) results.Threads {
 	// repeat (the check stopped first) may not win: the next one does.
 	for entry.Best != nil {
 		wi := winnerIndex(entry.Measurements, entry.Best)
-		m := &entry.Measurements[wi]
-		if !impossible(*m) {
+		if wi < 0 || !impossible(entry.Measurements[wi]) {
 			break
 		}
+		m := &entry.Measurements[wi]
 		why := fmt.Sprintf("%s; the check stopped before it could be measured again", impossibleWhy(*m))
 		m.Rejected = why
 		if s.repeats == nil {

@@ -302,3 +302,49 @@ func TestSelectMeasuredOversubscribed(t *testing.T) {
 		t.Errorf("4 threads on CPU 1: %+v, want rule oversubscribed (measured on 2 CPUs)", got)
 	}
 }
+
+// TestSelectSkipsRejected: a measurement the check rejected (an
+// impossible time a repeat did not confirm) is never chosen inside a
+// subset, however fast it reads; the next fitting one is.
+func TestSelectSkipsRejected(t *testing.T) {
+	f, topo := synthFile(t, "pack:2 l3:2 core:4 pu:2", []int{2, 4}, []string{"central", "dissemination", "mcs"}, 5)
+	checked := 0
+	for _, n := range []int{2, 4} {
+		e := f.Lookup(n)
+		for name, s := range subsets(topo, uint64(n)) {
+			if n > s.Len() || fitsBrute(topo, e.Best.CPUs, s.Members()) {
+				continue
+			}
+			var fit []int
+			for i, m := range e.Measurements {
+				if fitsBrute(topo, m.CPUs, s.Members()) {
+					fit = append(fit, i)
+				}
+			}
+			if len(fit) < 2 {
+				continue
+			}
+			g := *f
+			g.Threads = slices.Clone(f.Threads)
+			ge := g.Lookup(n)
+			ge.Measurements = slices.Clone(e.Measurements)
+			bad := &ge.Measurements[fit[0]]
+			bad.MedianNs, bad.Rejected = 0.5, "below 0.8x its floor, not confirmed"
+			sel, err := g.Selector()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sel.Select(n, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.MedianNs == 0.5 {
+				t.Errorf("%d threads in %s: chose the rejected %s at 0.5 ns", n, name, got.Algorithm)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no subset exercised the rejected measurement")
+	}
+}

@@ -22,6 +22,10 @@
 // algorithm, as the check does (one instance of central read 150 ns,
 // another 276 ns in one run on the Xeon VM).
 //
+// -truth-vs-truth runs no check: it judges each truth bench's best by the
+// next one, how far the truth agrees with itself (a check cannot be
+// judged better than that).
+//
 // One command, to rerun in a quiet window (it prints `uptime` before and
 // after, and the load average beside every check):
 //
@@ -57,19 +61,95 @@ func main() {
 	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
 	instances := flag.Int("truth-instances", 1, "barriers per algorithm in each truth bench, each sample their average (bench --instances; 1: one allocation, as a program meets it)")
 	bin := flag.String("bin", "", "barriertune binary (default: build ./cmd/barriertune)")
+	truthBin := flag.String("truth-bin", "", "barriertune binary of the truth benches (default: -bin; set it to judge an older binary's checks by this one's bench --instances)")
 	keep := flag.String("keep", "", "keep each check's results file in `DIR` (default: a temporary folder, removed)")
+	self := flag.Bool("truth-vs-truth", false, "no check: judge each truth bench's best by the next truth bench on CPUs 0..threads-1 (how far the truth agrees with itself)")
 	flag.Parse()
 	if *n < 1 || *n > 1000 || *threads < 1 || *samples < 1 || *budget <= 0 || *instances < 1 || *instances > 16 {
 		fmt.Fprintln(os.Stderr, "regret: want -n 1..1000, -threads >= 1, -truth-samples >= 1, -truth-instances 1..16, -budget > 0")
 		os.Exit(2)
 	}
-	if err := run(*n, *threads, *budget, *samples, *instances, *bin, *keep, *truthAlgs); err != nil {
+	do := func() error {
+		return run(*n, *threads, *budget, *samples, *instances, *bin, *truthBin, *keep, *truthAlgs)
+	}
+	if *self {
+		do = func() error { return truthVsTruth(*n, *threads, *samples, *instances, *bin, *truthAlgs) }
+	}
+	if err := do(); err != nil {
 		fmt.Fprintln(os.Stderr, "regret:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, threads int, budget time.Duration, samples, instances int, bin, keep, truthAlgs string) error {
+// truthVsTruth runs n pairs of truth benches on CPUs 0..threads-1 and
+// judges the first's best by the second: the regret a check could not
+// beat if the truth disagrees with itself.
+func truthVsTruth(n, threads, samples, instances int, bin, truthAlgs string) error {
+	dir, err := os.MkdirTemp("", "regret")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if bin, err = build(bin, dir); err != nil {
+		return err
+	}
+	algs := strings.Split(truthAlgs, ",")
+	if truthAlgs == "all" {
+		algs = []string{"central", "combining", "dissemination", "pairwise"}
+	}
+	cpus := make([]int, threads)
+	for i := range cpus {
+		cpus[i] = i
+	}
+	var picks []float64
+	fmt.Printf("uptime before: %s\n", uptime())
+	fmt.Printf("%-3s %-15s %-8s %-14s %s\n", "#", "first's best", "regret", "load (1 min)", "second's best")
+	for i := 0; i < n; i++ {
+		first, _, err := bench(bin, cpus, algs, samples, instances)
+		if err != nil {
+			return err
+		}
+		second, _, err := bench(bin, cpus, algs, samples, instances)
+		if err != nil {
+			return err
+		}
+		pick, pv := "", math.Inf(1)
+		for a, v := range first {
+			if v < pv {
+				pick, pv = a, v
+			}
+		}
+		best, bv := "", math.Inf(1)
+		for a, v := range second {
+			if v < bv {
+				best, bv = a, v
+			}
+		}
+		picks = append(picks, regret(second, pick))
+		fmt.Printf("%-3d %-15s %-8.3f %-14s %s %.1f ns\n", i+1, pick, regret(second, pick), loadavg(), best, bv)
+	}
+	fmt.Printf("uptime after: %s\n", uptime())
+	fmt.Printf("\n%d pairs of truth benches (--samples %d --instances %d of %s) on CPUs %v, no check\n", n, samples, instances, strings.Join(algs, ","), cpus)
+	fmt.Printf("regret of the first's best by the second: %s\n", summarise(picks))
+	for _, v := range verdicts(nil, picks)[1:] {
+		fmt.Println(v)
+	}
+	return nil
+}
+
+// build builds the barriertune command into dir unless bin names one.
+func build(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "barriertune")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %v: %s", err, out)
+	}
+	return bin, nil
+}
+
+func run(n, threads int, budget time.Duration, samples, instances int, bin, truthBin, keep, truthAlgs string) error {
 	dir, err := os.MkdirTemp("", "regret")
 	if err != nil {
 		return err
@@ -82,15 +162,15 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 		}
 		files = keep
 	}
-	if bin == "" {
-		bin = filepath.Join(dir, "barriertune")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
-			return fmt.Errorf("build: %v: %s", err, out)
-		}
+	if bin, err = build(bin, dir); err != nil {
+		return err
+	}
+	if truthBin == "" {
+		truthBin = bin
 	}
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor, picks []float64
-	bad, changed, repeated := 0, 0, 0
+	bad, changed, repeated, failed := 0, 0, 0, 0
 	fmt.Printf("uptime before: %s\n", uptime())
 	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %-6s %-5s %-14s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "moved", "rep", "load (1 min)", "true best")
 	for i := 0; i < n; i++ {
@@ -99,12 +179,22 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 		// complete one; each check writes a fresh path.
 		_, _ = command(budget+2*time.Minute, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
 		f, err := results.Read(path)
-		if err != nil {
-			return fmt.Errorf("check %d: %w", i, err)
+		var t *results.Threads
+		if err == nil {
+			if t = f.Lookup(threads); t == nil || t.Best == nil {
+				err = fmt.Errorf("no winner for %d threads", threads)
+			}
 		}
-		t := f.Lookup(threads)
-		if t == nil || t.Best == nil {
-			return fmt.Errorf("check %d: no winner for %d threads", i, threads)
+		if err != nil {
+			// A check that measured nothing (a machine too loaded for the
+			// budget) counts: no pick, an unknown regret.
+			failed++
+			picks = append(picks, math.NaN())
+			for ri := range rules {
+				per[ri] = append(per[ri], math.NaN())
+			}
+			fmt.Printf("%-3d no winner: %v (load %s)\n", i+1, err, loadavg())
+			continue
 		}
 		place := t.Best.CPUs
 		var ms []results.Measurement
@@ -126,7 +216,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 				}
 			}
 		}
-		truth, floor, err := bench(bin, place, benched, samples, instances)
+		truth, floor, err := bench(truthBin, place, benched, samples, instances)
 		if err != nil {
 			return fmt.Errorf("truth %d: %w", i, err)
 		}
@@ -185,7 +275,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, keep
 	fmt.Printf("x floor of the check's best: %s\n", spread(xfloor))
 	fmt.Printf("x floor of the truth's best: %s\n", spread(truthXFloor))
 	fmt.Printf("best more than 5%% above the fastest shown median: %d of %d checks\n", bad, n)
-	fmt.Printf("checks that saw the host change: %d of %d; with a candidate repeated before it could win: %d\n", changed, n, repeated)
+	fmt.Printf("checks that saw the host change: %d of %d; with a candidate repeated before it could win: %d; without a winner: %d\n", changed, n, repeated, failed)
 	for _, v := range verdicts(xfloor, picks) {
 		fmt.Println(v)
 	}

@@ -169,5 +169,5 @@ func unknownNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d picks the truth did not bench)", n)
+	return fmt.Sprintf(" (%d checks without a winner or a truth of the pick)", n)
 }

@@ -81,7 +81,7 @@ func TestVerdicts(t *testing.T) {
 			}
 		}
 	}
-	if v := verdicts(nil, []float64{1, nan}); !strings.HasPrefix(v[2], "FAIL") || !strings.Contains(v[2], "1 picks the truth did not bench") {
+	if v := verdicts(nil, []float64{1, nan}); !strings.HasPrefix(v[2], "FAIL") || !strings.Contains(v[2], "1 checks without a winner or a truth of the pick") {
 		t.Errorf("an unknown regret must fail the worst-regret target: %q", v[2])
 	}
 	if v := verdicts(nil, []float64{1, 1.1, 1.05}); !strings.HasPrefix(v[1], "PASS") || !strings.HasPrefix(v[2], "PASS") {
