@@ -97,6 +97,8 @@ func knobs(lo, hi Params) []knob {
 		{name: "channel_wake_ns", at: func(q *Params) *float64 { return &q.ChannelWakeNs }, res: 1, log: true},
 		{name: "oversubscribed_stage_ns", at: func(q *Params) *float64 { return &q.OversubscribedStageNs }, res: 1},
 		{name: "oversubscribed_signal_ns", at: func(q *Params) *float64 { return &q.OversubscribedSignalNs }, res: 0.1},
+		{name: "oversubscribed_goroutine_ns", at: func(q *Params) *float64 { return &q.OversubscribedGoroutineNs }, res: 1},
+		{name: "oversubscribed_park_ns", at: func(q *Params) *float64 { return &q.OversubscribedParkNs }, res: 1},
 	}
 	for i := range ks {
 		ks[i].lo, ks[i].hi = *ks[i].at(&lo), *ks[i].at(&hi)
