@@ -45,7 +45,9 @@ func newCheckCmd(g *globalOptions) *cobra.Command {
 		Use:   "check",
 		Short: "Run the install-time check: find the fastest barrier for every thread count",
 		Long: `Run the install-time check. For every thread count (default: 2 up to the
-allowed PUs, all of them up to 8, then powers of two and the maximum) it
+allowed PUs, all of them up to 8, then powers of two and the maximum, and
+the tree's boundaries: the PUs and the cores of one L3, NUMA node and
+package and of the machine, where programs run and the winner changes) it
 chooses representative placements (configuration sets), times every barrier
 algorithm on each, interleaved and repeated, with the waiting policy the
 placement calls for (spin when every thread has its own CPU, else auto), and
@@ -102,7 +104,7 @@ names another file, where barriers.Auto and
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
-	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(maxThreads)+" (default: 2..PUs, all up to 8, then powers of two and the maximum)")
+	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(maxThreads)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(barriers.Names(), ", "))
 	f.IntVar(&opts.setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count (at least 1)")
 	f.DurationVar(&opts.budget, "budget", check.DefaultBudget, "time budget for the whole check (positive, e.g. 30s or 5m)")
