@@ -97,7 +97,7 @@ func DryRun(cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: cfg.Measurer.Simulated(), Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
-		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round)"},
+		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round, and to every measurement when it ends)"},
 		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), Samples: p.samples, Rounds: p.rounds,
 		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Inference: InferenceRule, Threads: []PlanThreads{}}
 	if p.calib != nil {

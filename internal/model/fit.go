@@ -236,6 +236,29 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 	return out
 }
 
+// Physical returns p with every constant Fit fits brought inside
+// Bounds (the per-signal overhead up to 1 ms): a negative cost, as older
+// calibrations fitted, becomes 0, and a value that is not a number takes
+// its default. Predictions from a file's constants go through it.
+func (p Params) Physical() Params {
+	lo, hi := Bounds(1e6)
+	def := DefaultParams()
+	for _, k := range knobs(lo, hi) {
+		v := k.at(&p)
+		switch {
+		case math.IsNaN(*v):
+			*v = *k.at(&def)
+		default:
+			*v = min(max(*v, k.lo), k.hi)
+		}
+	}
+	p.ContentionNs, p.ContentionGrowthNs = max(p.ContentionNs, 0), max(p.ContentionGrowthNs, 0)
+	if math.IsNaN(p.ContentionNs) || math.IsNaN(p.ContentionGrowthNs) {
+		p.ContentionNs, p.ContentionGrowthNs = def.ContentionNs, def.ContentionGrowthNs
+	}
+	return p
+}
+
 // FlatOf returns the flat algorithm a hybrid's composition degenerated
 // to ("flat:ALG" or "flat:ALG(K)", Composition.String), and false for a
 // composition of levels.
