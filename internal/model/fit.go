@@ -73,8 +73,12 @@ func (f Fitted) Summary() string {
 	return fmt.Sprintf("predicted/measured %.2f-%.2f over %d measurements (rms log ratio %.3f)", f.MinRatio, f.MaxRatio, len(f.Residuals), f.RMSLogRatio)
 }
 
-// maxPasses bounds Fit's coordinate descent.
-const maxPasses = 40
+// maxPasses bounds Fit's coordinate descent; maxGridPoints the
+// observations its starting grid predicts.
+const (
+	maxPasses     = 40
+	maxGridPoints = 24
+)
 
 // knob is one constant Fit may move: where it lives, its bounds, the
 // resolution it is rounded to, and whether it is searched on a log scale.
@@ -142,40 +146,55 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		return Fitted{Params: prm}
 	}
 	origin := prm
-	var live []knob
-	dataLoss := func(q Params) float64 {
-		e := 0.0
-		for _, o := range pts {
-			v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, q)
-			if err != nil || !(v > 0) {
-				return math.Inf(1)
-			}
-			r := math.Log(v / o.MeasuredNs)
-			e += r * r
+	// term is observation i's share of the loss under q.
+	term := func(q Params, i int) float64 {
+		o := pts[i]
+		v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, q)
+		if err != nil || !(v > 0) {
+			return math.Inf(1)
 		}
-		return e
+		r := math.Log(v / o.MeasuredNs)
+		return r * r
 	}
-	// A constant is fitted only when some prediction depends on it.
+	// A constant is fitted only when some prediction depends on it; a
+	// search on it sums only the observations that depend on it (the
+	// others' terms do not move): a wake-up constant re-predicts the
+	// blocking baselines alone.
+	var live []knob
+	deps := map[string][]int{}
 	for _, k := range ks {
 		a, b := prm, prm
 		*k.at(&a), *k.at(&b) = k.lo, k.hi
-		if dataLoss(a) != dataLoss(b) {
+		for i := range pts {
+			if term(a, i) != term(b, i) {
+				deps[k.name] = append(deps[k.name], i)
+			}
+		}
+		if len(deps[k.name]) > 0 {
 			live = append(live, k)
 		}
 	}
-	loss := func(q Params) float64 {
-		e := dataLoss(q)
+	all := make([]int, len(pts))
+	for i := range all {
+		all[i] = i
+	}
+	lossOn := func(q Params, idx []int) float64 {
+		e := 0.0
 		for _, k := range live { // the prior: an undetermined constant stays at its start
 			d := (*k.at(&q) - *k.at(&origin)) / (k.hi - k.lo)
 			e += fitPrior * d * d
 		}
+		for _, i := range idx {
+			e += term(q, i)
+		}
 		return e
 	}
-	search := func(q Params, k knob, grid int) float64 {
+	loss := func(q Params) float64 { return lossOn(q, all) }
+	search := func(q Params, k knob, grid int, idx []int) float64 {
 		return minimise(func(x float64) float64 {
 			r := q
 			*k.at(&r) = x
-			return loss(r)
+			return lossOn(r, idx)
 		}, k, grid)
 	}
 	// The line fractions trade off against the overhead along valleys:
@@ -183,28 +202,41 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 	// the live fractions, the overhead minimised at each.
 	var fracs []knob
 	var over *knob
+	var joint []int
 	for i, k := range live {
 		switch {
 		case k.name == "signal_overhead_ns":
 			over = &live[i]
 		case strings.HasSuffix(k.name, "_fraction"):
 			fracs = append(fracs, k)
+		default:
+			continue
 		}
+		joint = append(joint, deps[k.name]...)
+	}
+	slices.Sort(joint)
+	joint = slices.Compact(joint)
+	if len(joint) > maxGridPoints { // the grid only picks the basin: every k-th will do
+		thin := make([]int, maxGridPoints)
+		for i := range thin {
+			thin[i] = joint[i*len(joint)/maxGridPoints]
+		}
+		joint = thin
 	}
 	if len(fracs) > 0 {
-		best, from := loss(prm), prm // the start competes with the grid
+		best, from := lossOn(prm, joint), prm // the start competes with the grid
 		var walk func(i int, q Params)
 		walk = func(i int, q Params) {
 			if i == len(fracs) {
 				if over != nil {
-					*over.at(&q) = search(q, *over, 10)
+					*over.at(&q) = search(q, *over, 10, joint)
 				}
-				if e := loss(q); e < best {
+				if e := lossOn(q, joint); e < best {
 					best, from = e, q
 				}
 				return
 			}
-			for x := 0.0; x <= 1+1e-9; x += 0.25 {
+			for x := 0.0; x <= 1+1e-9; x += 0.5 {
 				*fracs[i].at(&q) = x
 				walk(i+1, q)
 			}
@@ -212,15 +244,16 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		walk(0, prm)
 		prm = from
 	}
-	// Coordinate descent until a pass gains less than a part in 10^9
-	// (the constants trade off along valleys: many short steps).
+	// Coordinate descent until a pass gains less than a part in 10^9 or
+	// 10^-9 in all (the constants trade off along valleys: many short
+	// steps; data the model fits exactly gains ever less).
 	e := loss(prm)
 	for pass := 0; pass < maxPasses; pass++ {
 		for _, k := range live {
-			*k.at(&prm) = search(prm, k, 40)
+			*k.at(&prm) = search(prm, k, 40, deps[k.name])
 		}
 		next := loss(prm)
-		if !(next < e*(1-1e-9)) {
+		if !(next < e*(1-1e-9)) || e-next < 1e-9 {
 			break
 		}
 		e = next
