@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -61,12 +62,12 @@ func TestPicks(t *testing.T) {
 		{Threads: 4, Algorithm: "central", MeasuredNs: 650, PredictedNs: 1000},
 	}
 	got := Picks(rs)
-	want := []Pick{{2, "combining", 165, "central", 170}, {4, "goroutine", 400, "goroutine", 400}}
+	want := []Pick{{2, "combining", 165, "central", 170, []string{"dissemination (measured 180.0)"}}, {4, "goroutine", 400, "goroutine", 400, nil}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("got %+v, want %+v", got[i], want[i])
 		}
 	}
