@@ -356,9 +356,10 @@ type Params struct {
 	// medians 40 and 68 µs on the shared development VM).
 	FutexWakeNs float64 `json:"futex_wake_ns"`
 	// ChannelWakeNs is the channel baseline's wake-up (a closed channel
-	// per episode, the runtime's own wake path): measured 1.4-1.9x cond's
-	// on the development VM, so it has its own constant; a file written
-	// before it existed reads the default, and 0 prices channel as cond.
+	// per episode, the runtime's own wake path): 0.4-1.9x cond's in checks
+	// on the development VM, the two varying apart, so it has its own
+	// constant; a file written before it existed reads the default, and 0
+	// prices channel as cond.
 	ChannelWakeNs float64 `json:"channel_wake_ns,omitempty"`
 	// OversubscribedStageNs is the cost per stage when threads outnumber
 	// CPUs (parked goroutines woken by the Go scheduler), and
@@ -390,7 +391,7 @@ type Params struct {
 	CounterArrivalFraction float64 `json:"counter_arrival_fraction"`
 	// GoroutineNs is what the goroutine barrier adds to central's pattern
 	// when its goroutines fit the CPUs (its spin, yield and episode-word
-	// bookkeeping): 105 ns at 2 threads on the development VM. It does
+	// bookkeeping): 58-105 ns fitted at 2 threads on the development VM. It does
 	// not block there, so no wake-up is priced; with more goroutines than
 	// CPUs the oversubscribed terms price the Go scheduler instead.
 	GoroutineNs float64 `json:"goroutine_ns"`
