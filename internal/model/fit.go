@@ -117,7 +117,8 @@ func knobs(lo, hi Params) []knob {
 // over the line fractions and then coordinate descent (a bounded search
 // on each constant in turn). Constants no observation depends on keep
 // their starting values. Observations the model cannot predict (unknown
-// algorithm, non-positive time) are left out.
+// algorithm, CPUs the costs do not know, a time that is not positive)
+// are left out.
 func Fit(obs []Observation, c Costs, start Params) Fitted {
 	var pts []Observation
 	maxLat := 0.0
@@ -125,8 +126,8 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		if !(o.MeasuredNs > 0) || math.IsInf(o.MeasuredNs, 0) || len(o.CPUs) < 1 {
 			continue
 		}
-		if _, err := PatternOf(o.Algorithm, len(o.CPUs), o.FanIn); err != nil {
-			continue
+		if v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, start.Physical()); err != nil || !(v > 0) || math.IsInf(v, 0) {
+			continue // not predictable: an unknown algorithm, CPUs the costs lack
 		}
 		for _, cpu := range o.CPUs[1:] {
 			if l := c.Latency(o.CPUs[0], cpu); l > maxLat {

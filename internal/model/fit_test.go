@@ -326,3 +326,31 @@ func TestDefaultsProvenance(t *testing.T) {
 		}
 	}
 }
+
+// Fit leaves out what it cannot predict (an unknown algorithm, CPUs the
+// matrix lacks, a time that is not a positive number) and fits the rest;
+// with nothing left it returns its start inside the bounds.
+func TestFitLeavesOutTheUnpredictable(t *testing.T) {
+	m, err := latency.ReadCSVFile("testdata/vcpu16-matrix.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []Observation{{Algorithm: "central", CPUs: seq(4), MeasuredNs: 600}, {Algorithm: "dissemination", CPUs: seq(4), MeasuredNs: 400}}
+	bad := []Observation{
+		{Algorithm: "nope", CPUs: seq(4), MeasuredNs: 500},
+		{Algorithm: "central", CPUs: []int{0, 99}, MeasuredNs: 500},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: math.NaN()},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: -1},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: math.Inf(1)},
+		{Algorithm: "central", MeasuredNs: 100},
+	}
+	f := Fit(append(bad, good...), m, DefaultParams())
+	if len(f.Residuals) != len(good) || math.IsNaN(f.RMSLogRatio) {
+		t.Errorf("fitted %d residuals (rms %g), want the %d predictable", len(f.Residuals), f.RMSLogRatio, len(good))
+	}
+	start := DefaultParams()
+	start.SignalOverheadNs = -50
+	if g := Fit(bad, m, start); len(g.Residuals) != 0 || g.Params.SignalOverheadNs != 0 {
+		t.Errorf("nothing to fit: %d residuals, overhead %g (want 0: the start inside the bounds)", len(g.Residuals), g.Params.SignalOverheadNs)
+	}
+}
