@@ -354,3 +354,42 @@ func TestFitLeavesOutTheUnpredictable(t *testing.T) {
 		t.Errorf("nothing to fit: %d residuals, overhead %g (want 0: the start inside the bounds)", len(g.Residuals), g.Params.SignalOverheadNs)
 	}
 }
+
+// PriceComposition prices the composition Hybrid chose exactly as Hybrid
+// did, under the defaults and under other constants.
+func TestPriceCompositionMatchesHybrid(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewTreeCosts(topo)
+	other := DefaultParams()
+	other.SignalOverheadNs, other.FlagRefetchFraction, other.CounterArrivalFraction = 15, 0.3, 0.2
+	levels := 0
+	for _, prm := range []Params{DefaultParams(), other} {
+		for _, n := range []int{8, 16, 24, 32} {
+			cpus := make([]int, n)
+			for i := range cpus {
+				cpus[i] = topo.CPUs()[i]
+			}
+			comp, ns, err := HybridForWith(DefaultModel, topo, cpus, c, prm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(comp.Levels) < 2 {
+				continue // flat
+			}
+			levels++
+			got, err := PriceComposition(DefaultModel, comp.Levels, cpus, c, prm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-ns) > 1e-9*ns {
+				t.Errorf("%d threads %s: priced %.3f, Hybrid %.3f", n, comp, got, ns)
+			}
+		}
+	}
+	if levels == 0 {
+		t.Fatal("no composition of levels to price")
+	}
+}
