@@ -139,11 +139,6 @@ func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]P
 		if err != nil {
 			return nil, fmt.Errorf("hybrid on %d CPUs: %w", len(cpus), err)
 		}
-		if alg, k, ok := FlatOf(comp.String()); ok { // degenerated: the flat algorithm with these constants
-			if v, err := PredictWith(o.Kind, alg, cpus, c, k, prm); err == nil {
-				ns = v
-			}
-		}
 		out = append(out, Prediction{Algorithm: "hybrid", PredictedNs: ns, Composition: comp.String()})
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return cmp.Compare(a.PredictedNs, b.PredictedNs) })
