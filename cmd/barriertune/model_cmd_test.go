@@ -434,7 +434,7 @@ func TestModelFromResultsConstants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "constants: ") || !strings.Contains(out, "predicted/measured 0.90-1.20") {
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "constants: ") || !strings.Contains(flat, "predicted/measured 0.90-1.20") {
 		t.Errorf("simulate --from-results does not say how far its constants were from the data:\n%s", out)
 	}
 }
