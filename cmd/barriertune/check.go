@@ -49,7 +49,9 @@ func newCheckCmd(g *globalOptions) *cobra.Command {
 		Long: `Run the install-time check. For every thread count (default: 2 up to the
 allowed PUs, all of them up to 8, then powers of two and the maximum, and
 twice and four times the PUs, as plain unpinned goroutines the way programs
-run more goroutines than CPUs) it
+run more goroutines than CPUs, and the tree's boundaries: the PUs and the
+cores of one L3, NUMA node and package and of the machine, where programs
+run and the winner changes) it
 chooses representative placements (configuration sets), times every barrier
 algorithm on each, interleaved and repeated, with the waiting policy the
 placement calls for (spin when every thread has its own CPU, else auto), and
@@ -116,7 +118,7 @@ names another file, where barriers.Auto and
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
-	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two and the maximum; 2x and 4x the PUs unpinned)")
+	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))
 	f.IntVar(&opts.setsLimit, "sets-limit", configsets.DefaultLimit, "most placements measured per thread count (at least 1)")
 	f.DurationVar(&opts.budget, "budget", check.DefaultBudget, "time budget for the whole check (positive, e.g. 30s or 5m)")

@@ -12,7 +12,7 @@ import (
 )
 
 // parseCounts reads a thread-count list such as "2,4,8" or "2-8" for the
-// flag named flag: counts 1..maxThreads, each at most once, in the order
+// flag named flag: counts 1..barriers.MaxParticipants, each at most once, in the order
 // given.
 func parseCounts(flag, s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParseCounts checks parseCounts' promises on any input: no panic, an
-// error that names the flag, or counts within 1..maxThreads, each once.
+// error that names the flag, or counts within 1..barriers.MaxParticipants, each once.
 func FuzzParseCounts(f *testing.F) {
 	for _, s := range []string{"2,4,8", "2-8", "1", "2,2", "2-1000000000", "", "-", "1-65536", "3-2", " 2 , 3 "} {
 		f.Add(s)

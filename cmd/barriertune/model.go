@@ -16,6 +16,7 @@ import (
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -54,10 +55,12 @@ hybrid is composed greedily per level of the tree (the measured machine's, or
 the one clustered from the matrix) and printed with its composition. Models:
 critical-path (the signal pattern over the matrix, nothing else) and default
 (plus calibrated per-signal overhead, line contention and wake-ups; see
-docs/model.md). The default model's constants are the defaults unless
---from-results FILE names a results file whose check fitted them to its
-machine; the text output's last line says which and how far they were from
-the measurements they were fitted to.`,
+docs/model.md). The default model's constants are the ones the check fitted
+in the results FILE --from-results names; with --measured and no
+--from-results, those of this machine's results file (the lookup
+barriers.Auto uses) when it records a fit; else, or with --from-results
+none, the defaults. The text output's last line says which and how far they
+were from the measurements they were fitted to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := notifySignals(cmd.Context())
@@ -77,7 +80,7 @@ the measurements they were fitted to.`,
 	f.StringVar(&o.algorithm, "algorithm", "all", "algorithm to predict (hybrid: the greedy per-level composition), or all")
 	f.IntVar(&o.fanIn, "fan-in", model.DefaultFanIn, "tree fan-in, 2 to 64")
 	f.BoolVar(&o.asJSON, "json", false, "print as JSON")
-	f.StringVar(&o.fromResults, "from-results", "", "predict with the model constants the check calibrated in the results `FILE` (default: the defaults)")
+	f.StringVar(&o.fromResults, "from-results", "", "predict with the model constants the check calibrated in the results `FILE`, or none for the defaults (default: with --measured, this machine's results file's, else the defaults)")
 	o.measuring.register(f, " with --measured")
 	registerCompletions(cmd, map[string][]string{
 		"model":     {string(model.CriticalPathModel), string(model.DefaultModel)},
@@ -104,12 +107,18 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 		return usageErrorf("--algorithm %q: unknown (accepted: all, hybrid, %s)", o.algorithm, strings.Join(model.Algorithms(), ", "))
 	}
 	prm, constants := model.DefaultParams(), model.DefaultsProvenance
-	if o.fromResults != "" { // read before anything is measured
+	switch { // read before anything is measured
+	case o.fromResults == "none":
+	case o.fromResults != "":
 		f, err := results.Read(o.fromResults)
 		if err != nil {
 			return fmt.Errorf("--from-results: %w", err)
 		}
 		prm, constants = check.ParamsFrom(f.Calibration), calibrationSummary(f.Calibration, o.fromResults)
+	case o.measured:
+		if f, path := thisMachinesFit(); f != nil {
+			prm, constants = check.ParamsFrom(f.Calibration), "this machine's results file: "+calibrationSummary(f.Calibration, path)
+		}
 	}
 	var fixed []int
 	if o.cpuList != "" { // the list's syntax before anything is measured
@@ -190,6 +199,21 @@ func writeWrapped(w io.Writer, s string) {
 		line += word
 	}
 	fmt.Fprintln(w, line)
+}
+
+// thisMachinesFit is this machine's results file (the lookup
+// barriers.Auto uses) when it applies here, was measured and records a
+// fit; nil otherwise.
+func thisMachinesFit() (*results.File, string) {
+	here, err := osal.Allowed()
+	if err != nil {
+		return nil, ""
+	}
+	found, err := results.DefaultFinder(results.Host(here.String())).Find()
+	if err != nil || found.Warning != "" || found.File.Simulated || found.File.Calibration == nil || len(found.File.Calibration.Residuals) == 0 {
+		return nil, ""
+	}
+	return found.File, found.Path
 }
 
 // calibrationSummary says which constants a results file's calibration

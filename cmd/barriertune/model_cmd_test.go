@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -436,5 +437,40 @@ func TestModelFromResultsConstants(t *testing.T) {
 	}
 	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "constants: ") || !strings.Contains(flat, "predicted/measured 0.90-1.20") {
 		t.Errorf("simulate --from-results does not say how far its constants were from the data:\n%s", out)
+	}
+}
+
+// model --measured predicts with this machine's results file's fit when
+// the lookup finds one ($BARRIERTUNE_RESULTS here: a short live check),
+// and says so; --from-results none keeps the defaults.
+func TestModelMeasuredUsesThisMachinesFit(t *testing.T) {
+	if testing.Short() || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("a live check on two CPUs")
+	}
+	file := filepath.Join(t.TempDir(), "results.json")
+	if _, err := run(t, "check", "--budget", "3s", "--threads", "2", "--algorithms", "central,dissemination,cond", "-o", file); err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Read(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Calibration == nil || len(f.Calibration.Residuals) == 0 {
+		t.Fatalf("the check recorded no fit: %+v", f.Calibration)
+	}
+	t.Setenv(results.ResultsEnv, file)
+	fake := func(a, b int, _ measure.Options) (float64, error) { return 180, nil }
+	for _, c := range []struct{ from, want string }{
+		{"", "constants: this machine's results file: " + file + "'s calibration"},
+		{"none", "constants: defaults, not fitted to this machine"},
+	} {
+		var out bytes.Buffer
+		o := modelOptions{measured: true, threads: 2, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, pingPong: fake}, fromResults: c.from}
+		if err := runModel(context.Background(), &out, o); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(got, c.want) {
+			t.Errorf("--from-results %q: output lacks %q:\n%s", c.from, c.want, out.String())
+		}
 	}
 }

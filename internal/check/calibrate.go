@@ -201,7 +201,8 @@ func paramsMap(prm model.Params) map[string]float64 {
 }
 
 // paramsFrom is the model's constants recorded in c: the defaults, with
-// every constant c names replaced.
+// every constant c names replaced, brought inside the model's bounds
+// (model.Params.Physical: an older file's negative overhead reads as 0).
 func paramsFrom(c *results.Calibration) model.Params {
 	prm := model.DefaultParams()
 	if c == nil || len(c.Params) == 0 {
@@ -211,7 +212,7 @@ func paramsFrom(c *results.Calibration) model.Params {
 	if err == nil {
 		_ = json.Unmarshal(b, &prm)
 	}
-	return prm
+	return prm.Physical()
 }
 
 // ParamsFrom is the model's constants a results file's calibration

@@ -117,3 +117,19 @@ func TestRefitRecordsResiduals(t *testing.T) {
 		t.Errorf("ParamsFrom %+v does not read %v", got, c.Params)
 	}
 }
+
+// A file's constants are read inside the model's bounds: an older
+// calibration's negative per-signal overhead (-53.7 ns was fitted here)
+// replays as 0, a negative fraction as 0, one above 1 as 1, and the
+// constants it does not name keep their defaults.
+func TestParamsFromIsPhysical(t *testing.T) {
+	got := ParamsFrom(&results.Calibration{Model: "default", Params: map[string]float64{
+		"signal_overhead_ns": -53.7, "flag_refetch_fraction": -0.2, "counter_transfer_fraction": 3, "futex_wake_ns": -1}})
+	def := model.DefaultParams()
+	if got.SignalOverheadNs != 0 || got.FlagRefetchFraction != 0 || got.CounterTransferFraction != 1 || got.FutexWakeNs != 100 {
+		t.Errorf("read %+v", got)
+	}
+	if got.CounterArrivalFraction != def.CounterArrivalFraction || got.GoroutineNs != def.GoroutineNs || got.ChannelWakeNs != def.ChannelWakeNs {
+		t.Errorf("constants not named: %+v, want the defaults %+v", got, def)
+	}
+}

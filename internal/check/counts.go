@@ -25,13 +25,28 @@ const maxBoundaryCounts = 8
 // each at least 2, smallest first, at most maxBoundaryCounts. The check
 // measures them besides DefaultThreadCounts (WithBoundaryCounts).
 func BoundaryThreadCounts(topo *hwtree.Topology) []int {
-	if topo == nil || topo.Root == nil {
-		return nil
-	}
 	var out []int
-	add := func(n int) {
-		if n >= 2 && !slices.Contains(out, n) {
-			out = append(out, n)
+	for n := range BoundaryReasons(topo) {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	if len(out) > maxBoundaryCounts {
+		out = out[:maxBoundaryCounts]
+	}
+	return out
+}
+
+// BoundaryReasons names, for each of topo's boundary thread counts, the
+// boundaries it is ("L3Cache PUs", "Package cores"): one object's PUs, or
+// its cores with one thread per core.
+func BoundaryReasons(topo *hwtree.Topology) map[int][]string {
+	out := map[int][]string{}
+	if topo == nil || topo.Root == nil {
+		return out
+	}
+	add := func(n int, why string) {
+		if n >= 2 && !slices.Contains(out[n], why) {
+			out[n] = append(out[n], why)
 		}
 	}
 	for _, typ := range boundaryLevels() {
@@ -50,14 +65,10 @@ func BoundaryThreadCounts(topo *hwtree.Topology) []int {
 			continue
 		}
 		pus := first.CPUSet.Len()
-		add(pus)
+		add(pus, typ.String()+" PUs")
 		if cores := coresIn(topo.Root, first); cores > 0 && cores < pus {
-			add(cores)
+			add(cores, typ.String()+" cores")
 		}
-	}
-	slices.Sort(out)
-	if len(out) > maxBoundaryCounts {
-		out = out[:maxBoundaryCounts]
 	}
 	return out
 }

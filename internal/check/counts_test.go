@@ -43,12 +43,36 @@ func TestBoundaryThreadCounts(t *testing.T) {
 				t.Errorf("%s: the plan's counts %v lack %d", c.synthetic, planned, n)
 			}
 		}
+		// The plan says which boundary each count is.
+		for _, e := range p.Threads {
+			if want := BoundaryReasons(topo)[e.Threads]; !slices.Equal(e.Boundary, want) {
+				t.Errorf("%s, %d threads: plan names boundaries %v, want %v", c.synthetic, e.Threads, e.Boundary, want)
+			}
+		}
 		// Everything the old defaults measured is still measured.
 		for _, n := range DefaultThreadCounts(len(topo.PUs())) {
 			if !slices.Contains(planned, n) {
 				t.Errorf("%s: the plan's counts %v lack the default %d", c.synthetic, planned, n)
 			}
 		}
+	}
+}
+
+// BoundaryReasons names each level's object: an L3 of 6 cores with SMT
+// is 12 PUs and 6 cores, a package of two L3s 24 and 12.
+func TestBoundaryReasons(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:6 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := BoundaryReasons(topo)
+	for n, want := range map[int]string{6: "L3Cache cores", 12: "L3Cache PUs", 24: "Package PUs", 48: "Machine PUs"} {
+		if !slices.Contains(got[n], want) {
+			t.Errorf("%d threads: %v, want %q among them", n, got[n], want)
+		}
+	}
+	if !slices.Contains(got[12], "Package cores") || !slices.Contains(got[24], "Machine cores") {
+		t.Errorf("cores of the package and machine: %v", got)
 	}
 }
 

@@ -53,6 +53,10 @@ type PlanFloor struct {
 // PlanThreads is one thread count of a plan.
 type PlanThreads struct {
 	Threads int `json:"threads"`
+	// Boundary names the tree's boundaries this count is, one object's
+	// PUs or cores ("L3Cache PUs", "Package cores"; BoundaryReasons): why
+	// the default counts hold it.
+	Boundary []string `json:"boundary,omitempty"`
 	// FromRound is the first round measured (a resumed count has the
 	// earlier ones); Calibration marks the count whose first round fits
 	// the model before the others are pruned again.
@@ -108,7 +112,7 @@ func DryRun(cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: f.Simulated, Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
-		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round)"},
+		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round, and to every measurement when it ends)"},
 		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), ExtrasS: round3(p.extras(cfg).Seconds()), Samples: p.samples, Rounds: p.rounds,
 		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Inference: InferenceRule, Threads: []PlanThreads{}}
 	if p.calib != nil {
@@ -118,11 +122,13 @@ func DryRun(cfg Config) (*Plan, error) {
 		out.Floors = append(out.Floors, PlanFloor{Level: p.levels[i], CPUs: pr})
 	}
 	composer := &hybridComposer{topo: cfg.Topology}
+	boundary := BoundaryReasons(cfg.Topology)
 	per := perCandidate(p.samples, cfg.SampleTarget)
 	for _, u := range p.units {
 		t := PlanThreads{Threads: u.threads, FromRound: u.from, Calibration: u.calibrate, Pruned: len(u.pruned),
 			PredictedWinner: u.predicted, PredictedNs: round3(u.predictedNs),
 			EstimatedS: round3((time.Duration(len(u.sets)*max(p.rounds-u.from, 0)*(len(u.cands)+1)) * per).Seconds())}
+		t.Boundary = boundary[u.threads]
 		if cfg.Verbose {
 			t.PrunedDetail = u.pruned
 		}
@@ -200,6 +206,9 @@ func (p *Plan) Text(verbose bool) string {
 	}
 	for _, t := range p.Threads {
 		head := fmt.Sprintf("%5d threads: %s, %s", t.Threads, text.Plural(len(t.Placements), "placement"), text.Plural(len(t.Candidates), "candidate"))
+		if len(t.Boundary) > 0 {
+			head = fmt.Sprintf("%5d threads (%s): %s, %s", t.Threads, strings.Join(t.Boundary, ", "), text.Plural(len(t.Placements), "placement"), text.Plural(len(t.Candidates), "candidate"))
+		}
 		if t.Pruned > 0 {
 			head += fmt.Sprintf(" (%d pruned)", t.Pruned)
 		}

@@ -488,7 +488,7 @@ func (p *plan) modelCosts() model.Costs {
 // predict is the model's time for c on cpus with the plan's constants.
 func (p *plan) predict(c cand, cpus []int) (float64, error) {
 	if c.alg == "hybrid" {
-		_, ns, err := model.HybridFor(p.kind, p.topo, cpus, p.costs)
+		_, ns, err := model.HybridForWith(p.kind, p.topo, cpus, p.costs, p.params)
 		return ns, err
 	}
 	return model.PredictWith(p.kind, c.alg, cpus, p.costs, c.fanIn, p.params)

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"context"
 	"testing"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/model"
 )
 
 // BenchmarkPlan plans the default check (DryRun, as check --plan does) of
@@ -22,5 +24,26 @@ func BenchmarkPlan(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRefit is a live check's last step on a 256-PU machine's file
+// (a simulated check's 973 measurements, thinned to 96): the fit of every
+// measurement, which runs after the budget.
+func BenchmarkRefit(b *testing.B) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:4 core:16 pu:2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewModelMeasurer(topo, nil, model.DefaultModel, model.DefaultParams(), 0, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := Run(context.Background(), Config{Topology: topo, Measurer: m})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		refit(topo, model.DefaultModel, f)
 	}
 }

@@ -123,8 +123,9 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 }
 
 // predict is the model's time for candidate c on cpus: the hybrid's from
-// its composition (model.HybridFor's prediction when it composes the same
-// levels, else the critical path of its pattern).
+// its composition (model.HybridForWith's prediction with the measurer's
+// constants when it composes the same levels, else model.PriceComposition:
+// the critical path of its pattern and its levels' overheads).
 func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error) {
 	if c.Algorithm != "hybrid" {
 		return model.PredictWith(m.kind, c.Algorithm, cpus, m.costs, c.FanIn, m.params)
@@ -141,14 +142,14 @@ func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error
 		return ns, nil
 	}
 	ns := math.NaN()
-	if hc, hns, err := model.HybridFor(m.kind, m.topo, cpus, m.costs); err == nil && hc.String() == comp {
+	if hc, hns, err := model.HybridForWith(m.kind, m.topo, cpus, m.costs, m.params); err == nil && hc.String() == comp {
 		ns = hns
-	} else {
-		p, err := model.HybridPattern(c.Hierarchy, len(cpus))
+	} else { // composed with other constants or latencies: priced as the model prices its own
+		v, err := model.PriceComposition(m.kind, c.Hierarchy, cpus, m.costs, m.params)
 		if err != nil {
 			return 0, err
 		}
-		ns = model.CriticalPath(p, cpus, m.costs)
+		ns = v
 	}
 	m.hybrid[key] = ns
 	return ns, nil

@@ -73,8 +73,12 @@ func (f Fitted) Summary() string {
 	return fmt.Sprintf("predicted/measured %.2f-%.2f over %d measurements (rms log ratio %.3f)", f.MinRatio, f.MaxRatio, len(f.Residuals), f.RMSLogRatio)
 }
 
-// maxPasses bounds Fit's coordinate descent.
-const maxPasses = 40
+// maxPasses bounds Fit's coordinate descent; maxGridPoints the
+// observations its starting grid predicts.
+const (
+	maxPasses     = 40
+	maxGridPoints = 24
+)
 
 // knob is one constant Fit may move: where it lives, its bounds, the
 // resolution it is rounded to, and whether it is searched on a log scale.
@@ -97,6 +101,8 @@ func knobs(lo, hi Params) []knob {
 		{name: "channel_wake_ns", at: func(q *Params) *float64 { return &q.ChannelWakeNs }, res: 1, log: true},
 		{name: "oversubscribed_stage_ns", at: func(q *Params) *float64 { return &q.OversubscribedStageNs }, res: 1},
 		{name: "oversubscribed_signal_ns", at: func(q *Params) *float64 { return &q.OversubscribedSignalNs }, res: 0.1},
+		{name: "oversubscribed_goroutine_ns", at: func(q *Params) *float64 { return &q.OversubscribedGoroutineNs }, res: 1},
+		{name: "oversubscribed_park_ns", at: func(q *Params) *float64 { return &q.OversubscribedParkNs }, res: 1},
 	}
 	for i := range ks {
 		ks[i].lo, ks[i].hi = *ks[i].at(&lo), *ks[i].at(&hi)
@@ -111,7 +117,8 @@ func knobs(lo, hi Params) []knob {
 // over the line fractions and then coordinate descent (a bounded search
 // on each constant in turn). Constants no observation depends on keep
 // their starting values. Observations the model cannot predict (unknown
-// algorithm, non-positive time) are left out.
+// algorithm, CPUs the costs do not know, a time that is not positive)
+// are left out.
 func Fit(obs []Observation, c Costs, start Params) Fitted {
 	var pts []Observation
 	maxLat := 0.0
@@ -119,8 +126,8 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		if !(o.MeasuredNs > 0) || math.IsInf(o.MeasuredNs, 0) || len(o.CPUs) < 1 {
 			continue
 		}
-		if _, err := PatternOf(o.Algorithm, len(o.CPUs), o.FanIn); err != nil {
-			continue
+		if v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, start.Physical()); err != nil || !(v > 0) || math.IsInf(v, 0) {
+			continue // not predictable: an unknown algorithm, CPUs the costs lack
 		}
 		for _, cpu := range o.CPUs[1:] {
 			if l := c.Latency(o.CPUs[0], cpu); l > maxLat {
@@ -140,40 +147,55 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		return Fitted{Params: prm}
 	}
 	origin := prm
-	var live []knob
-	dataLoss := func(q Params) float64 {
-		e := 0.0
-		for _, o := range pts {
-			v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, q)
-			if err != nil || !(v > 0) {
-				return math.Inf(1)
-			}
-			r := math.Log(v / o.MeasuredNs)
-			e += r * r
+	// term is observation i's share of the loss under q.
+	term := func(q Params, i int) float64 {
+		o := pts[i]
+		v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, q)
+		if err != nil || !(v > 0) {
+			return math.Inf(1)
 		}
-		return e
+		r := math.Log(v / o.MeasuredNs)
+		return r * r
 	}
-	// A constant is fitted only when some prediction depends on it.
+	// A constant is fitted only when some prediction depends on it; a
+	// search on it sums only the observations that depend on it (the
+	// others' terms do not move): a wake-up constant re-predicts the
+	// blocking baselines alone.
+	var live []knob
+	deps := map[string][]int{}
 	for _, k := range ks {
 		a, b := prm, prm
 		*k.at(&a), *k.at(&b) = k.lo, k.hi
-		if dataLoss(a) != dataLoss(b) {
+		for i := range pts {
+			if term(a, i) != term(b, i) {
+				deps[k.name] = append(deps[k.name], i)
+			}
+		}
+		if len(deps[k.name]) > 0 {
 			live = append(live, k)
 		}
 	}
-	loss := func(q Params) float64 {
-		e := dataLoss(q)
+	all := make([]int, len(pts))
+	for i := range all {
+		all[i] = i
+	}
+	lossOn := func(q Params, idx []int) float64 {
+		e := 0.0
 		for _, k := range live { // the prior: an undetermined constant stays at its start
 			d := (*k.at(&q) - *k.at(&origin)) / (k.hi - k.lo)
 			e += fitPrior * d * d
 		}
+		for _, i := range idx {
+			e += term(q, i)
+		}
 		return e
 	}
-	search := func(q Params, k knob, grid int) float64 {
+	loss := func(q Params) float64 { return lossOn(q, all) }
+	search := func(q Params, k knob, grid int, idx []int) float64 {
 		return minimise(func(x float64) float64 {
 			r := q
 			*k.at(&r) = x
-			return loss(r)
+			return lossOn(r, idx)
 		}, k, grid)
 	}
 	// The line fractions trade off against the overhead along valleys:
@@ -181,28 +203,41 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 	// the live fractions, the overhead minimised at each.
 	var fracs []knob
 	var over *knob
+	var joint []int
 	for i, k := range live {
 		switch {
 		case k.name == "signal_overhead_ns":
 			over = &live[i]
 		case strings.HasSuffix(k.name, "_fraction"):
 			fracs = append(fracs, k)
+		default:
+			continue
 		}
+		joint = append(joint, deps[k.name]...)
+	}
+	slices.Sort(joint)
+	joint = slices.Compact(joint)
+	if len(joint) > maxGridPoints { // the grid only picks the basin: every k-th will do
+		thin := make([]int, maxGridPoints)
+		for i := range thin {
+			thin[i] = joint[i*len(joint)/maxGridPoints]
+		}
+		joint = thin
 	}
 	if len(fracs) > 0 {
-		best, from := loss(prm), prm // the start competes with the grid
+		best, from := lossOn(prm, joint), prm // the start competes with the grid
 		var walk func(i int, q Params)
 		walk = func(i int, q Params) {
 			if i == len(fracs) {
 				if over != nil {
-					*over.at(&q) = search(q, *over, 10)
+					*over.at(&q) = search(q, *over, 10, joint)
 				}
-				if e := loss(q); e < best {
+				if e := lossOn(q, joint); e < best {
 					best, from = e, q
 				}
 				return
 			}
-			for x := 0.0; x <= 1+1e-9; x += 0.25 {
+			for x := 0.0; x <= 1+1e-9; x += 0.5 {
 				*fracs[i].at(&q) = x
 				walk(i+1, q)
 			}
@@ -210,15 +245,16 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 		walk(0, prm)
 		prm = from
 	}
-	// Coordinate descent until a pass gains less than a part in 10^9
-	// (the constants trade off along valleys: many short steps).
+	// Coordinate descent until a pass gains less than a part in 10^9 or
+	// 10^-9 in all (the constants trade off along valleys: many short
+	// steps; data the model fits exactly gains ever less).
 	e := loss(prm)
 	for pass := 0; pass < maxPasses; pass++ {
 		for _, k := range live {
-			*k.at(&prm) = search(prm, k, 40)
+			*k.at(&prm) = search(prm, k, 40, deps[k.name])
 		}
 		next := loss(prm)
-		if !(next < e*(1-1e-9)) {
+		if !(next < e*(1-1e-9)) || e-next < 1e-9 {
 			break
 		}
 		e = next
@@ -232,6 +268,29 @@ func Fit(obs []Observation, c Costs, start Params) Fitted {
 	out := Fitted{Params: prm, Constants: names}
 	out.Residuals, out.RMSLogRatio, out.MinRatio, out.MaxRatio = Residuals(pts, c, prm)
 	return out
+}
+
+// Physical returns p with every constant Fit fits brought inside
+// Bounds (the per-signal overhead up to 1 ms): a negative cost, as older
+// calibrations fitted, becomes 0, and a value that is not a number takes
+// its default. Predictions from a file's constants go through it.
+func (p Params) Physical() Params {
+	lo, hi := Bounds(1e6)
+	def := DefaultParams()
+	for _, k := range knobs(lo, hi) {
+		v := k.at(&p)
+		switch {
+		case math.IsNaN(*v):
+			*v = *k.at(&def)
+		default:
+			*v = min(max(*v, k.lo), k.hi)
+		}
+	}
+	p.ContentionNs, p.ContentionGrowthNs = max(p.ContentionNs, 0), max(p.ContentionGrowthNs, 0)
+	if math.IsNaN(p.ContentionNs) || math.IsNaN(p.ContentionGrowthNs) {
+		p.ContentionNs, p.ContentionGrowthNs = def.ContentionNs, def.ContentionGrowthNs
+	}
+	return p
 }
 
 // FlatOf returns the flat algorithm a hybrid's composition degenerated

@@ -49,11 +49,16 @@ func readVM2(t *testing.T) map[string]*vm2Run {
 	}
 	runs := map[string]*vm2Run{}
 	for _, r := range recs[1:] {
+		n, err0 := strconv.Atoi(r[1])
 		fan, err1 := strconv.Atoi(r[3])
 		ns, err2 := strconv.ParseFloat(r[6], 64)
 		fl, err3 := strconv.ParseFloat(r[7], 64)
-		if err1 != nil || err2 != nil || err3 != nil {
+		if err0 != nil || err1 != nil || err2 != nil || err3 != nil || n < 2 {
 			t.Fatalf("bad row %q", r)
+		}
+		cpus := make([]int, n) // round-robin over CPUs 0 and 1, as the check placed them
+		for i := range cpus {
+			cpus[i] = i % 2
 		}
 		alg := r[2]
 		if alg == "hybrid" { // measured as its flat degeneration
@@ -62,22 +67,24 @@ func readVM2(t *testing.T) map[string]*vm2Run {
 		if runs[r[0]] == nil {
 			runs[r[0]] = &vm2Run{floor: fl}
 		}
-		runs[r[0]].obs = append(runs[r[0]].obs, Observation{Algorithm: alg, FanIn: fan, Policy: r[5], CPUs: []int{0, 1}, MeasuredNs: ns})
+		runs[r[0]].obs = append(runs[r[0]].obs, Observation{Algorithm: alg, FanIn: fan, Policy: r[5], CPUs: cpus, MeasuredNs: ns})
 	}
 	return runs
 }
 
-// The fit on the development VM's 2-thread checks (every candidate, the
-// blocking baselines included): no constant leaves its bounds (none is
-// negative), every measurement is reproduced within 1.5x, and the
-// model's fastest measured within 10% of the measured fastest. The old
-// fit drove the per-signal overhead to -48..-74 ns on such data and
-// priced goroutine as a futex wake-up (200x); the old model cannot meet
-// the 1.5x (checked below, so the test can fail).
+// The fit on the development VM's checks (every candidate, the blocking
+// baselines included; run c also 4 and 8 goroutines on the 2 CPUs): no
+// constant leaves its bounds (none is negative), every measurement at 2
+// threads and every goroutine, cond and channel above the CPUs is
+// reproduced within 1.5x, and at each count the model's fastest measured
+// within 10% of the measured fastest. The old fit drove the per-signal
+// overhead to -48..-74 ns on such data and priced goroutine as a futex
+// wake-up (200x); the old model cannot meet the 1.5x (checked below, so
+// the test can fail).
 func TestFitVM2(t *testing.T) {
 	runs := readVM2(t)
-	if len(runs) < 2 {
-		t.Fatalf("%d runs in testdata, want at least 2", len(runs))
+	if len(runs) < 3 {
+		t.Fatalf("%d runs in testdata, want at least 3", len(runs))
 	}
 	for name, r := range runs {
 		c := pairCosts(r.floor)
@@ -88,21 +95,26 @@ func TestFitVM2(t *testing.T) {
 				t.Errorf("run %s: %s = %g outside [%g, %g]", name, k.name, v, k.lo, k.hi)
 			}
 		}
-		fastest, pickNs, best := math.Inf(1), 0.0, math.Inf(1)
+		fastest, pickNs, best := map[int]float64{}, map[int]float64{}, map[int]float64{}
 		for _, res := range f.Residuals {
-			if res.Ratio > 1.5 || res.Ratio < 1/1.5 {
-				t.Errorf("run %s: %s predicted %.0f ns, measured %.0f (%.2fx; want within 1.5x)", name, res.Algorithm, res.PredictedNs, res.MeasuredNs, res.Ratio)
+			if (res.Threads == 2 || blockingBaseline(res.Algorithm)) && (res.Ratio > 1.5 || res.Ratio < 1/1.5) {
+				t.Errorf("run %s: %s at %d threads predicted %.0f ns, measured %.0f (%.2fx; want within 1.5x)", name, res.Algorithm, res.Threads, res.PredictedNs, res.MeasuredNs, res.Ratio)
 			}
-			fastest = min(fastest, res.MeasuredNs)
-			if res.PredictedNs < best {
-				best, pickNs = res.PredictedNs, res.MeasuredNs
+			n := res.Threads
+			if v, ok := fastest[n]; !ok || res.MeasuredNs < v {
+				fastest[n] = res.MeasuredNs
+			}
+			if v, ok := best[n]; !ok || res.PredictedNs < v {
+				best[n], pickNs[n] = res.PredictedNs, res.MeasuredNs
 			}
 		}
 		if len(f.Residuals) != len(r.obs) {
 			t.Errorf("run %s: %d residuals for %d measurements", name, len(f.Residuals), len(r.obs))
 		}
-		if pickNs > 1.1*fastest {
-			t.Errorf("run %s: the model's fastest measured %.0f ns, %.2fx the measured fastest %.0f", name, pickNs, pickNs/fastest, fastest)
+		for n, v := range fastest {
+			if pickNs[n] > 1.1*v {
+				t.Errorf("run %s, %d threads: the model's fastest measured %.0f ns, %.2fx the measured fastest %.0f", name, n, pickNs[n], pickNs[n]/v, v)
+			}
 		}
 		t.Logf("run %s: %s; %+v", name, f.Summary(), f.Params)
 		// The old model: every increment a full transfer, goroutine a
@@ -112,6 +124,9 @@ func TestFitVM2(t *testing.T) {
 		old.CounterArrivalFraction, old.GoroutineNs = 1, 0
 		worst := 1.0
 		for _, o := range r.obs {
+			if len(o.CPUs) > 2 {
+				continue
+			}
 			v, err := PredictWith(DefaultModel, o.Algorithm, o.CPUs, c, o.FanIn, old)
 			if err != nil {
 				t.Fatal(err)
@@ -229,10 +244,27 @@ func TestGoroutineFitsTheCPUs(t *testing.T) {
 	if g != central+DefaultParams().GoroutineNs {
 		t.Errorf("goroutine at 2 pinned threads predicted %.0f ns, want central's %.0f + %.0f", g, central, DefaultParams().GoroutineNs)
 	}
-	over, _ := Predict(DefaultModel, "goroutine", []int{0, 1, 0, 1}, c, 0)
-	if over <= g {
-		t.Errorf("4 goroutines on 2 CPUs predicted %.0f ns, not above 2 on 2 (%.0f)", over, g)
+	// Above the CPUs: one scheduler switch per goroutine, the CPUs
+	// sharing them, whatever the pattern (the old model: 2 stages of
+	// wake-ups and 2(n-1) signals, the spinning algorithms' price).
+	for _, n := range []int{4, 8, 64} {
+		cpus := make([]int, n)
+		for i := range cpus {
+			cpus[i] = i % 2
+		}
+		over, _ := Predict(DefaultModel, "goroutine", cpus, c, 0)
+		if want := DefaultParams().OversubscribedGoroutineNs * float64(n) / 2; over != want {
+			t.Errorf("%d goroutines on 2 CPUs predicted %.0f ns, want %.0f", n, over, want)
+		}
+		cond, _ := Predict(DefaultModel, "cond", cpus, c, 0)
+		if want := DefaultParams().OversubscribedParkNs * float64(n) / 2; cond != want {
+			t.Errorf("cond, %d goroutines on 2 CPUs: predicted %.0f ns, want %.0f", n, cond, want)
+		}
 	}
+}
+
+func blockingBaseline(alg string) bool {
+	return alg == "goroutine" || alg == "cond" || alg == "channel"
 }
 
 // TreeCosts' ancestor chains give every pair the latency of the object
@@ -292,5 +324,72 @@ func TestDefaultsProvenance(t *testing.T) {
 		if !strings.Contains(DefaultsProvenance, want) {
 			t.Errorf("DefaultsProvenance %q lacks %q", DefaultsProvenance, want)
 		}
+	}
+}
+
+// Fit leaves out what it cannot predict (an unknown algorithm, CPUs the
+// matrix lacks, a time that is not a positive number) and fits the rest;
+// with nothing left it returns its start inside the bounds.
+func TestFitLeavesOutTheUnpredictable(t *testing.T) {
+	m, err := latency.ReadCSVFile("testdata/vcpu16-matrix.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []Observation{{Algorithm: "central", CPUs: seq(4), MeasuredNs: 600}, {Algorithm: "dissemination", CPUs: seq(4), MeasuredNs: 400}}
+	bad := []Observation{
+		{Algorithm: "nope", CPUs: seq(4), MeasuredNs: 500},
+		{Algorithm: "central", CPUs: []int{0, 99}, MeasuredNs: 500},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: math.NaN()},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: -1},
+		{Algorithm: "central", CPUs: seq(2), MeasuredNs: math.Inf(1)},
+		{Algorithm: "central", MeasuredNs: 100},
+	}
+	f := Fit(append(bad, good...), m, DefaultParams())
+	if len(f.Residuals) != len(good) || math.IsNaN(f.RMSLogRatio) {
+		t.Errorf("fitted %d residuals (rms %g), want the %d predictable", len(f.Residuals), f.RMSLogRatio, len(good))
+	}
+	start := DefaultParams()
+	start.SignalOverheadNs = -50
+	if g := Fit(bad, m, start); len(g.Residuals) != 0 || g.Params.SignalOverheadNs != 0 {
+		t.Errorf("nothing to fit: %d residuals, overhead %g (want 0: the start inside the bounds)", len(g.Residuals), g.Params.SignalOverheadNs)
+	}
+}
+
+// PriceComposition prices the composition Hybrid chose exactly as Hybrid
+// did, under the defaults and under other constants.
+func TestPriceCompositionMatchesHybrid(t *testing.T) {
+	topo, err := hwtree.FromSynthetic("pack:2 l3:2 core:4 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewTreeCosts(topo)
+	other := DefaultParams()
+	other.SignalOverheadNs, other.FlagRefetchFraction, other.CounterArrivalFraction = 15, 0.3, 0.2
+	levels := 0
+	for _, prm := range []Params{DefaultParams(), other} {
+		for _, n := range []int{8, 16, 24, 32} {
+			cpus := make([]int, n)
+			for i := range cpus {
+				cpus[i] = topo.CPUs()[i]
+			}
+			comp, ns, err := HybridForWith(DefaultModel, topo, cpus, c, prm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(comp.Levels) < 2 {
+				continue // flat
+			}
+			levels++
+			got, err := PriceComposition(DefaultModel, comp.Levels, cpus, c, prm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-ns) > 1e-9*ns {
+				t.Errorf("%d threads %s: priced %.3f, Hybrid %.3f", n, comp, got, ns)
+			}
+		}
+	}
+	if levels == 0 {
+		t.Fatal("no composition of levels to price")
 	}
 }

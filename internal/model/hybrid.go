@@ -77,10 +77,15 @@ func candidates() []candidate {
 // with the lowest predicted time on cpus, among the catalog's spinning
 // algorithms the model has a pattern for.
 func BestFlat(k Kind, cpus []int, c Costs) (alg string, fanIn int, ns float64, err error) {
+	return BestFlatWith(k, cpus, c, DefaultParams())
+}
+
+// BestFlatWith is BestFlat with the default model's constants given.
+func BestFlatWith(k Kind, cpus []int, c Costs, prm Params) (alg string, fanIn int, ns float64, err error) {
 	ns = math.Inf(1)
 	var firstErr error
 	for _, cand := range candidates() {
-		t, err := Predict(k, cand.alg, cpus, c, cand.fanIn)
+		t, err := PredictWith(k, cand.alg, cpus, c, cand.fanIn, prm)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -113,6 +118,13 @@ func BestFlat(k Kind, cpus []int, c Costs) (alg string, fanIn int, ns float64, e
 // algorithm over all participants, Hybrid returns that flat algorithm
 // instead, so the hybrid is never predicted worse than flat.
 func Hybrid(k Kind, levels []LevelKeys, cpus []int, c Costs) (Composition, float64, error) {
+	return HybridWith(k, levels, cpus, c, DefaultParams())
+}
+
+// HybridWith is Hybrid with the default model's constants given (a
+// check's calibration, say): every level's candidates and the flat
+// algorithms are predicted with them.
+func HybridWith(k Kind, levels []LevelKeys, cpus []int, c Costs, prm Params) (Composition, float64, error) {
 	n := len(cpus)
 	if n < 1 {
 		return Composition{}, 0, fmt.Errorf("hybrid: no CPUs (want at least one participant)")
@@ -122,17 +134,21 @@ func Hybrid(k Kind, levels []LevelKeys, cpus []int, c Costs) (Composition, float
 			return Composition{}, 0, fmt.Errorf("hybrid: level %q has %d keys for %d CPUs (want one per participant)", lk.Name, len(lk.Keys), n)
 		}
 	}
-	flatAlg, flatK, flatNS, err := BestFlat(k, cpus, c)
+	flatAlg, flatK, flatNS, err := BestFlatWith(k, cpus, c, prm)
 	if err != nil {
 		return Composition{}, 0, err
 	}
-	return HybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS)
+	return hybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS, prm)
 }
 
 // HybridAgainst is Hybrid with the best flat algorithm already predicted
 // (BestFlat's results), for callers that predict every flat algorithm
 // anyway.
 func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
+	return hybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS, DefaultParams())
+}
+
+func hybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64, prm Params) (Composition, float64, error) {
 	n := len(cpus)
 	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seqInts(n)}}}}
 
@@ -140,7 +156,7 @@ func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 	var chosen []barriers.Level
 	var extra float64 // the default model's overheads beyond the critical path
 	addLevel := func(name string, groups [][]int) error {
-		lv, over, err := chooseLevel(k, name, groups, cpus, c)
+		lv, over, err := chooseLevel(k, name, groups, cpus, c, prm)
 		if err != nil {
 			return err
 		}
@@ -177,7 +193,7 @@ func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 		return Composition{}, 0, err
 	}
 	if k == DefaultModel {
-		extra += releaseQueue(chosen[:len(chosen)-1], cpus, c, DefaultParams())
+		extra += releaseQueue(chosen[:len(chosen)-1], cpus, c, prm)
 	}
 	ns := CriticalPath(p, cpus, c) + extra
 	if ns >= flatNS {
@@ -191,17 +207,65 @@ func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 // (Hybrid). The check measures the hybrid with
 // barriers.WithHierarchy(comp.Levels) and records comp.String().
 func HybridFor(k Kind, t *hwtree.Topology, cpus []int, c Costs) (Composition, float64, error) {
+	return HybridForWith(k, t, cpus, c, DefaultParams())
+}
+
+// HybridForWith is HybridFor with the default model's constants given.
+func HybridForWith(k Kind, t *hwtree.Topology, cpus []int, c Costs, prm Params) (Composition, float64, error) {
 	levels, err := TreeLevels(t, cpus)
 	if err != nil {
 		return Composition{}, 0, err
 	}
-	return Hybrid(k, levels, cpus, c)
+	return HybridWith(k, levels, cpus, c, prm)
+}
+
+// PriceComposition is a given hybrid's predicted time with constants
+// prm, priced as Hybrid prices the compositions it chooses: the critical
+// path of its pattern plus, under the default model, each level's
+// overheads beyond the critical path for its slowest group and the
+// release down the levels.
+func PriceComposition(k Kind, levels []barriers.Level, cpus []int, c Costs, prm Params) (float64, error) {
+	p, err := HybridPattern(levels, len(cpus))
+	if err != nil {
+		return 0, err
+	}
+	ns := CriticalPath(p, cpus, c)
+	if k != DefaultModel || len(levels) == 0 {
+		return ns, nil
+	}
+	for _, lv := range levels {
+		worst, worstOver := 0.0, 0.0
+		for _, g := range lv.Groups {
+			if len(g) < 2 {
+				continue
+			}
+			gc := make([]int, len(g))
+			for i, id := range g {
+				if id < 0 || id >= len(cpus) {
+					return 0, fmt.Errorf("hybrid level %s: participant %d of %d", lv.Name, id, len(cpus))
+				}
+				gc[i] = cpus[id]
+			}
+			t, err := PredictWith(k, lv.Algorithm, gc, c, lv.FanIn, prm)
+			if err != nil {
+				return 0, err
+			}
+			if t > worst {
+				worst, worstOver = t, 0
+				if cp, err := PredictWith(CriticalPathModel, lv.Algorithm, gc, c, lv.FanIn, prm); err == nil && t > cp {
+					worstOver = t - cp
+				}
+			}
+		}
+		ns += worstOver
+	}
+	return ns + releaseQueue(levels[:len(levels)-1], cpus, c, prm), nil
 }
 
 // chooseLevel picks the candidate whose slowest group is predicted fastest.
 // It also returns what the model predicts beyond the critical path for that
 // group (0 under the critical-path model).
-func chooseLevel(k Kind, name string, groups [][]int, cpus []int, c Costs) (barriers.Level, float64, error) {
+func chooseLevel(k Kind, name string, groups [][]int, cpus []int, c Costs, prm Params) (barriers.Level, float64, error) {
 	best, bestNS, bestOver := candidate{}, math.Inf(1), 0.0
 	var firstErr error
 	for _, cand := range candidates() {
@@ -215,7 +279,7 @@ func chooseLevel(k Kind, name string, groups [][]int, cpus []int, c Costs) (barr
 			for i, id := range g {
 				gc[i] = cpus[id]
 			}
-			t, err := Predict(k, cand.alg, gc, c, cand.fanIn)
+			t, err := PredictWith(k, cand.alg, gc, c, cand.fanIn, prm)
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err

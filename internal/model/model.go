@@ -364,9 +364,10 @@ type Params struct {
 	// medians 40 and 68 µs on the shared development VM).
 	FutexWakeNs float64 `json:"futex_wake_ns"`
 	// ChannelWakeNs is the channel baseline's wake-up (a closed channel
-	// per episode, the runtime's own wake path): measured 1.4-1.9x cond's
-	// on the development VM, so it has its own constant; a file written
-	// before it existed reads the default, and 0 prices channel as cond.
+	// per episode, the runtime's own wake path): 0.4-1.9x cond's in checks
+	// on the development VM, the two varying apart, so it has its own
+	// constant; a file written before it existed reads the default, and 0
+	// prices channel as cond.
 	ChannelWakeNs float64 `json:"channel_wake_ns,omitempty"`
 	// OversubscribedStageNs is the cost per stage when threads outnumber
 	// CPUs (parked goroutines woken by the Go scheduler), and
@@ -398,10 +399,20 @@ type Params struct {
 	CounterArrivalFraction float64 `json:"counter_arrival_fraction"`
 	// GoroutineNs is what the goroutine barrier adds to central's pattern
 	// when its goroutines fit the CPUs (its spin, yield and episode-word
-	// bookkeeping): 105 ns at 2 threads on the development VM. It does
+	// bookkeeping): 58-105 ns fitted at 2 threads on the development VM. It does
 	// not block there, so no wake-up is priced; with more goroutines than
 	// CPUs the oversubscribed terms price the Go scheduler instead.
 	GoroutineNs float64 `json:"goroutine_ns"`
+	// OversubscribedGoroutineNs and OversubscribedParkNs price the Go
+	// scheduler when goroutines outnumber the CPUs, per goroutine and
+	// episode, shared by the CPUs (n goroutines on P CPUs: n/P of them):
+	// the goroutine barrier's waiters yield their P (one switch each), the
+	// cond and channel baselines' park and are readied. Measured here
+	// (2 CPUs, 4 and 8 goroutines): 200-231 ns and 283-337 ns; the
+	// signal pattern does not matter there, so the oversubscribed stage
+	// and signal terms do not apply to them.
+	OversubscribedGoroutineNs float64 `json:"oversubscribed_goroutine_ns"`
+	OversubscribedParkNs      float64 `json:"oversubscribed_park_ns"`
 }
 
 // Bounds are the physical ranges Fit keeps each constant in: no cost is
@@ -419,6 +430,9 @@ func Bounds(maxLatency float64) (lo, hi Params) {
 		CounterTransferFraction: 1,
 		CounterArrivalFraction:  1,
 		GoroutineNs:             1e5,
+		// Per goroutine switch or park: up to 100 µs.
+		OversubscribedGoroutineNs: 1e5,
+		OversubscribedParkNs:      1e5,
 	}
 	return lo, hi
 }
@@ -438,6 +452,9 @@ func DefaultParams() Params {
 		CounterTransferFraction: 0.4,
 		CounterArrivalFraction:  1,
 		GoroutineNs:             100,
+		// Measured on the 2-vCPU development VM, 4 and 8 goroutines.
+		OversubscribedGoroutineNs: 215,
+		OversubscribedParkNs:      310,
 	}
 }
 
@@ -510,6 +527,13 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 	}
 	oc := plus{c, prm.SignalOverheadNs}
 	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
+		share := float64(len(cpus)) / float64(len(distinct))
+		switch alg { // the Go scheduler's: every goroutine runs once per episode
+		case "goroutine":
+			return max(prm.OversubscribedGoroutineNs*share, Floor(p, cpus, c))
+		case "cond", "channel":
+			return max(prm.OversubscribedParkNs*share, Floor(p, cpus, c))
+		}
 		t := CriticalPath(p, cpus, oc)
 		signals := 0
 		for _, st := range p {

@@ -26,8 +26,7 @@ type TableOptions struct {
 	// CPUs fixes the placement (rank r on CPUs[r]); nil for Compact.
 	CPUs []int
 	// Params are the default model's constants (nil: DefaultParams), a
-	// results file's calibration say; the hybrid is composed with the
-	// defaults.
+	// results file's calibration say; the hybrid is composed with them.
 	Params *Params
 }
 
@@ -137,14 +136,9 @@ func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]P
 		out = []Prediction{{Algorithm: o.Algorithm, PredictedNs: v}}
 	}
 	if o.Algorithm == "all" || o.Algorithm == "hybrid" {
-		comp, ns, err := HybridFor(o.Kind, tree, cpus, c)
+		comp, ns, err := HybridForWith(o.Kind, tree, cpus, c, prm)
 		if err != nil {
 			return nil, fmt.Errorf("hybrid on %d CPUs: %w", len(cpus), err)
-		}
-		if alg, k, ok := FlatOf(comp.String()); ok { // degenerated: the flat algorithm with these constants
-			if v, err := PredictWith(o.Kind, alg, cpus, c, k, prm); err == nil {
-				ns = v
-			}
 		}
 		out = append(out, Prediction{Algorithm: "hybrid", PredictedNs: ns, Composition: comp.String()})
 	}

@@ -10,6 +10,13 @@
 //	go run ./scripts/modelcheck -results results.json
 //	go run ./scripts/modelcheck -measured internal/model/testdata/vcpu16-measured.csv \
 //	    -matrix internal/model/testdata/vcpu16-matrix.csv
+//	go run ./scripts/modelcheck -validation ../shared/validation
+//
+// -validation simulates a check of central at 4, 8, 16 and 32 threads on
+// the synthetic machine matching the published dual-socket Haswell
+// ("pack:2 core:10 pu:2", the tree's typical latencies, the default
+// constants) and compares it with the published times: absolute, and the
+// growth from 4 threads the README asks for.
 //
 // A results file's tree is its machine's synthetic string unless
 // -synthetic gives it; its latencies are its floors and per-level
@@ -18,9 +25,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/check"
@@ -34,7 +46,15 @@ func main() {
 	synthetic := flag.String("synthetic", "", "with -results: the machine's tree as an hwloc synthetic string (default: the file's)")
 	measured := flag.String("measured", "", "CSV of measured episode times: threads,algorithm,measured_ns[,...] (compact placement 0..N-1)")
 	matrix := flag.String("matrix", "", "with -measured: the one-way latency matrix (../shared/latency CSV format)")
+	validation := flag.String("validation", "", "the ../shared/validation directory: compare the simulated central barrier with its published times")
 	flag.Parse()
+	if *validation != "" {
+		if err := validate(*validation); err != nil {
+			fmt.Fprintln(os.Stderr, "modelcheck:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*file, *synthetic, *measured, *matrix); err != nil {
 		fmt.Fprintln(os.Stderr, "modelcheck:", err)
 		os.Exit(2)
@@ -81,5 +101,57 @@ func run(file, synthetic, measured, matrix string) error {
 	}
 	fmt.Printf("model check of %s\n", what)
 	fmt.Print(Report(obs, costs))
+	return nil
+}
+
+// validate compares the simulated central barrier on "pack:2 core:10
+// pu:2" with the published dual-socket Haswell times in dir's README.
+func validate(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		return err
+	}
+	row := regexp.MustCompile(`^\| (\d+) \| ([\d,]+) \(\+/- [\d,]+\) \|`)
+	pub := map[int]float64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := row.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			v, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+			pub[n] = v
+		}
+	}
+	counts := []int{4, 8, 16, 32}
+	for _, n := range counts {
+		if pub[n] <= 0 {
+			return fmt.Errorf("%s/README.md: no central time at %d threads", dir, n)
+		}
+	}
+	topo, err := hwtree.FromSynthetic("pack:2 core:10 pu:2")
+	if err != nil {
+		return err
+	}
+	m, err := check.NewModelMeasurer(topo, nil, model.DefaultModel, model.DefaultParams(), 0, 1)
+	if err != nil {
+		return err
+	}
+	f, err := check.Run(context.Background(), check.Config{Topology: topo, Threads: counts, Algorithms: []string{"central"}, Measurer: m, Exhaustive: true})
+	if err != nil {
+		return err
+	}
+	sim := map[int]float64{}
+	for _, e := range f.Threads {
+		if e.Best != nil {
+			sim[e.Threads] = e.Best.MedianNs
+		}
+	}
+	fmt.Println("central barrier, published (2x Xeon E5-2660 v3, unpinned) against simulated (pack:2 core:10 pu:2, typical latencies, default constants, best placement)")
+	fmt.Printf("%7s %12s %12s %8s %10s %10s %8s\n", "threads", "published_ns", "simulated_ns", "ratio", "growth_pub", "growth_sim", "ratio")
+	worst := 1.0
+	for _, n := range counts {
+		gp, gs := pub[n]/pub[4], sim[n]/sim[4]
+		worst = max(worst, gs/gp, gp/gs)
+		fmt.Printf("%7d %12.0f %12.0f %8.2f %10.2f %10.2f %8.2f\n", n, pub[n], sim[n], sim[n]/pub[n], gp, gs, gs/gp)
+	}
+	fmt.Printf("growth from 4 threads: worst %.2fx off (target: within 2x)\n", worst)
 	return nil
 }

@@ -104,21 +104,29 @@ func Report(obs []model.Observation, costs model.Costs) string {
 		fmt.Fprintf(&b, "leave-one-out: worst ratio %.2fx off\n", math.Exp(worstLOO))
 	}
 	for _, p := range Picks(fit.Residuals) {
-		fmt.Fprintf(&b, "%d threads: model's fastest %s measured %.1f ns, %.3fx the measured fastest (%s, %.1f ns)\n",
+		fmt.Fprintf(&b, "%d threads: model's fastest %s measured %.1f ns, %.3fx the measured fastest (%s, %.1f ns)",
 			p.Threads, p.Predicted, p.PredictedMeasuredNs, p.PredictedMeasuredNs/p.FastestNs, p.Fastest, p.FastestNs)
+		if len(p.Tied) > 0 {
+			fmt.Fprintf(&b, "; predicted within 0.5%% of it: %s", strings.Join(p.Tied, ", "))
+		}
+		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "constants fitted: %s\n", strings.Join(fit.Constants, ", "))
 	fmt.Fprintf(&b, "constants: %+v\n", fit.Params)
 	return b.String()
 }
 
-// Pick is one thread count's measured fastest and the model's.
+// Pick is one thread count's measured fastest and the model's (the
+// first measurement predicted fastest, the check's catalog order on a
+// tie); Tied names the others predicted within 0.5% of it, which the
+// model cannot tell from it.
 type Pick struct {
 	Threads             int
 	Fastest             string
 	FastestNs           float64
 	Predicted           string
 	PredictedMeasuredNs float64
+	Tied                []string
 }
 
 // Picks compares, per thread count, the measurement the model predicts
@@ -144,6 +152,17 @@ func Picks(rs []model.Residual) []Pick {
 				best = r.PredictedNs
 				out[i].Predicted, out[i].PredictedMeasuredNs = r.Algorithm, r.MeasuredNs
 			}
+		}
+		first := true
+		for _, r := range rs {
+			if r.Threads != out[i].Threads || r.PredictedNs > best*1.005 {
+				continue
+			}
+			if first && r.Algorithm == out[i].Predicted && r.MeasuredNs == out[i].PredictedMeasuredNs {
+				first = false
+				continue
+			}
+			out[i].Tied = append(out[i].Tied, fmt.Sprintf("%s (measured %.1f)", r.Algorithm, r.MeasuredNs))
 		}
 	}
 	slices.SortFunc(out, func(a, b Pick) int { return a.Threads - b.Threads })
