@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/barriertune/barriertune/internal/capped"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/internal/capped"
 
 	"github.com/klauspost/cpuid/v2"
 
@@ -324,17 +325,14 @@ type Robust struct {
 
 // Measurement is one algorithm timed on one placement.
 type Measurement struct {
-	Algorithm string  `json:"algorithm"`
-	Policy    string  `json:"policy"`
-	Label     string  `json:"label"`
-	Config    string  `json:"config"`
-	CPUs      []int   `json:"cpus"`
-	Pinned    bool    `json:"pinned"`
-	MedianNs  float64 `json:"median_ns"`
-	MinNs     float64 `json:"min_ns"`
-	MaxNs     float64 `json:"max_ns"`
-	CILowNs   float64 `json:"ci_low_ns"`
-	CIHighNs  float64 `json:"ci_high_ns"`
+	Algorithm string `json:"algorithm"`
+	Policy    string `json:"policy"`
+	Label     string `json:"label"`
+	Config    string `json:"config"`
+	CPUs      []int  `json:"cpus"`
+	Pinned    bool   `json:"pinned"`
+	// Summary is the samples' statistics (see the paired case below).
+	Summary
 	// NormalizedNs is the floor-normalised median of every round (each
 	// sample over the same round's floor sample, times the median of all
 	// the floor's samples); 0 where no floor ran alongside (oversubscribed
@@ -360,11 +358,6 @@ type Measurement struct {
 	Rejected string `json:"rejected,omitempty"`
 	Reps     int    `json:"reps"`
 	Dropped  bool   `json:"dropped"`
-	// MeanNs and StddevNs are the samples' mean and standard deviation;
-	// Outliers counts samples far from the median.
-	MeanNs   float64 `json:"mean_ns,omitempty"`
-	StddevNs float64 `json:"stddev_ns,omitempty"`
-	Outliers int     `json:"outliers,omitempty"`
 	// PredictedNs is the latency model's prediction for this candidate.
 	PredictedNs float64 `json:"predicted_ns,omitempty"`
 	// Composition, FanIn and LevelKeys describe the barrier measured as
@@ -372,6 +365,22 @@ type Measurement struct {
 	Composition string  `json:"composition,omitempty"`
 	FanIn       int     `json:"fan_in,omitempty"`
 	LevelKeys   [][]int `json:"level_keys,omitempty"`
+}
+
+// Summary is what one set of samples (ns per episode) says: the median,
+// bounded with about 95% confidence by order statistics (CILowNs,
+// CIHighNs), the extremes, and the mean and standard deviation of the
+// samples left after dropping the Outliers (far from the quartiles). The
+// check's measurements and bench's results carry one.
+type Summary struct {
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+	CILowNs  float64 `json:"ci_low_ns"`
+	CIHighNs float64 `json:"ci_high_ns"`
+	MeanNs   float64 `json:"mean_ns,omitempty"`
+	StddevNs float64 `json:"stddev_ns,omitempty"`
+	Outliers int     `json:"outliers,omitempty"`
 }
 
 // Describe names the chosen barrier for people: the algorithm, with its

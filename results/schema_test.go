@@ -23,6 +23,11 @@ type schemaObject struct {
 // omitempty.
 func jsonFields(t reflect.Type) (all, required []string) {
 	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.Anonymous && f.Tag.Get("json") == "" { // embedded: its fields are the object's
+			a, r := jsonFields(f.Type)
+			all, required = append(all, a...), append(required, r...)
+			continue
+		}
 		tag := t.Field(i).Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" || name == "" {

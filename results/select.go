@@ -245,7 +245,7 @@ func (s *Selector) candidates(e *Threads) []Measurement {
 	b := e.Best
 	out := []Measurement{{
 		Algorithm: b.Algorithm, Policy: b.Policy, Label: b.Label, CPUs: b.CPUs, Pinned: b.Pinned,
-		MedianNs: b.MedianNs, FanIn: b.FanIn, Composition: b.Composition, LevelKeys: b.LevelKeys,
+		Summary: Summary{MedianNs: b.MedianNs}, FanIn: b.FanIn, Composition: b.Composition, LevelKeys: b.LevelKeys,
 	}}
 	if !rebuildable(b.Algorithm, b.Composition, b.LevelKeys) {
 		// Recorded before level keys: the groups are lost, the runner-up

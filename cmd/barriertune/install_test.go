@@ -44,7 +44,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 			for i := range rr {
 				rr[i] = cpus[i%len(cpus)]
 			}
-			e.Measurements = []results.Measurement{{Algorithm: "cond", Policy: "auto", Label: "oversubscribed", CPUs: rr, MedianNs: 5000 + float64(n)}}
+			e.Measurements = []results.Measurement{{Algorithm: "cond", Policy: "auto", Label: "oversubscribed", CPUs: rr, Summary: results.Summary{MedianNs: 5000 + float64(n)}}}
 		} else {
 			sets, err := configsets.Enumerate(topo, n, configsets.Exact)
 			if err != nil {
@@ -55,7 +55,8 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 				for j, a := range []string{"central", "mcs", "dissemination"} {
 					k++
 					e.Measurements = append(e.Measurements, results.Measurement{Algorithm: a, Policy: "spin", Label: set.Config, Config: set.Config,
-						CPUs: set.CPUs, Pinned: true, MedianNs: float64(100 + (k*37+j*11+n*5)%97)})
+						Summary: results.Summary{MedianNs: float64(100 + (k*37+j*11+n*5)%97)},
+						CPUs:    set.CPUs, Pinned: true})
 				}
 			}
 		}

@@ -39,8 +39,8 @@ func plotFixture(t *testing.T) (*results.File, string) {
 				ns = 60*math.Log2(float64(2*n)) + 10*float64(i)
 			}
 			th.Measurements = append(th.Measurements,
-				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: ns, Reps: 21},
-				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: 3 * ns, Reps: 21}) // a worse placement
+				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: ns}},
+				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: 3 * ns}}) // a worse placement
 		}
 		best := th.Measurements[2]
 		if n < 2 {
@@ -143,9 +143,9 @@ func TestPlotEmptyAndBench(t *testing.T) {
 		t.Error("an empty results file plotted")
 	}
 	rs := []measure.Result{
-		{Algorithm: "mcs", Threads: 2, CPUs: []int{0, 1}, MedianNs: 80, CILowNs: 75, CIHighNs: 90},
-		{Algorithm: "central", Threads: 2, CPUs: []int{0, 1}, MedianNs: 60, CILowNs: 0, CIHighNs: 70},
-		{Algorithm: "cond", Threads: 2, CPUs: []int{0, 1}, MedianNs: 9000, CILowNs: 8000, CIHighNs: 9500},
+		{Algorithm: "mcs", Threads: 2, CPUs: []int{0, 1}, Summary: results.Summary{MedianNs: 80, CILowNs: 75, CIHighNs: 90}},
+		{Algorithm: "central", Threads: 2, CPUs: []int{0, 1}, Summary: results.Summary{MedianNs: 60, CILowNs: 0, CIHighNs: 70}},
+		{Algorithm: "cond", Threads: 2, CPUs: []int{0, 1}, Summary: results.Summary{MedianNs: 9000, CILowNs: 8000, CIHighNs: 9500}},
 	}
 	p, err := benchPlot(rs, &measure.PingPong{CPUs: [2]int{0, 1}, MedianNs: 30})
 	if err != nil {

@@ -30,7 +30,7 @@ func TestDefaultThreadCounts(t *testing.T) {
 }
 
 func m(alg string, cpus []int, median float64) results.Measurement {
-	return results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Label: "x", MedianNs: median, Reps: 9}
+	return results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Label: "x", Reps: 9, Summary: results.Summary{MedianNs: median}}
 }
 
 func TestBestBreaksTiesTowardSimpler(t *testing.T) {

@@ -250,17 +250,14 @@ func (s *samples) measurement(k key, i int, r measure.Result, config, label stri
 	}
 	m := results.Measurement{
 		Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: config,
-		CPUs: r.CPUs, Pinned: r.Pinned, MedianNs: r.MedianNs, MinNs: r.MinNs, MaxNs: r.MaxNs,
-		CILowNs: r.CILowNs, CIHighNs: r.CIHighNs, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
-		MeanNs: r.MeanNs, StddevNs: r.StddevNs, Outliers: r.Outliers,
+		CPUs: r.CPUs, Pinned: r.Pinned, Summary: r.Summary, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
 	}
 	// Paired: the ratios to the same rounds' floor in the ranked host
 	// state, times that state's floor. What ranks it and what is shown.
 	if ratios, f, _, ok := s.ranked(k, i); ok {
 		st := measure.Summarize(scaled(ratios, f))
 		m.RawMedianNs = r.MedianNs
-		m.MedianNs, m.MinNs, m.MaxNs, m.CILowNs, m.CIHighNs = st.MedianNs, st.MinNs, st.MaxNs, st.CILowNs, st.CIHighNs
-		m.MeanNs, m.StddevNs, m.Outliers = st.MeanNs, st.StddevNs, st.Outliers
+		m.Summary = st.Summary
 		m.FloorRatio = measure.Median(ratios)
 		m.RankedRounds = len(ratios)
 	}

@@ -30,7 +30,7 @@ func TestSelectLargeMachine(t *testing.T) {
 	f.Threads = []results.Threads{
 		{Threads: 16, Complete: true, Best: &results.Choice{Algorithm: "dissemination", Policy: "spin", CPUs: scatter, MedianNs: 400}},
 		{Threads: 32, Complete: true, Best: &results.Choice{Algorithm: "butterfly", Policy: "spin", CPUs: both, MedianNs: 700},
-			Measurements: []results.Measurement{{Algorithm: "central", Policy: "spin", CPUs: all[:32], MedianNs: 800}}},
+			Measurements: []results.Measurement{{Algorithm: "central", Policy: "spin", CPUs: all[:32], Summary: results.Summary{MedianNs: 800}}}},
 		{Threads: 64, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: all[:64], MedianNs: 900}},
 	}
 	sel, err := f.Selector()

@@ -36,7 +36,7 @@ func synthFile(t *testing.T, spec string, counts []int, algs []string, seed uint
 			for _, a := range algs {
 				e.Measurements = append(e.Measurements, results.Measurement{
 					Algorithm: a, Policy: "spin", Label: set.Config, Config: set.Config, CPUs: set.CPUs, Pinned: true,
-					MedianNs: 100 + float64(rng.IntN(10000))/10,
+					Summary: results.Summary{MedianNs: 100 + float64(rng.IntN(10000))/10},
 				})
 			}
 		}
@@ -168,7 +168,7 @@ func TestSelectFastestClassInsideSubsets(t *testing.T) {
 					}
 					var want *results.Measurement
 					if fitsBrute(topo, e.Best.CPUs, s.Members()) {
-						want = &results.Measurement{Algorithm: e.Best.Algorithm, MedianNs: e.Best.MedianNs, CPUs: e.Best.CPUs}
+						want = &results.Measurement{Algorithm: e.Best.Algorithm, CPUs: e.Best.CPUs, Summary: results.Summary{MedianNs: e.Best.MedianNs}}
 					} else {
 						for i := range ms {
 							if fitsBrute(topo, ms[i].CPUs, s.Members()) {
@@ -273,8 +273,8 @@ func TestSelectMeasuredOversubscribed(t *testing.T) {
 			rr[i] = i % 2
 		}
 		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
-		e.Measurements = []results.Measurement{{Algorithm: "goroutine", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, MedianNs: 100 * float64(n)},
-			{Algorithm: "cond", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, MedianNs: 150 * float64(n)}}
+		e.Measurements = []results.Measurement{{Algorithm: "goroutine", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 100 * float64(n)}},
+			{Algorithm: "cond", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 150 * float64(n)}}}
 		e.Best = &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: rr, Label: e.Measurements[0].Label, MedianNs: 100 * float64(n)}
 		f.Threads = append(f.Threads, e)
 	}

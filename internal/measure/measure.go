@@ -27,6 +27,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 // Candidate is one barrier configuration to time.
@@ -134,19 +135,9 @@ type Result struct {
 	CPUs        []int  `json:"cpus"`
 	// Pinned is false when the threads outnumbered the CPUs (or
 	// GOMAXPROCS) and ran as plain goroutines.
-	Pinned   bool    `json:"pinned"`
-	MedianNs float64 `json:"median_ns"`
-	MinNs    float64 `json:"min_ns"`
-	MaxNs    float64 `json:"max_ns"`
-	// CILowNs and CIHighNs bound the median with about 95% confidence
-	// (order statistics of the samples).
-	CILowNs  float64 `json:"ci_low_ns"`
-	CIHighNs float64 `json:"ci_high_ns"`
-	// MeanNs and StddevNs are over the samples left after dropping the
-	// Outliers (see Stats).
-	MeanNs   float64 `json:"mean_ns"`
-	StddevNs float64 `json:"stddev_ns"`
-	Outliers int     `json:"outliers"`
+	Pinned bool `json:"pinned"`
+	// Summary is the samples' statistics (Summarize).
+	results.Summary
 	// SkewNs is the delay the last rank waited before each arrival (bench
 	// --skew); the times above are then the episode time minus SkewNs.
 	SkewNs float64 `json:"skew_ns,omitempty"`
@@ -166,8 +157,7 @@ func (r *Result) Summarise() {
 }
 
 func (r *Result) setStats(s Stats) {
-	r.MedianNs, r.MinNs, r.MaxNs, r.CILowNs, r.CIHighNs, r.Reps = s.MedianNs, s.MinNs, s.MaxNs, s.CILowNs, s.CIHighNs, s.N
-	r.MeanNs, r.StddevNs, r.Outliers = s.MeanNs, s.StddevNs, s.Outliers
+	r.Summary, r.Reps = s.Summary, s.N
 }
 
 // Oversubscribed reports whether the placement puts more threads than

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/barriertune/barriertune/results"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -11,23 +12,20 @@ import (
 // syncbench reports them: mean and standard deviation (of the samples kept
 // after dropping outliers), min, median and max (of all samples), the
 // number of outliers dropped and a confidence interval for the median.
+//
+// The Summary: Outliers is how many samples lie outside Tukey's far-out
+// fences [Q1 − 3·IQR, Q3 + 3·IQR] (quartiles by linear interpolation
+// between order statistics), left out of MeanNs and StddevNs (sample
+// standard deviation, n−1) only; MinNs, MedianNs and MaxNs are over all
+// samples (the median is robust to outliers already, and the extremes
+// show what happened); CILowNs and CIHighNs bound the median with about
+// 95% confidence: the order statistics of ranks ⌊n/2 − 0.98√n⌋ and
+// ⌈n/2 + 0.98√n⌉ (0-based, clamped), the normal approximation of the
+// binomial.
 type Stats struct {
+	results.Summary
 	// N is the number of samples, outliers included.
 	N int
-	// Outliers is how many samples lie outside Tukey's far-out fences
-	// [Q1 − 3·IQR, Q3 + 3·IQR] (quartiles by linear interpolation between
-	// order statistics); they are left out of MeanNs and StddevNs only.
-	Outliers int
-	// MeanNs and StddevNs (sample standard deviation, n−1) are over the
-	// samples kept.
-	MeanNs, StddevNs float64
-	// MinNs, MedianNs and MaxNs are over all samples: the median is robust
-	// to outliers already, and the extremes show what happened.
-	MinNs, MedianNs, MaxNs float64
-	// CILowNs and CIHighNs bound the median with about 95% confidence:
-	// the order statistics of ranks ⌊n/2 − 0.98√n⌋ and ⌈n/2 + 0.98√n⌉
-	// (0-based, clamped), the normal approximation of the binomial.
-	CILowNs, CIHighNs float64
 }
 
 // OutlierFence is the multiple of the interquartile range beyond the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/results"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -21,7 +22,7 @@ func TestSummarizeHandComputed(t *testing.T) {
 	s := []float64{100, 12, 10, 14, 11, 13}
 	orig := slices.Clone(s)
 	got := Summarize(s)
-	want := Stats{N: 6, Outliers: 1, MeanNs: 12, StddevNs: math.Sqrt(2.5), MinNs: 10, MedianNs: 12.5, MaxNs: 100, CILowNs: 10, CIHighNs: 100}
+	want := Stats{N: 6, Summary: results.Summary{Outliers: 1, MeanNs: 12, StddevNs: math.Sqrt(2.5), MinNs: 10, MedianNs: 12.5, MaxNs: 100, CILowNs: 10, CIHighNs: 100}}
 	if !statsEqual(got, want) {
 		t.Errorf("Summarize = %+v, want %+v", got, want)
 	}
@@ -36,14 +37,14 @@ func TestSummarizeHandComputed(t *testing.T) {
 		v = append(v, float64(i))
 	}
 	got = Summarize(v)
-	want = Stats{N: 21, MeanNs: 11, StddevNs: math.Sqrt(38.5), MinNs: 1, MedianNs: 11, MaxNs: 21, CILowNs: 7, CIHighNs: 16}
+	want = Stats{N: 21, Summary: results.Summary{MeanNs: 11, StddevNs: math.Sqrt(38.5), MinNs: 1, MedianNs: 11, MaxNs: 21, CILowNs: 7, CIHighNs: 16}}
 	if !statsEqual(got, want) {
 		t.Errorf("Summarize(1..21) = %+v, want %+v", got, want)
 	}
 
 	// One sample: no spread, no outlier.
 	got = Summarize([]float64{5})
-	want = Stats{N: 1, MeanNs: 5, MinNs: 5, MedianNs: 5, MaxNs: 5, CILowNs: 5, CIHighNs: 5}
+	want = Stats{N: 1, Summary: results.Summary{MeanNs: 5, MinNs: 5, MedianNs: 5, MaxNs: 5, CILowNs: 5, CIHighNs: 5}}
 	if !statsEqual(got, want) {
 		t.Errorf("Summarize([5]) = %+v, want %+v", got, want)
 	}

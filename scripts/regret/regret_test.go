@@ -10,9 +10,9 @@ import (
 
 func TestRulesPickByTheirStatistic(t *testing.T) {
 	ms := []results.Measurement{
-		{Algorithm: "mcs", MedianNs: 100, NormalizedNs: 90, MeanNs: 120, MinNs: 80, Reps: 9},
-		{Algorithm: "dissemination", MedianNs: 102, NormalizedNs: 100, MeanNs: 101, MinNs: 95, Reps: 9},
-		{Algorithm: "central", MedianNs: 90, Reps: 9, Dropped: true},
+		{Algorithm: "mcs", NormalizedNs: 90, Reps: 9, Summary: results.Summary{MedianNs: 100, MeanNs: 120, MinNs: 80}},
+		{Algorithm: "dissemination", NormalizedNs: 100, Reps: 9, Summary: results.Summary{MedianNs: 102, MeanNs: 101, MinNs: 95}},
+		{Algorithm: "central", Reps: 9, Dropped: true, Summary: results.Summary{MedianNs: 90}},
 	}
 	want := map[string]string{
 		"median (shown)":        "dissemination", // within 3% of mcs, simpler
@@ -52,8 +52,8 @@ func TestRegretAndSummary(t *testing.T) {
 // file has it.
 func TestRawMedianRule(t *testing.T) {
 	ms := []results.Measurement{
-		{Algorithm: "central", MedianNs: 180, RawMedianNs: 32, Reps: 9},
-		{Algorithm: "dissemination", MedianNs: 170, RawMedianNs: 175, Reps: 9},
+		{Algorithm: "central", RawMedianNs: 32, Reps: 9, Summary: results.Summary{MedianNs: 180}},
+		{Algorithm: "dissemination", RawMedianNs: 175, Reps: 9, Summary: results.Summary{MedianNs: 170}},
 	}
 	if got := rules[0].pick(ms); got != "dissemination" {
 		t.Errorf("shown median picks %s", got)
