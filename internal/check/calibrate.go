@@ -126,9 +126,7 @@ func calibrationOf(kind model.Kind, fit model.Fitted, on string) *results.Calibr
 	c.RMSLogRatio = math.Round(fit.RMSLogRatio*1000) / 1000
 	c.MinRatio = math.Round(fit.MinRatio*1000) / 1000
 	c.MaxRatio = math.Round(fit.MaxRatio*1000) / 1000
-	for _, r := range fit.Residuals {
-		c.Residuals = append(c.Residuals, results.CalibrationResidual(r))
-	}
+	c.Residuals = fit.Residuals
 	return c
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/barriertune/barriertune/results"
 )
 
 // Observation is one measured episode time the model is fitted to: an
@@ -19,17 +21,9 @@ type Observation struct {
 	Policy string
 }
 
-// Residual is one observation against the fitted model's prediction;
-// Ratio is predicted over measured.
-type Residual struct {
-	Threads     int     `json:"threads"`
-	Algorithm   string  `json:"algorithm"`
-	FanIn       int     `json:"fan_in,omitempty"`
-	Policy      string  `json:"policy,omitempty"`
-	MeasuredNs  float64 `json:"measured_ns"`
-	PredictedNs float64 `json:"predicted_ns"`
-	Ratio       float64 `json:"ratio"`
-}
+// Residual is one observation against the fitted model's prediction, as
+// results files record it (Ratio is predicted over measured).
+type Residual = results.CalibrationResidual
 
 // FitLoss names the loss Fit minimises.
 const FitLoss = "sum of squared log(predicted/measured) + 1e-4 x squared distance from the defaults (each constant over its range), constants bounded (model.Bounds)"
