@@ -19,27 +19,35 @@ import (
 	"github.com/barriertune/barriertune/internal/measure"
 )
 
+// options are the command line's flags.
+type options struct {
+	runs, samples int
+	cpuList, algs string
+	swap          bool
+}
+
 func main() {
-	runs := flag.Int("runs", 15, "measure.Barriers runs (each interleaves both policies)")
-	samples := flag.Int("samples", 31, "samples per candidate per run")
-	cpuList := flag.String("cpus", "0,1", "CPU of each pinned thread, in rank order")
-	algs := flag.String("algorithms", "dissemination,pairwise,static-tree,central", "algorithms, comma-separated")
-	swap := flag.Bool("swap", false, "construct the AutoPolicy instance first")
+	var o options
+	flag.IntVar(&o.runs, "runs", 15, "measure.Barriers runs (each interleaves both policies)")
+	flag.IntVar(&o.samples, "samples", 31, "samples per candidate per run")
+	flag.StringVar(&o.cpuList, "cpus", "0,1", "CPU of each pinned thread, in rank order")
+	flag.StringVar(&o.algs, "algorithms", "dissemination,pairwise,static-tree,central", "algorithms, comma-separated")
+	flag.BoolVar(&o.swap, "swap", false, "construct the AutoPolicy instance first")
 	flag.Parse()
-	set, err := cpuset.ParseList(*cpuList)
-	if err != nil || set.Len() < 2 || *runs < 1 || *runs > 1000 || *samples < 3 || *samples > 10000 {
-		fmt.Fprintf(os.Stderr, "autospin: want -cpus of two or more CPUs (got %q), -runs 1..1000, -samples 3..10000\n", *cpuList)
+	set, err := cpuset.ParseList(o.cpuList)
+	if err != nil || set.Len() < 2 || o.runs < 1 || o.runs > 1000 || o.samples < 3 || o.samples > 10000 {
+		fmt.Fprintf(os.Stderr, "autospin: want -cpus of two or more CPUs (got %q), -runs 1..1000, -samples 3..10000\n", o.cpuList)
 		os.Exit(2)
 	}
 	cpus := set.Members()
-	names := strings.Split(*algs, ",")
+	names := strings.Split(o.algs, ",")
 	var cands []measure.Candidate
 	for _, a := range names {
 		if _, err := barriers.Lookup(a); err != nil {
 			fmt.Fprintln(os.Stderr, "autospin:", err)
 			os.Exit(2)
 		}
-		if *swap {
+		if o.swap {
 			cands = append(cands, measure.Candidate{Algorithm: a, Policy: barriers.AutoPolicy}, measure.Candidate{Algorithm: a, Policy: barriers.Spin})
 		} else {
 			cands = append(cands, measure.Candidate{Algorithm: a, Policy: barriers.Spin}, measure.Candidate{Algorithm: a, Policy: barriers.AutoPolicy})
@@ -47,15 +55,15 @@ func main() {
 	}
 	ratios := make([][]float64, len(names))
 	spins := make([][]float64, len(names))
-	for r := 0; r < *runs; r++ {
-		run, err := measure.Barriers(cpus, cands, measure.Options{Samples: *samples})
+	for r := 0; r < o.runs; r++ {
+		run, err := measure.Barriers(cpus, cands, measure.Options{Samples: o.samples})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "autospin:", err)
 			os.Exit(1)
 		}
 		for i := range names {
 			s, a := run.Results[2*i], run.Results[2*i+1]
-			if *swap {
+			if o.swap {
 				s, a = a, s
 			}
 			s.Summarise()
@@ -64,7 +72,7 @@ func main() {
 			spins[i] = append(spins[i], s.MedianNs)
 		}
 	}
-	fmt.Printf("pinned on CPUs %s, %d runs of %d interleaved samples per policy\n", set, *runs, *samples)
+	fmt.Printf("pinned on CPUs %s, %d runs of %d interleaved samples per policy\n", set, o.runs, o.samples)
 	fmt.Printf("%-15s %10s %12s %16s\n", "algorithm", "spin ns", "auto/spin", "range")
 	for i, a := range names {
 		r := slices.Clone(ratios[i])
