@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -126,55 +125,32 @@ func (o *planOptions) run(cmd *cobra.Command, opts *checkOptions, cfg check.Conf
 	return nil
 }
 
-// topology loads the tree, the costs and the calibration: with --latency
-// the matrix's latencies, on the tree of the topology source given, or
-// else the tree clustered from the matrix; with --from-results the file's
-// latencies and calibration, on the file's tree unless a source is given;
-// otherwise the source's tree (the live one by default) and its typical
-// latencies. name names the machine for a simulated file.
+// topology loads the tree, the costs and the calibration
+// (check.PlanSource.Load) with the flags' names in its errors.
 func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs, *results.Calibration, string, error) {
-	name := sourceName(src)
-	switch {
-	case o.fromResults != "":
-		f, err := results.Read(o.fromResults)
+	ps := check.PlanSource{FromResults: o.fromResults, LatencyFile: o.latencyFile, Name: sourceName(src)}
+	if !src.live() {
+		topo, err := src.load()
 		if err != nil {
-			return nil, nil, nil, "", fmt.Errorf("--from-results: %w", err)
-		}
-		var topo *hwtree.Topology
-		if src.live() {
-			if topo, err = hwtree.FromSynthetic(f.Machine.Topology); err != nil {
-				return nil, nil, nil, "", fmt.Errorf("--from-results %s: its machine's tree %q is not a synthetic string; give its topology (--xml, --sysfs-root): %w", o.fromResults, f.Machine.Topology, err)
-			}
-		} else if topo, err = src.load(); err != nil {
 			return nil, nil, nil, "", err
 		}
-		return topo, check.CostsFrom(topo, f), f.Calibration, "results " + o.fromResults, nil
-	case o.latencyFile == "":
-		topo, err := src.load()
-		return topo, nil, nil, name, err
+		ps.Topology = topo
 	}
-	if _, err := latency.ReadFile(o.latencyFile); err != nil {
-		return nil, nil, nil, "", latencyFormatError("--latency", o.latencyFile, err)
-	}
-	m, clustered, err := latency.LoadFile(o.latencyFile)
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
-	name = "latency " + o.latencyFile
-	if src.live() {
-		return clustered, m.Costs(), nil, name, nil
-	}
-	topo, err := src.load()
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
-	costs := m.Costs()
-	for _, cpu := range topo.CPUs() {
-		if math.IsNaN(costs.Latency(cpu, cpu)) {
-			return nil, nil, nil, "", fmt.Errorf("--latency %s covers CPUs 0..%d, but the topology has CPU %d", o.latencyFile, len(m.CPUs)-1, cpu)
+	if o.latencyFile != "" {
+		if _, err := latency.ReadFile(o.latencyFile); err != nil {
+			return nil, nil, nil, "", latencyFormatError("--latency", o.latencyFile, err)
 		}
 	}
-	return topo, costs, nil, name, nil
+	pm, err := ps.Load(src.load)
+	switch {
+	case err != nil && o.fromResults != "":
+		return nil, nil, nil, "", fmt.Errorf("--from-results: %w", err)
+	case err != nil && o.latencyFile != "":
+		return nil, nil, nil, "", fmt.Errorf("--latency %w", err)
+	case err != nil:
+		return nil, nil, nil, "", err
+	}
+	return pm.Topology, pm.Costs, pm.Calibration, pm.Name, nil
 }
 
 // runSimulate writes the simulated results file. It needs -o: a simulated

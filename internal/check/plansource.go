@@ -1,0 +1,86 @@
+package check
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/latency"
+	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/results"
+)
+
+// PlanSource is what a plan (check --plan) or a simulated check (check
+// --simulate) predicts with besides its Config: at most one of a check's
+// results file (its latencies and fitted constants) and a latency matrix
+// file, and the tree given, if any.
+type PlanSource struct {
+	// FromResults is a results file: its per-level latencies and its
+	// calibration, on its own tree unless Topology is given.
+	FromResults string
+	// LatencyFile is a latency matrix (CSV or latency --json): its
+	// latencies on Topology, which it must cover, or else on the tree
+	// clustered from it.
+	LatencyFile string
+	// Topology is the tree given (nil: none; Load then reads the live one
+	// when it needs a tree).
+	Topology *hwtree.Topology
+	// Name names the tree given, for a simulated file ("synthetic ...").
+	Name string
+}
+
+// PlanMachine is what a plan or a simulation runs on: the tree, its
+// latencies (nil: the tree's typical ones, model.NewTreeCosts), the model's
+// constants (nil: the defaults) and a name for the machine.
+type PlanMachine struct {
+	Topology    *hwtree.Topology
+	Costs       model.Costs
+	Calibration *results.Calibration
+	Name        string
+}
+
+// Load resolves the source; live reads this machine's tree when no tree
+// is given and none comes from the files.
+func (s PlanSource) Load(live func() (*hwtree.Topology, error)) (PlanMachine, error) {
+	if s.FromResults != "" && s.LatencyFile != "" {
+		return PlanMachine{}, fmt.Errorf("a results file (%s) and a latency matrix (%s) given together; choose one source of latencies", s.FromResults, s.LatencyFile)
+	}
+	tree := func() (*hwtree.Topology, error) {
+		if s.Topology != nil {
+			return s.Topology, nil
+		}
+		return live()
+	}
+	switch {
+	case s.FromResults != "":
+		f, err := results.Read(s.FromResults)
+		if err != nil {
+			return PlanMachine{}, err
+		}
+		topo := s.Topology
+		if topo == nil {
+			if topo, err = hwtree.FromSynthetic(f.Machine.Topology); err != nil {
+				return PlanMachine{}, fmt.Errorf("%s: its machine's tree %q is not a synthetic string; give its topology (--xml, --sysfs-root): %w", s.FromResults, f.Machine.Topology, err)
+			}
+		}
+		return PlanMachine{Topology: topo, Costs: CostsFrom(topo, f), Calibration: f.Calibration, Name: "results " + s.FromResults}, nil
+	case s.LatencyFile == "":
+		topo, err := tree()
+		return PlanMachine{Topology: topo, Name: s.Name}, err
+	}
+	m, clustered, err := latency.LoadFile(s.LatencyFile)
+	if err != nil {
+		return PlanMachine{}, err
+	}
+	out := PlanMachine{Topology: clustered, Costs: m.Costs(), Name: "latency " + s.LatencyFile}
+	if s.Topology == nil {
+		return out, nil
+	}
+	out.Topology = s.Topology
+	for _, cpu := range s.Topology.CPUs() {
+		if math.IsNaN(out.Costs.Latency(cpu, cpu)) {
+			return PlanMachine{}, fmt.Errorf("%s covers CPUs 0..%d, but the topology has CPU %d", s.LatencyFile, len(m.CPUs)-1, cpu)
+		}
+	}
+	return out, nil
+}
