@@ -147,12 +147,8 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 		if err != nil {
 			return nil, nil, err
 		}
-		costs := m.Costs()
-		for _, cpu := range topo.CPUs() {
-			if math.IsNaN(costs.Latency(cpu, cpu)) {
-				return nil, nil, fmt.Errorf("%s covers CPUs 0..%d, but the topology has CPU %d; give a tree of the matrix's machine",
-					strings.TrimSpace(s.fromFlag+" "+s.from), len(m.CPUs)-1, cpu)
-			}
+		if err := m.Covers(topo); err != nil {
+			return nil, nil, fmt.Errorf("%s %w; give a tree of the matrix's machine", strings.TrimSpace(s.fromFlag+" "+s.from), err)
 		}
 		return m, topo, nil
 	}

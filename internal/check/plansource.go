@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"
@@ -76,11 +75,9 @@ func (s PlanSource) Load(live func() (*hwtree.Topology, error)) (PlanMachine, er
 	if s.Topology == nil {
 		return out, nil
 	}
-	out.Topology = s.Topology
-	for _, cpu := range s.Topology.CPUs() {
-		if math.IsNaN(out.Costs.Latency(cpu, cpu)) {
-			return PlanMachine{}, fmt.Errorf("%s covers CPUs 0..%d, but the topology has CPU %d", s.LatencyFile, len(m.CPUs)-1, cpu)
-		}
+	if err := m.Covers(s.Topology); err != nil {
+		return PlanMachine{}, fmt.Errorf("%s %w", s.LatencyFile, err)
 	}
+	out.Topology = s.Topology
 	return out, nil
 }

@@ -11,11 +11,13 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/barriertune/barriertune/internal/capped"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/capped"
 
 	"github.com/barriertune/barriertune/internal/measure"
 )
@@ -290,6 +292,18 @@ func (m *Matrix) Complete() error {
 			if math.IsNaN(m.NS[i][j]) {
 				return fmt.Errorf("latency matrix: CPUs %d and %d have no latency; predicting needs every pair of the %d CPUs", m.CPUs[j], m.CPUs[i], len(m.CPUs))
 			}
+		}
+	}
+	return nil
+}
+
+// Covers returns an error naming the first CPU of topo the matrix has no
+// latency for (it holds CPUs 0..N-1), or nil when it covers them all.
+func (m *Matrix) Covers(topo *hwtree.Topology) error {
+	costs := m.Costs()
+	for _, cpu := range topo.CPUs() {
+		if math.IsNaN(costs.Latency(cpu, cpu)) {
+			return fmt.Errorf("covers CPUs 0..%d, but the topology has CPU %d", len(m.CPUs)-1, cpu)
 		}
 	}
 	return nil
