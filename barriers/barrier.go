@@ -97,6 +97,13 @@ type Algorithm struct {
 	Cost string
 	// Spins is false for the blocking baselines, which ignore the policy.
 	Spins bool
+	// FanIn is true for the trees that take WithFanIn (the others ignore
+	// it).
+	FanIn bool
+	// Parks is true where a waiter's cost is a park and a wake-up rather
+	// than a cache-line transfer: the blocking baselines, and goroutine,
+	// which parks after one yield.
+	Parks bool
 	// New constructs the barrier for n participants.
 	New func(n int, opts ...Option) (Barrier, error)
 }
@@ -105,20 +112,20 @@ type Algorithm struct {
 // when the tuner finds two algorithms equally fast.
 func Algorithms() []Algorithm {
 	return []Algorithm{
-		{"central", "sense-reversing central counter (Mellor-Crummey & Scott 1991)", "L + P·o + t_bc(P−1)", true, newCentral},
-		{"static-tree", "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", true, newStaticTree},
-		{"all-static-tree", "static f-way tree, release down the same tree", "2(L + f·o)⌈log_f P⌉", true, newAllStaticTree},
-		{"combining", "combining tree of counters (Yew, Tzeng & Lawrie 1987)", "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", true, newCombining},
-		{"dissemination", "dissemination (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉", true, newDissemination},
-		{"tournament", "tournament with static winners (Hensgen, Finkel & Manber 1988)", "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", true, newTournament},
-		{"binomial", "binomial spanning tree (Tzeng & Kongmunvattana 1997)", "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", true, newBinomial},
-		{"butterfly", "butterfly with virtual partners (Brooks 1986)", "2(L + 2o)⌈log₂ P⌉", true, newButterfly},
-		{"pairwise", "pairwise exchange with recursive doubling (Gupta et al. 2002)", "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", true, newPairwise},
-		{"mcs", "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", true, newMCS},
-		{"hybrid", "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", "Σ over levels of the level's algorithm + a release flag per level", true, newHybrid},
-		{"goroutine", "goroutines beyond GOMAXPROCS: lock-free arrival, one adaptive yield, then a park on a per-episode condition variable", "P·o + a yield, or a park and a wakeup, per participant", true, newGoroutine},
-		{"cond", "blocking baseline: sync.Cond generation barrier", "a kernel or scheduler wakeup per participant", false, newCond},
-		{"channel", "blocking baseline: a channel closed per episode", "a kernel or scheduler wakeup per participant", false, newChannel},
+		{Name: "central", Source: "sense-reversing central counter (Mellor-Crummey & Scott 1991)", Cost: "L + P·o + t_bc(P−1)", Spins: true, New: newCentral},
+		{Name: "static-tree", Source: "static f-way tree, one global release flag (MCS 1991 §3.3 arrival)", Cost: "(L + f·o)⌈log_f P⌉ + t_bc(P−1)", Spins: true, FanIn: true, New: newStaticTree},
+		{Name: "all-static-tree", Source: "static f-way tree, release down the same tree", Cost: "2(L + f·o)⌈log_f P⌉", Spins: true, FanIn: true, New: newAllStaticTree},
+		{Name: "combining", Source: "combining tree of counters (Yew, Tzeng & Lawrie 1987)", Cost: "(L + n·o)⌈log_n P⌉ + t_bc(P−1)", Spins: true, FanIn: true, New: newCombining},
+		{Name: "dissemination", Source: "dissemination (Hensgen, Finkel & Manber 1988)", Cost: "(L + 2o)⌈log₂ P⌉", Spins: true, New: newDissemination},
+		{Name: "tournament", Source: "tournament with static winners (Hensgen, Finkel & Manber 1988)", Cost: "(L + 2o)⌈log₂ P⌉ + t_bc(P−1)", Spins: true, New: newTournament},
+		{Name: "binomial", Source: "binomial spanning tree (Tzeng & Kongmunvattana 1997)", Cost: "(L + 3o)⌈log₂ P⌉ + t_bc(P−1)", Spins: true, New: newBinomial},
+		{Name: "butterfly", Source: "butterfly with virtual partners (Brooks 1986)", Cost: "2(L + 2o)⌈log₂ P⌉", Spins: true, New: newButterfly},
+		{Name: "pairwise", Source: "pairwise exchange with recursive doubling (Gupta et al. 2002)", Cost: "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", Spins: true, New: newPairwise},
+		{Name: "mcs", Source: "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", Cost: "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", Spins: true, New: newMCS},
+		{Name: "hybrid", Source: "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", Cost: "Σ over levels of the level's algorithm + a release flag per level", Spins: true, New: newHybrid},
+		{Name: "goroutine", Source: "goroutines beyond GOMAXPROCS: lock-free arrival, one adaptive yield, then a park on a per-episode condition variable", Cost: "P·o + a yield, or a park and a wakeup, per participant", Spins: true, Parks: true, New: newGoroutine},
+		{Name: "cond", Source: "blocking baseline: sync.Cond generation barrier", Cost: "a kernel or scheduler wakeup per participant", Spins: false, Parks: true, New: newCond},
+		{Name: "channel", Source: "blocking baseline: a channel closed per episode", Cost: "a kernel or scheduler wakeup per participant", Spins: false, Parks: true, New: newChannel},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
@@ -186,7 +187,10 @@ func refit(topo *hwtree.Topology, kind model.Kind, f *results.File) {
 
 // blocking reports whether alg is a blocking baseline (wake-ups, not
 // signals, dominate it).
-func blocking(alg string) bool { return alg == "cond" || alg == "channel" || alg == "goroutine" }
+func blocking(alg string) bool {
+	a, err := barriers.Lookup(alg)
+	return err == nil && a.Parks
+}
 
 func medianOf(v []float64) float64 { return measure.Median(v) }
 

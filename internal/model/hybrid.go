@@ -42,11 +42,8 @@ func FanInCandidates() []int { return []int{2, 3, 4, 8} }
 
 // TakesFanIn reports whether alg's shape depends on barriers.WithFanIn.
 func TakesFanIn(alg string) bool {
-	switch alg {
-	case "combining", "static-tree", "all-static-tree":
-		return true
-	}
-	return false
+	a, err := barriers.Lookup(alg)
+	return err == nil && a.FanIn
 }
 
 type candidate struct {
