@@ -182,8 +182,10 @@ func newAdaptive(blockWake, handoff time.Duration) *adaptive {
 	a.probe.Store(probeFirst)
 	// The evidence's baseline: the first wait that runs out its bound,
 	// often within milliseconds on a busy machine, can then tell.
-	a.sampled.Store(osal.Nanotime())
+	now := osal.Nanotime()
+	a.sampled.Store(now)
 	a.switches.Store(a.count())
+	a.busyUntil.Store(now - 2*int64(busyHold)) // no evidence yet (see spinFor)
 	return a
 }
 
@@ -236,9 +238,11 @@ func (a *adaptive) handedOver() { a.handover.Store(osal.Nanotime()) }
 
 // spinFor returns how long a wait that starts at now spins, given the
 // bound limit (> 0): the kernel's bound just after a handover (within the
-// kernel's bound of it), else limit.
+// kernel's bound of it) on a machine that has shown no evidence of
+// contention for busyHold after the last (a busy machine's evidence can
+// lapse between two time slices), else limit.
 func (a *adaptive) spinFor(limit, now int64) int64 {
-	if now-a.handover.Load() < a.kernel {
+	if now-a.handover.Load() < a.kernel && now-a.busyUntil.Load() > int64(busyHold) {
 		return max(limit, a.kernel)
 	}
 	return limit

@@ -122,6 +122,11 @@ func TestHandoverSpinsForKernel(t *testing.T) {
 	if got := a.spinFor(g, now+a.kernel); got != g {
 		t.Fatalf("a kernel bound after a handover: spins %d, want %d", got, g)
 	}
+	// Evidence of contention within busyHold before: no long spin.
+	a.busyUntil.Store(now - int64(busyHold)/2)
+	if got := a.spinFor(g, now+1000); got != g {
+		t.Fatalf("a handover soon after contention: spins %d, want %d", got, g)
+	}
 	a.handedOver()
 	if h := a.handover.Load(); osal.Nanotime()-h > int64(time.Second) || h == 0 {
 		t.Fatalf("handedOver stored %d, not about now", h)
