@@ -3,6 +3,7 @@ package barriers
 import (
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -163,11 +164,12 @@ type adaptive struct {
 	sampled   atomic.Int64
 	switches  atomic.Int64
 	busyUntil atomic.Int64
-	count     func() int64 // osal.InvoluntarySwitches; tests replace it
+	count     func() int64  // osal.InvoluntarySwitches; tests replace it
+	waiting   func() uint64 // runnableGoroutines; tests replace it
 	// handover is when a setter last woke a sleeper (osal.Nanotime).
 	handover atomic.Int64
 	class    atomic.Int32
-	_        [osal.CacheLinePad - 92]byte
+	_        [osal.CacheLinePad - 100]byte
 }
 
 // newAdaptive returns the bound of a barrier whose waiters block at
@@ -175,7 +177,7 @@ type adaptive struct {
 // (a goroutine's park and ready).
 func newAdaptive(blockWake, handoff time.Duration) *adaptive {
 	a := &adaptive{kernel: 2 * int64(blockWake), step: max(int64(blockWake)/16, int64(time.Microsecond)),
-		count: osal.InvoluntarySwitches}
+		count: osal.InvoluntarySwitches, waiting: runnableGoroutines}
 	g := min(2*int64(handoff), a.kernel)
 	a.ceiling.Store(g)
 	a.limit.Store(g)
@@ -206,13 +208,18 @@ func (a *adaptive) learn(pinned bool) {
 // process's threads were preempted or throttled (involuntary switches
 // grew) within busyHold. It reads the count when the last read is
 // sampleGap old or more; a growth counts only over at most
-// evidenceWindow, so one preemption long ago is no evidence.
+// evidenceWindow, so one preemption long ago is no evidence. A wait that
+// ran out its bound (spunOut) also asks the Go scheduler, at the same
+// reads: goroutines that wait for a P (runnableGoroutines) want the one
+// this waiter holds, perhaps the partner itself; that is evidence for
+// this wait only (the bound drops, busy is not set: when they have run,
+// wake-ups from other threads and probes bring it back).
 //
 // It is never futile for pinned threads: each has a CPU of its own, so
 // one that blocks gives its CPU to no participant, and its partner, when
 // preempted, waits for a CPU it cannot take; the kernel's bound keeps
 // what it loses within twice what blocking would have cost.
-func (a *adaptive) futile(now int64) bool {
+func (a *adaptive) futile(now int64, spunOut bool) bool {
 	if a.class.Load() == classPinned {
 		return false
 	}
@@ -222,8 +229,22 @@ func (a *adaptive) futile(now int64) bool {
 		if n >= 0 && last != 0 && n > prev && now-last <= int64(evidenceWindow) {
 			a.busyUntil.Store(now + int64(busyHold))
 		}
+		if spunOut && now >= a.busyUntil.Load() && a.waiting() > 0 {
+			return true
+		}
 	}
 	return now < a.busyUntil.Load()
+}
+
+// runnableGoroutines returns how many goroutines of this process wait for
+// a P (runtime/metrics, about 50 ns and one small allocation a read).
+func runnableGoroutines() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // handedOver records that a setter woke a sleeper of the barrier: the
@@ -322,14 +343,14 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 			}
 			if i%clockEvery == 0 {
 				if now := osal.Nanotime(); now-start >= limit {
-					if a.futile(now) {
+					if a.futile(now, true) {
 						a.limit.Store(0)
 					}
 					break
 				}
 			}
 		}
-	} else if busy := a.futile(osal.Nanotime()); busy || a.waits.Add(1) < a.probe.Load() {
+	} else if busy := a.futile(osal.Nanotime(), false); busy || a.waits.Add(1) < a.probe.Load() {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
 		// wake-up. No probes while busy: no idle thread would come.
