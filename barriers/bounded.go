@@ -14,10 +14,11 @@ import (
 
 // AutoPolicy's bounded spinning (see AutoPolicy): spin for about what
 // blocking costs the waiter at hand (twice it: see adaptive), then block.
-// This is competitive spinning (Karlin, Li, Manasse & Owicki 1991): whatever the
-// wait, it costs at most a small multiple (2 spinning for the cost, 3 for
-// twice it) of what the better of "spin" and "block at once" would have,
-// as long as the partner runs independently of the waiter.
+// This is competitive spinning (Karlin, Li, Manasse & Owicki 1991):
+// whatever the wait, it costs at most a small multiple (2 spinning for
+// the cost, 3 for twice it) of what the better of "spin" and "block at
+// once" would have, as long as the partner runs independently of the
+// waiter.
 //
 // On a busy machine it may not: the scheduler queues a woken goroutine on
 // its waker's P, and when no other thread gets a CPU to steal it, the
@@ -28,8 +29,8 @@ import (
 // waker ran on the sleeper's own OS thread (osal.ThreadID). Then, and on
 // the kernel's evidence that this process's threads lose CPUs they want
 // (see futile: competing processes, a CPU quota; issue 24), the bound is
-// dropped to none (a waiter yields once after one check of the
-// flag, then blocks: the participants take turns on the thread). A
+// dropped to none (a waiter yields once after one check of the flag,
+// then blocks: the participants take turns on the thread). A
 // sleeper woken from another thread restores the bound (doubling it from
 // step): its partner runs elsewhere, and spinning pays again. A wait that
 // ends within the first relax hints (the partner runs concurrently)
