@@ -103,13 +103,18 @@ const (
 // times it took a CPU from this process's threads while they could still
 // run (osal.InvoluntarySwitches): on a machine with more runnable threads
 // than CPUs, or inside a CPU quota that throttles the process, it grows
-// every scheduler time slice; on a quiet one it stays still (a host that
-// stops a virtual CPU is invisible to it, so a hiccup there is no
-// evidence: see the note on long waits above). A waiter reads it only on
-// slow paths (a wait that ran out its bound, a wait with no bound), at
-// most every sampleGap; a growth seen over at most evidenceWindow makes
-// every wait of the barrier block without spinning (or take turns, see
-// waitBounded) for busyHold after it.
+// every scheduler time slice, and a host that stops a virtual CPU is
+// invisible to it (so a hiccup there is no evidence: see the note on
+// long waits above). It also grows when the Go runtime's own threads
+// preempt each other, as they do on a quiet machine (3,000-9,000 a second
+// in a two-goroutine sync.Cond loop here, 4,000-42,000 with two competing
+// processes): goroutines then take turns on one thread there too, which
+// is faster than spinning for a tight loop on this host and costs a
+// stencil its lead over sync.Cond (docs/algorithms.md). A waiter reads
+// it only on slow paths (a wait that ran out its bound, a wait with no
+// bound), at most every sampleGap; a growth seen over at most
+// evidenceWindow makes every wait of the barrier block without spinning
+// (or take turns, see waitBounded) for busyHold after it.
 const (
 	sampleGap      = 100 * time.Microsecond
 	evidenceWindow = 50 * time.Millisecond

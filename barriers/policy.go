@@ -31,7 +31,8 @@ const (
 	// For goroutines, the bound drops to none on evidence that spinning
 	// is futile right now: the kernel took CPUs from this process's
 	// threads while they could run (involuntary context switches:
-	// competing processes, a CPU quota), read when a wait runs out its
+	// competing processes, a CPU quota, and the Go runtime's own threads,
+	// so on a quiet machine too, often), read when a wait runs out its
 	// bound; goroutines waiting for a P at that moment (runtime/metrics;
 	// for that wait only); or a sleeper was woken by a partner that ran on
 	// its own OS thread (they share one thread, and spinning only delays
