@@ -3,6 +3,7 @@ package barriers
 import (
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,11 +14,12 @@ import (
 )
 
 // AutoPolicy's bounded spinning (see AutoPolicy): spin for about what
-// blocking and a wake-up cost (twice it: see adaptive), then block. This is
-// competitive spinning (Karlin, Li, Manasse & Owicki 1991): whatever the
-// wait, it costs at most a small multiple (2 spinning for the cost, 3 for
-// twice it) of what the better of "spin" and "block at once" would have,
-// as long as the partner runs independently of the waiter.
+// blocking costs the waiter at hand (twice it: see adaptive), then block.
+// This is competitive spinning (Karlin, Li, Manasse & Owicki 1991):
+// whatever the wait, it costs at most a small multiple (2 spinning for
+// the cost, 3 for twice it) of what the better of "spin" and "block at
+// once" would have, as long as the partner runs independently of the
+// waiter.
 //
 // On a busy machine it may not: the scheduler queues a woken goroutine on
 // its waker's P, and when no other thread gets a CPU to steal it, the
@@ -25,9 +27,11 @@ import (
 // for sits behind it; only blocking (or yielding) lets the partner run.
 // The two goroutines then share one OS thread, as those of a blocking
 // barrier do, and spinning only delays them. A sleeper can tell: the
-// waker ran on the sleeper's own OS thread (osal.ThreadID). Only then is
-// the bound dropped to none (a waiter yields once after quickSpin relax
-// hints, then blocks: the participants take turns on the thread). A
+// waker ran on the sleeper's own OS thread (osal.ThreadID). Then, and on
+// the kernel's evidence that this process's threads lose CPUs they want
+// (see futile: competing processes, a CPU quota; issue 24), the bound is
+// dropped to none (a waiter yields once after one check of the flag,
+// then blocks: the participants take turns on the thread). A
 // sleeper woken from another thread restores the bound (doubling it from
 // step): its partner runs elsewhere, and spinning pays again. A wait that
 // ends within the first relax hints (the partner runs concurrently)
@@ -62,11 +66,14 @@ const (
 // as a sleeper keeps checking the flag before it blocks (see flag.sleep).
 const sleepRecheck = 2
 
-// quickSpin is how many relax hints a waiter whose bound is 0 spins
-// before it blocks: enough to see a partner on another CPU that is about
-// to arrive (and then to lengthen the bound again), little enough that
-// a partner queued on this P is not kept waiting.
-const quickSpin = 4
+// quickSpin is how many times a waiter whose bound is 0 checks the flag
+// before waitBounded: once, with no relax hint. With no bound the partner
+// is queued on this waiter's thread (the pair shares one) or waits for a
+// CPU (spinning is futile), and every relax hint (about 50 ns on this
+// Xeon) delays it: with 4 of them, the tight loop of two goroutines read
+// 217-241 ns per episode against 162-164 with none (interleaved, load
+// 7 here), a sync.Cond barrier 192-207.
+const quickSpin = 1
 
 // Probes: with no bound, the probe-th wait past quickSpin restores the
 // bound and blocks without yielding first. Yielding keeps two participants
@@ -97,13 +104,18 @@ const (
 // times it took a CPU from this process's threads while they could still
 // run (osal.InvoluntarySwitches): on a machine with more runnable threads
 // than CPUs, or inside a CPU quota that throttles the process, it grows
-// every scheduler time slice; on a quiet one it stays still (a host that
-// stops a virtual CPU is invisible to it, so a hiccup there is no
-// evidence: see the note on long waits above). A waiter reads it only on
-// slow paths (a wait that ran out its bound, a wait with no bound), at
-// most every sampleGap; a growth seen over at most evidenceWindow makes
-// every wait of the barrier block without spinning (or take turns, see
-// waitBounded) for busyHold after it.
+// every scheduler time slice, and a host that stops a virtual CPU is
+// invisible to it (so a hiccup there is no evidence: see the note on
+// long waits above). It also grows when the Go runtime's own threads
+// preempt each other, as they do on a quiet machine (3,000-9,000 a second
+// in a two-goroutine sync.Cond loop here, 4,000-42,000 with two competing
+// processes): goroutines then take turns on one thread there too, which
+// is faster than spinning for a tight loop on this host and costs a
+// stencil its lead over sync.Cond (docs/algorithms.md). A waiter reads
+// it only on slow paths (a wait that ran out its bound, a wait with no
+// bound), at most every sampleGap; a growth seen over at most
+// evidenceWindow makes every wait of the barrier block without spinning
+// (or take turns, see waitBounded) for busyHold after it.
 const (
 	sampleGap      = 100 * time.Microsecond
 	evidenceWindow = 50 * time.Millisecond
@@ -159,11 +171,12 @@ type adaptive struct {
 	sampled   atomic.Int64
 	switches  atomic.Int64
 	busyUntil atomic.Int64
-	count     func() int64 // osal.InvoluntarySwitches; tests replace it
+	count     func() int64  // osal.InvoluntarySwitches; tests replace it
+	waiting   func() uint64 // runnableGoroutines; tests replace it
 	// handover is when a setter last woke a sleeper (osal.Nanotime).
 	handover atomic.Int64
 	class    atomic.Int32
-	_        [osal.CacheLinePad - 92]byte
+	_        [osal.CacheLinePad - 100]byte
 }
 
 // newAdaptive returns the bound of a barrier whose waiters block at
@@ -171,15 +184,17 @@ type adaptive struct {
 // (a goroutine's park and ready).
 func newAdaptive(blockWake, handoff time.Duration) *adaptive {
 	a := &adaptive{kernel: 2 * int64(blockWake), step: max(int64(blockWake)/16, int64(time.Microsecond)),
-		count: osal.InvoluntarySwitches}
+		count: osal.InvoluntarySwitches, waiting: runnableGoroutines}
 	g := min(2*int64(handoff), a.kernel)
 	a.ceiling.Store(g)
 	a.limit.Store(g)
 	a.probe.Store(probeFirst)
 	// The evidence's baseline: the first wait that runs out its bound,
 	// often within milliseconds on a busy machine, can then tell.
-	a.sampled.Store(osal.Nanotime())
+	now := osal.Nanotime()
+	a.sampled.Store(now)
 	a.switches.Store(a.count())
+	a.busyUntil.Store(now - 2*int64(busyHold)) // no evidence yet (see spinFor)
 	return a
 }
 
@@ -200,13 +215,18 @@ func (a *adaptive) learn(pinned bool) {
 // process's threads were preempted or throttled (involuntary switches
 // grew) within busyHold. It reads the count when the last read is
 // sampleGap old or more; a growth counts only over at most
-// evidenceWindow, so one preemption long ago is no evidence.
+// evidenceWindow, so one preemption long ago is no evidence. A wait that
+// ran out its bound (spunOut) also asks the Go scheduler, at the same
+// reads: goroutines that wait for a P (runnableGoroutines) want the one
+// this waiter holds, perhaps the partner itself; that is evidence for
+// this wait only (the bound drops, busy is not set: when they have run,
+// wake-ups from other threads and probes bring it back).
 //
 // It is never futile for pinned threads: each has a CPU of its own, so
 // one that blocks gives its CPU to no participant, and its partner, when
 // preempted, waits for a CPU it cannot take; the kernel's bound keeps
 // what it loses within twice what blocking would have cost.
-func (a *adaptive) futile(now int64) bool {
+func (a *adaptive) futile(now int64, spunOut bool) bool {
 	if a.class.Load() == classPinned {
 		return false
 	}
@@ -216,8 +236,22 @@ func (a *adaptive) futile(now int64) bool {
 		if n >= 0 && last != 0 && n > prev && now-last <= int64(evidenceWindow) {
 			a.busyUntil.Store(now + int64(busyHold))
 		}
+		if spunOut && now >= a.busyUntil.Load() && a.waiting() > 0 {
+			return true
+		}
 	}
 	return now < a.busyUntil.Load()
+}
+
+// runnableGoroutines returns how many goroutines of this process wait for
+// a P (runtime/metrics, about 50 ns and one small allocation a read).
+func runnableGoroutines() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // handedOver records that a setter woke a sleeper of the barrier: the
@@ -232,9 +266,11 @@ func (a *adaptive) handedOver() { a.handover.Store(osal.Nanotime()) }
 
 // spinFor returns how long a wait that starts at now spins, given the
 // bound limit (> 0): the kernel's bound just after a handover (within the
-// kernel's bound of it), else limit.
+// kernel's bound of it) on a machine that has shown no evidence of
+// contention for busyHold after the last (a busy machine's evidence can
+// lapse between two time slices), else limit.
 func (a *adaptive) spinFor(limit, now int64) int64 {
-	if now-a.handover.Load() < a.kernel {
+	if now-a.handover.Load() < a.kernel && now-a.busyUntil.Load() > int64(busyHold) {
 		return max(limit, a.kernel)
 	}
 	return limit
@@ -283,7 +319,7 @@ func (a *adaptive) quick(limit int64) {
 }
 
 // waitBounded is the rest of wait under AutoPolicy where the participants
-// fit, after wait's first clockFirst relax hints (quickSpin with a bound
+// fit, after wait's first clockFirst relax hints (one check with a bound
 // of 0): spin on, reading the clock, until the bound, then block; or spin
 // w.budget relax hints when WithSpinBudget set one. A wait that runs out
 // its bound looks at the evidence (futile): spinning futile, the bound
@@ -314,14 +350,14 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 			}
 			if i%clockEvery == 0 {
 				if now := osal.Nanotime(); now-start >= limit {
-					if a.futile(now) {
+					if a.futile(now, true) {
 						a.limit.Store(0)
 					}
 					break
 				}
 			}
 		}
-	} else if busy := a.futile(osal.Nanotime()); busy || a.waits.Add(1) < a.probe.Load() {
+	} else if busy := a.futile(osal.Nanotime(), false); busy || a.waits.Add(1) < a.probe.Load() {
 		// Yield once first: a partner queued on this P runs now, and if
 		// it arrives the wait costs a goroutine switch, not a park and a
 		// wake-up. No probes while busy: no idle thread would come.

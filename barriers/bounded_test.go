@@ -122,6 +122,11 @@ func TestHandoverSpinsForKernel(t *testing.T) {
 	if got := a.spinFor(g, now+a.kernel); got != g {
 		t.Fatalf("a kernel bound after a handover: spins %d, want %d", got, g)
 	}
+	// Evidence of contention within busyHold before: no long spin.
+	a.busyUntil.Store(now - int64(busyHold)/2)
+	if got := a.spinFor(g, now+1000); got != g {
+		t.Fatalf("a handover soon after contention: spins %d, want %d", got, g)
+	}
 	a.handedOver()
 	if h := a.handover.Load(); osal.Nanotime()-h > int64(time.Second) || h == 0 {
 		t.Fatalf("handedOver stored %d, not about now", h)
@@ -142,18 +147,18 @@ func TestFutileEvidence(t *testing.T) {
 	a.sampled.Store(0) // no baseline yet (newAdaptive reads the real count)
 	c := a.ceiling.Load()
 	now := int64(time.Hour)
-	if a.futile(now) || reads != 1 {
+	if a.futile(now, false) || reads != 1 {
 		t.Fatalf("baseline read: futile, or %d reads (want 1)", reads)
 	}
 	switches += 3
-	if a.futile(now+int64(sampleGap)/2) || reads != 1 {
+	if a.futile(now+int64(sampleGap)/2, false) || reads != 1 {
 		t.Fatalf("a read within sampleGap: %d reads, want 1 (and no evidence yet)", reads)
 	}
 	now += int64(sampleGap)
-	if !a.futile(now) {
+	if !a.futile(now, false) {
 		t.Fatal("switches grew within the window: not futile")
 	}
-	a.woke(c, false, a.futile(now))
+	a.woke(c, false, a.futile(now, false))
 	if got := a.limit.Load(); got != 0 {
 		t.Fatalf("a wait woken from elsewhere while futile: bound %d, want 0", got)
 	}
@@ -162,11 +167,11 @@ func TestFutileEvidence(t *testing.T) {
 		t.Fatalf("a quick wait while futile lengthened the bound to %d", got)
 	}
 	// No growth: futile until the hold ends, then not.
-	if !a.futile(now + int64(busyHold)/2) {
+	if !a.futile(now+int64(busyHold)/2, false) {
 		t.Fatal("futile ended before busyHold")
 	}
 	now += int64(busyHold) + 1
-	if a.futile(now) {
+	if a.futile(now, false) {
 		t.Fatal("futile after busyHold with no growth")
 	}
 	a.woke(0, false, false)
@@ -175,7 +180,7 @@ func TestFutileEvidence(t *testing.T) {
 	}
 	// A growth over a stale window is no evidence.
 	switches += 5
-	if a.futile(now + int64(evidenceWindow) + 1) {
+	if a.futile(now+int64(evidenceWindow)+1, false) {
 		t.Fatal("a growth over more than evidenceWindow counted as evidence")
 	}
 	// Pinned threads ignore the evidence: blocking gives their CPU to no
@@ -183,7 +188,7 @@ func TestFutileEvidence(t *testing.T) {
 	p := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
 	p.learn(true)
 	p.count = func() int64 { switches++; return switches }
-	if p.futile(now) || p.futile(now+int64(sampleGap)) || p.busy(now+int64(sampleGap)) {
+	if p.futile(now, false) || p.futile(now+int64(sampleGap), false) || p.busy(now+int64(sampleGap)) {
 		t.Fatal("futile for pinned threads")
 	}
 	p.woke(p.limit.Load(), false, p.busy(now))
@@ -193,8 +198,37 @@ func TestFutileEvidence(t *testing.T) {
 	// Unknown counts (-1) are never evidence.
 	b := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
 	b.count = func() int64 { return -1 }
-	if b.futile(now) || b.futile(now+int64(sampleGap)) {
+	if b.futile(now, false) || b.futile(now+int64(sampleGap), false) {
 		t.Fatal("futile with no count")
+	}
+}
+
+// TestWaitingGoroutinesEvidence: a wait that ran out its bound while
+// goroutines wait for a P drops the bound for itself (futile), without
+// making the barrier busy; a wait with no bound does not ask, and with no
+// goroutine waiting a spun-out wait is no evidence.
+func TestWaitingGoroutinesEvidence(t *testing.T) {
+	a := newAdaptive(50*time.Microsecond, 500*time.Nanosecond)
+	a.learn(false)
+	a.count = func() int64 { return 7 }
+	var waiting uint64 = 3
+	asked := 0
+	a.waiting = func() uint64 { asked++; return waiting }
+	now := int64(time.Hour)
+	if a.futile(now, false) || asked != 0 {
+		t.Fatalf("a wait with no bound: futile, or asked the scheduler %d times", asked)
+	}
+	now += int64(sampleGap)
+	if !a.futile(now, true) || asked != 1 {
+		t.Fatalf("a spun-out wait with 3 goroutines waiting for a P: not futile (asked %d times)", asked)
+	}
+	if a.busy(now) {
+		t.Fatal("waiting goroutines made the barrier busy: want this wait only")
+	}
+	now += int64(sampleGap)
+	waiting = 0
+	if a.futile(now, true) {
+		t.Fatal("a spun-out wait with no goroutine waiting: futile")
 	}
 }
 
@@ -263,6 +297,7 @@ func TestLongWaitKeepsBound(t *testing.T) {
 	}
 	d.w.adapt.learn(true)                       // as if pinned: the kernel's bound
 	d.w.adapt.count = func() int64 { return 0 } // a quiet machine: no evidence
+	d.w.adapt.waiting = func() uint64 { return 0 }
 	ceiling := d.w.adapt.ceiling.Load()
 	var wg sync.WaitGroup
 	for id := range 2 {

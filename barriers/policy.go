@@ -29,19 +29,22 @@ const (
 	// (no fence) plus a load that finds no sleeper.
 	//
 	// For goroutines, the bound drops to none on evidence that spinning
-	// is futile right now: the kernel took CPUs from this process's threads while they
-	// could run (involuntary context switches: competing processes, a CPU
-	// quota), read when a wait runs out its bound; or a sleeper was woken
-	// by a partner that ran on its own OS thread (they share one thread,
-	// and spinning only delays the partner). With no bound a goroutine
-	// yields once and blocks, so the participants take turns on the
-	// threads that do run, as a blocking barrier's do. A long wait alone
-	// never shortens the bound (a host that stops a virtual CPU is no
-	// evidence), nor does the evidence a pinned thread's (blocking would
-	// give its CPU to no participant); it comes back when the evidence ends (50 ms without
-	// involuntary switches), through wake-ups from other threads, quick
-	// waits and probes (every 64th wait and rarer, a block that wakes an
-	// idle thread so that a pair sharing one can move apart again).
+	// is futile right now: the kernel took CPUs from this process's
+	// threads while they could run (involuntary context switches:
+	// competing processes, a CPU quota, and the Go runtime's own threads,
+	// so on a quiet machine too, often), read when a wait runs out its
+	// bound; goroutines waiting for a P at that moment (runtime/metrics;
+	// for that wait only); or a sleeper was woken by a partner that ran on
+	// its own OS thread (they share one thread, and spinning only delays
+	// the partner). With no bound a goroutine yields once and blocks, so
+	// the participants take turns on the threads that do run, as a
+	// blocking barrier's do. A long wait alone never shortens the bound (a
+	// host that stops a virtual CPU is no evidence), nor does the evidence
+	// a pinned thread's (blocking would give its CPU to no participant);
+	// it comes back when the evidence ends (50 ms without involuntary
+	// switches), through wake-ups from other threads, quick waits and
+	// probes (every 64th wait and rarer, a block that wakes an idle thread
+	// so that a pair sharing one can move apart again).
 	//
 	// When the participants outnumber GOMAXPROCS or the CPUs it is Park
 	// with no spinning, so a waiter gives its CPU to the participant it

@@ -78,10 +78,12 @@ func ThreadPinned() bool {
 // InvoluntarySwitches returns how many times the kernel has taken a CPU
 // from this process's threads while they could still run (getrusage's
 // ru_nivcsw over all threads): preemption by other runnable threads, or
-// a CPU quota's throttling. It grows only when the process's threads want
-// more CPU than they get; AutoPolicy reads it as evidence that spinning
-// is futile (a partner is likely waiting for a CPU). It returns -1 when
-// the system does not say. It is a system call: keep it off fast paths.
+// a CPU quota's throttling, and the process's own threads preempting
+// each other (the Go runtime wakes idle threads for goroutines made
+// runnable, and a woken thread can take its waker's CPU). AutoPolicy
+// reads it as evidence that spinning is futile (a partner is likely
+// waiting for a CPU). It returns -1 when the system does not say. It is
+// a system call: keep it off fast paths.
 func InvoluntarySwitches() int64 {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {

@@ -106,3 +106,55 @@ func TestNanotimeMonotonic(t *testing.T) {
 		prev = now
 	}
 }
+
+// TestInvoluntarySwitches: the count never falls, and it grows when this
+// process runs more busy threads than it has CPUs (each one a locked OS
+// thread with a P of its own, spinning until the count has grown or 2 s
+// passed): the kernel
+// must then take a CPU from a thread that could still run. One busy
+// thread per allowed CPU plus one is the least that forces it.
+func TestInvoluntarySwitches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins a thread per CPU for up to 2 s")
+	}
+	allowed, err := Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := InvoluntarySwitches()
+	if before < 0 {
+		t.Fatalf("InvoluntarySwitches = %d on Linux", before)
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	busy := allowed.Len() + 1
+	// Enough Ps for every busy thread and this one: else the Go scheduler,
+	// not the kernel, would take turns.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(busy + 1))
+	for range busy {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for !stop.Load() {
+				Relax()
+			}
+			done <- struct{}{}
+		}()
+	}
+	deadline := Nanotime() + 2e9
+	grew := false
+	for Nanotime() < deadline && !grew {
+		runtime.Gosched()
+		grew = InvoluntarySwitches() > before
+	}
+	stop.Store(true)
+	for range busy {
+		<-done
+	}
+	if !grew {
+		t.Errorf("%d busy threads on %d allowed CPUs for 2 s: involuntary switches stayed at %d", busy, allowed.Len(), before)
+	}
+	if after := InvoluntarySwitches(); after < before {
+		t.Errorf("involuntary switches fell from %d to %d", before, after)
+	}
+}

@@ -1,0 +1,93 @@
+// A hand-written C dissemination barrier on pinned threads, the reference
+// scripts/cdissem measures Go's barriers against: episode-numbered flags,
+// one per thread and round on a 128-byte line of its own, release stores,
+// acquire loads and PAUSE while waiting.
+//
+//   dissem CPU0,CPU1[,...] EPISODES SAMPLES
+//
+// prints one line per sample: ns per episode.
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define relax() _mm_pause()
+#elif defined(__aarch64__)
+#define relax() __asm__ __volatile__("isb" ::: "memory")
+#else
+#define relax() ((void)0)
+#endif
+
+#define MAXT 64
+#define MAXR 6
+
+typedef struct {
+	_Alignas(128) unsigned long v;
+} flag_t;
+
+static flag_t flags[MAXT][MAXR];
+static int n, cpus[MAXT];
+static long episodes;
+static unsigned long base; // episodes done before this sample
+
+static void barrier(int id, unsigned long e) {
+	for (int r = 0, d = 1; d < n; r++, d <<= 1) {
+		__atomic_store_n(&flags[(id + d) % n][r].v, e, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&flags[id][r].v, __ATOMIC_ACQUIRE) < e)
+			relax();
+	}
+}
+
+static void *run(void *arg) {
+	int id = (int)(long)arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[id], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+		fprintf(stderr, "dissem: cannot pin thread %d to CPU %d\n", id, cpus[id]);
+		exit(1);
+	}
+	barrier(id, base + 1); // start together
+	for (long i = 2; i <= episodes + 1; i++)
+		barrier(id, base + (unsigned long)i);
+	return NULL;
+}
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+	if (argc != 4) {
+		fprintf(stderr, "usage: dissem CPU0,CPU1[,...] EPISODES SAMPLES\n");
+		return 2;
+	}
+	for (char *s = strtok(argv[1], ","); s && n < MAXT; s = strtok(NULL, ","))
+		cpus[n++] = atoi(s);
+	episodes = atol(argv[2]);
+	int samples = atoi(argv[3]);
+	if (n < 2 || n > (1 << MAXR) || episodes < 1 || samples < 1) {
+		fprintf(stderr, "dissem: want 2..%d CPUs, EPISODES >= 1, SAMPLES >= 1\n", 1 << MAXR);
+		return 2;
+	}
+	pthread_t t[MAXT];
+	for (int s = 0; s < samples; s++) {
+		double t0 = now();
+		for (int i = 1; i < n; i++)
+			pthread_create(&t[i], NULL, run, (void *)(long)i);
+		run(0);
+		for (int i = 1; i < n; i++)
+			pthread_join(t[i], NULL);
+		// The time includes starting the threads: a few µs over
+		// EPISODES episodes (the Go side pays a team's start likewise).
+		printf("%.2f\n", (now() - t0) / (double)episodes);
+		base += (unsigned long)episodes + 1;
+	}
+	return 0;
+}
