@@ -27,3 +27,17 @@ func Rank(name string) int {
 	}
 	return len(algs)
 }
+
+// TakesFanIn reports whether the algorithm called name takes a fan-in
+// (barriers.WithFanIn shapes it): the catalog entry's FanIn.
+func TakesFanIn(name string) bool {
+	a, err := barriers.Lookup(name)
+	return err == nil && a.FanIn
+}
+
+// Parks reports whether a waiter of the algorithm called name costs a park
+// and a wake-up rather than a line transfer: the catalog entry's Parks.
+func Parks(name string) bool {
+	a, err := barriers.Lookup(name)
+	return err == nil && a.Parks
+}

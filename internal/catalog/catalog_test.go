@@ -25,3 +25,26 @@ func TestNamesAndRank(t *testing.T) {
 		t.Errorf("Rank(unknown) = %d, want %d", got, len(names))
 	}
 }
+
+// The facts by name are the entries' fields: the trees take a fan-in, the
+// blocking baselines and goroutine park; an unknown name has neither.
+func TestFacts(t *testing.T) {
+	for _, a := range barriers.Algorithms() {
+		if TakesFanIn(a.Name) != a.FanIn || Parks(a.Name) != a.Parks {
+			t.Errorf("%s: TakesFanIn %v Parks %v, entry %+v", a.Name, TakesFanIn(a.Name), Parks(a.Name), a)
+		}
+	}
+	for _, n := range []string{"combining", "static-tree", "all-static-tree"} {
+		if !TakesFanIn(n) {
+			t.Errorf("%s takes no fan-in", n)
+		}
+	}
+	for _, n := range []string{"cond", "channel", "goroutine"} {
+		if !Parks(n) {
+			t.Errorf("%s does not park", n)
+		}
+	}
+	if TakesFanIn("nope") || Parks("nope") || TakesFanIn("central") || Parks("central") {
+		t.Error("a fact for central or an unknown name")
+	}
+}

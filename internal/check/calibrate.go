@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -187,10 +187,7 @@ func refit(topo *hwtree.Topology, kind model.Kind, f *results.File) {
 
 // blocking reports whether alg is a blocking baseline (wake-ups, not
 // signals, dominate it).
-func blocking(alg string) bool {
-	a, err := barriers.Lookup(alg)
-	return err == nil && a.Parks
-}
+func blocking(alg string) bool { return catalog.Parks(alg) }
 
 func medianOf(v []float64) float64 { return measure.Median(v) }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/catalog"
 )
 
 // LevelKeys is one level of a machine's tree seen from a placement: Keys[i]
@@ -41,10 +42,7 @@ func (c Composition) Flat() string {
 func FanInCandidates() []int { return []int{2, 3, 4, 8} }
 
 // TakesFanIn reports whether alg's shape depends on barriers.WithFanIn.
-func TakesFanIn(alg string) bool {
-	a, err := barriers.Lookup(alg)
-	return err == nil && a.FanIn
-}
+func TakesFanIn(alg string) bool { return catalog.TakesFanIn(alg) }
 
 type candidate struct {
 	alg   string

@@ -17,8 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +25,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
 
 //go:embed csrc/dissem.c
@@ -59,12 +58,9 @@ func run(cpus []int, rounds, episodes int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	src, bin := filepath.Join(dir, "dissem.c"), filepath.Join(dir, "dissem")
-	if err := os.WriteFile(src, dissemC, 0o644); err != nil {
+	bin, err := lab.CompileC("cc", dir, "dissem", dissemC, "-O2", "-pthread")
+	if err != nil {
 		return err
-	}
-	if out, err := exec.Command("cc", "-O2", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-		return fmt.Errorf("cc: %v: %s", err, out)
 	}
 	n := len(cpus)
 	t := barriers.Tuned(n)
@@ -83,7 +79,7 @@ func run(cpus []int, rounds, episodes int) error {
 		for i, c := range cands {
 			var v float64
 			if c.make == nil {
-				out, err := exec.Command(bin, list, strconv.Itoa(episodes), "1").Output()
+				out, err := lab.Run(time.Minute, nil, false, bin, list, strconv.Itoa(episodes), "1")
 				if err != nil {
 					return fmt.Errorf("C dissemination: %v", err)
 				}
@@ -104,12 +100,12 @@ func run(cpus []int, rounds, episodes int) error {
 	}
 	fmt.Printf("%d threads pinned on CPUs %s, %d interleaved rounds of %d episodes; tuned choice %s (%s)\n", n, list, rounds, episodes, tuned, orFallback(t))
 	fmt.Printf("%-28s %10s %10s %12s\n", "barrier", "median ns", "min ns", "x C median")
-	c := median(ns[0])
+	c := lab.Median(ns[0])
 	for i, cd := range cands {
-		fmt.Printf("%-28s %10.1f %10.1f %11.3fx\n", cd.name, median(ns[i]), slices.Min(ns[i]), median(ns[i])/c)
+		fmt.Printf("%-28s %10.1f %10.1f %11.3fx\n", cd.name, lab.Median(ns[i]), slices.Min(ns[i]), lab.Median(ns[i])/c)
 	}
-	best := slices.MinFunc([]int{1, 2, 3}, func(a, b int) int { return int(median(ns[a]) - median(ns[b])) })
-	r := median(ns[best]) / c
+	best := slices.MinFunc([]int{1, 2, 3}, func(a, b int) int { return int(lab.Median(ns[a]) - lab.Median(ns[b])) })
+	r := lab.Median(ns[best]) / c
 	verdict := "holds"
 	if r > 1.05 {
 		verdict = "FAILS"
@@ -139,10 +135,4 @@ func sample(b barriers.Barrier, cpus []int, episodes int) (float64, error) {
 		}
 	})
 	return float64(time.Since(start).Nanoseconds()) / float64(episodes), err
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

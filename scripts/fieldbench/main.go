@@ -53,6 +53,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
+	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
 
 // Child and hog modes: this binary re-executed.
@@ -237,7 +238,7 @@ func regime(o options, self, fm, rg string, env, workloads []string) error {
 	}
 	desc := map[string]string{"quiet": "quiet", "loaded": fmt.Sprintf("%d CPU-bound competitors", o.hogs),
 		"quota": fmt.Sprintf("inside a %.2g-CPU quota", o.quota), "pair": "two programs at once"}[rg]
-	fmt.Printf("\n== %s results file, %s; uptime: %s\n", fm, desc, uptime())
+	fmt.Printf("\n== %s results file, %s; uptime: %s\n", fm, desc, "load average "+lab.Load())
 	for _, w := range workloads {
 		size := o.episodes
 		if w == "stencil" {
@@ -642,18 +643,6 @@ func floor() string {
 		ball.Store(0)
 	}
 	return fmt.Sprintf("%.0f ns (median of 5)", quantile(ns, 0.5))
-}
-
-func uptime() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return "load average " + strings.Join(f[:3], ", ")
 }
 
 func cpuModel() string {

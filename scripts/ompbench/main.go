@@ -22,14 +22,12 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -38,6 +36,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
 
 //go:embed csrc/ompbarrier.c
@@ -116,7 +115,7 @@ func run() error {
 	defer os.RemoveAll(dir)
 
 	tool := filepath.Join(dir, "barriertune")
-	if out, err := runCmd(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
+	if out, err := lab.Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
 		return fmt.Errorf("building barriertune (run ompbench from the module root): %v\n%s", err, out)
 	}
 	if *resultsFile == "" {
@@ -126,7 +125,7 @@ func run() error {
 			list[i] = strconv.Itoa(n)
 		}
 		fmt.Fprintf(os.Stderr, "ompbench: no -results: running barriertune check --threads %s --budget %s\n", strings.Join(list, ","), *budget)
-		if out, err := runCmd(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
+		if out, err := lab.Run(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
 			return fmt.Errorf("barriertune check: %v\n%s", err, out)
 		}
 	}
@@ -147,7 +146,7 @@ func run() error {
 	exports := map[int][]string{}
 	fmt.Printf("Exports used (barriertune export --format omp-env --threads N):\n\n")
 	for _, n := range counts {
-		out, err := runCmd(time.Minute, nil, false, tool, "export", "--format", "omp-env", "--threads", strconv.Itoa(n), *resultsFile)
+		out, err := lab.Run(time.Minute, nil, false, tool, "export", "--format", "omp-env", "--threads", strconv.Itoa(n), *resultsFile)
 		if err != nil {
 			return fmt.Errorf("barriertune export --threads %d: %w", n, err)
 		}
@@ -205,8 +204,8 @@ func run() error {
 			over = fmt.Sprintf(" (on %d CPUs)", cpus)
 		}
 		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds |\n",
-			d.rt.lib, d.rt.name, d.threads, over, formatNs(median(d.samples)), formatNs(median(e.samples)),
-			formatRatio(median(e.samples)/median(d.samples)), formatRatio(median(ratios)), faster, len(ratios))
+			d.rt.lib, d.rt.name, d.threads, over, formatNs(lab.Median(d.samples)), formatNs(lab.Median(e.samples)),
+			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios))
 	}
 	return nil
 }
@@ -218,42 +217,10 @@ func label(c *config) string {
 	return "default"
 }
 
-// runCmd runs a command under a timeout and returns its output (stderr
-// too when combined): a child that overruns is killed by its pid
-// (exec.CommandContext) and its pipes are closed a second later. A nil
-// env is this process's environment.
-func runCmd(timeout time.Duration, env []string, combined bool, name string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
-	var out []byte
-	var err error
-	if combined {
-		out, err = cmd.CombinedOutput()
-	} else {
-		out, err = cmd.Output()
-	}
-	if ctx.Err() != nil {
-		err = fmt.Errorf("killed after %s: %w", timeout, err)
-	}
-	return out, err
-}
-
-// build compiles the barrier loop with cc -fopenmp.
+// build compiles the barrier loop with cc -fopenmp into bin.
 func build(cc, dir, bin string) error {
-	path, err := exec.LookPath(cc)
-	if err != nil {
-		return fmt.Errorf("no %s on PATH", cc)
-	}
-	src := filepath.Join(dir, "ompbarrier.c")
-	if err := os.WriteFile(src, loopSource, 0o644); err != nil {
-		return err
-	}
-	out, err := runCmd(2*time.Minute, nil, true, path, "-O2", "-fopenmp", "-o", bin, src)
-	if err != nil {
-		return fmt.Errorf("%s -fopenmp failed (missing OpenMP library?): %v: %s", cc, err, firstLine(out))
+	if _, err := lab.CompileC(cc, dir, filepath.Base(bin), loopSource, "-O2", "-fopenmp"); err != nil {
+		return fmt.Errorf("%s -fopenmp failed (missing OpenMP library?): %w", cc, err)
 	}
 	return nil
 }
@@ -265,7 +232,7 @@ func firstLine(b []byte) string {
 
 // runLoop runs the barrier loop once and returns its ns per barrier.
 func runLoop(limit time.Duration, env []string, bin string, seconds float64, work, threads int) (float64, error) {
-	out, err := runCmd(limit, env, true, bin, strconv.FormatFloat(seconds, 'f', -1, 64), "100000000", strconv.Itoa(work))
+	out, err := lab.Run(limit, env, true, bin, strconv.FormatFloat(seconds, 'f', -1, 64), "100000000", strconv.Itoa(work))
 	if err != nil {
 		return 0, fmt.Errorf("%v: %s", err, firstLine(out))
 	}
@@ -317,18 +284,6 @@ func winnerNote(out []byte, n int) string {
 		}
 	}
 	return "winner not named"
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func formatNs(ns float64) string {

@@ -26,7 +26,7 @@
 // next one, how far the truth agrees with itself (a check cannot be
 // judged better than that).
 //
-// One command, to rerun in a quiet window (it prints `uptime` before and
+// One command, to rerun in a quiet window (it prints the load average before and
 // after, and the load average beside every check):
 //
 //	go run ./scripts/regret -n 12 -threads 2 -budget 3s
@@ -37,13 +37,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,6 +49,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/results"
+	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
 
 func main() {
@@ -102,8 +101,8 @@ func truthVsTruth(n, threads, samples, instances int, bin, truthAlgs string) err
 		cpus[i] = i
 	}
 	var picks []float64
-	fmt.Printf("uptime before: %s\n", uptime())
-	fmt.Printf("%-3s %-15s %-8s %-14s %s\n", "#", "first's best", "regret", "load (1 min)", "second's best")
+	fmt.Printf("load average before: %s\n", lab.Load())
+	fmt.Printf("%-3s %-15s %-8s %-14s %s\n", "#", "first's best", "regret", "load 1,5,15 min", "second's best")
 	for i := 0; i < n; i++ {
 		first, _, err := bench(bin, cpus, algs, samples, instances)
 		if err != nil {
@@ -126,9 +125,9 @@ func truthVsTruth(n, threads, samples, instances int, bin, truthAlgs string) err
 			}
 		}
 		picks = append(picks, regret(second, pick))
-		fmt.Printf("%-3d %-15s %-8.3f %-14s %s %.1f ns\n", i+1, pick, regret(second, pick), loadavg(), best, bv)
+		fmt.Printf("%-3d %-15s %-8.3f %-14s %s %.1f ns\n", i+1, pick, regret(second, pick), lab.Load(), best, bv)
 	}
-	fmt.Printf("uptime after: %s\n", uptime())
+	fmt.Printf("load average after: %s\n", lab.Load())
 	fmt.Printf("\n%d pairs of truth benches (--samples %d --instances %d of %s) on CPUs %v, no check\n", n, samples, instances, strings.Join(algs, ","), cpus)
 	fmt.Printf("regret of the first's best by the second: %s\n", summarise(picks))
 	for _, v := range verdicts(nil, picks)[1:] {
@@ -143,7 +142,7 @@ func build(bin, dir string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "barriertune")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/barriertune").CombinedOutput(); err != nil {
+	if out, err := lab.Run(5*time.Minute, nil, true, "go", "build", "-o", bin, "./cmd/barriertune"); err != nil {
 		return "", fmt.Errorf("build: %v: %s", err, out)
 	}
 	return bin, nil
@@ -171,13 +170,13 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, trut
 	per := make([][]float64, len(rules))
 	var xfloor, truthXFloor, picks []float64
 	bad, changed, repeated, failed := 0, 0, 0, 0
-	fmt.Printf("uptime before: %s\n", uptime())
-	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %-6s %-5s %-14s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "moved", "rep", "load (1 min)", "true best")
+	fmt.Printf("load average before: %s\n", lab.Load())
+	fmt.Printf("%-3s %-15s %-5s %-8s %-7s %-8s %-9s %-6s %-5s %-14s %s\n", "#", "pick", "reps", "regret", "x floor", "shown ok", "truth x fl", "moved", "rep", "load 1,5,15 min", "true best")
 	for i := 0; i < n; i++ {
 		path := filepath.Join(files, fmt.Sprintf("check%d.json", i))
 		// A partial file is written to path.partial when path holds a
 		// complete one; each check writes a fresh path.
-		_, _ = command(budget+2*time.Minute, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
+		_, _ = lab.Run(budget+2*time.Minute, nil, false, bin, "check", "-q", "--threads", strconv.Itoa(threads), "--budget", budget.String(), "-o", path)
 		f, err := results.Read(path)
 		var t *results.Threads
 		if err == nil {
@@ -193,7 +192,7 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, trut
 			for ri := range rules {
 				per[ri] = append(per[ri], math.NaN())
 			}
-			fmt.Printf("%-3d no winner: %v (load %s)\n", i+1, err, loadavg())
+			fmt.Printf("%-3d no winner: %v (load %s)\n", i+1, err, lab.Load())
 			continue
 		}
 		place := t.Best.CPUs
@@ -265,9 +264,9 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, trut
 			repeated++
 		}
 		picks = append(picks, regret(truth, t.Best.Algorithm))
-		fmt.Printf("%-3d %-15s %-5d %-8.3f %-7.2f %-8v %-9.2f %-6v %-5d %-14s %s %.1f ns\n", i+1, t.Best.Algorithm, reps, regret(truth, t.Best.Algorithm), xf, ok, txf, moved, len(t.Repeated), loadavg(), trueBest, tb)
+		fmt.Printf("%-3d %-15s %-5d %-8.3f %-7.2f %-8v %-9.2f %-6v %-5d %-14s %s %.1f ns\n", i+1, t.Best.Algorithm, reps, regret(truth, t.Best.Algorithm), xf, ok, txf, moved, len(t.Repeated), lab.Load(), trueBest, tb)
 	}
-	fmt.Printf("uptime after: %s\n", uptime())
+	fmt.Printf("load average after: %s\n", lab.Load())
 	fmt.Printf("\n%d checks of %d threads, --budget %s; truth: bench --samples %d --instances %d of %s after each\n", n, threads, budget, samples, instances, truthAlgs)
 	for ri, r := range rules {
 		fmt.Printf("regret by %-20s %s\n", r.name+":", summarise(per[ri]))
@@ -280,28 +279,6 @@ func run(n, threads int, budget time.Duration, samples, instances int, bin, trut
 		fmt.Println(v)
 	}
 	return nil
-}
-
-// uptime is `uptime`'s line (the load of the machine, which other
-// programs share), or why not.
-func uptime() string {
-	out, err := exec.Command("uptime").Output()
-	if err != nil {
-		return "(uptime: " + err.Error() + ")"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// loadavg is the 1-minute load average now ("?" where unknown).
-func loadavg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	if f := strings.Fields(string(data)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }
 
 // spread is "min .. max (median)" of v, NaNs left out.
@@ -328,7 +305,7 @@ func bench(bin string, cpus []int, algs []string, samples, instances int) (map[s
 	if instances > 1 { // a binary before --instances takes the rest
 		args = append(args, "--instances", strconv.Itoa(instances))
 	}
-	out, err := command(10*time.Minute, bin, args...)
+	out, err := lab.Run(10*time.Minute, nil, false, bin, args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -349,17 +326,4 @@ func bench(bin string, cpus []int, algs []string, samples, instances int) (map[s
 		truth[r.Algorithm] = r.MedianNs
 	}
 	return truth, b.PingPong.MedianNs, nil
-}
-
-// command runs bin with args under a timeout and returns its stdout.
-func command(limit time.Duration, bin string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s %s: %w", filepath.Base(bin), strings.Join(args, " "), err)
-	}
-	return out, nil
 }

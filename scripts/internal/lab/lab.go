@@ -1,0 +1,95 @@
+// Package lab holds what the measurement scripts share: child processes
+// run under a time limit and killed by their pid when they overrun, C
+// programs compiled for a comparison, the machine's load for the figures'
+// labels, and the median.
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run runs name with args under limit (the process is killed when it
+// overruns, and its pipes are closed a second later) and returns its
+// standard output, or its output and standard error together when
+// combined. env nil inherits this process's environment.
+func Run(limit time.Duration, env []string, combined bool, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	cmd.WaitDelay = time.Second
+	var out []byte
+	var err error
+	if combined {
+		out, err = cmd.CombinedOutput()
+	} else {
+		out, err = cmd.Output()
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("killed after %s: %w", limit, err)
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			first, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n")
+			err = fmt.Errorf("%w: %s", err, first)
+		}
+		return out, fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// CompileC writes src to dir/name.c and compiles it with cc and flags into
+// dir/name (within two minutes), returning the binary's path; the error
+// holds the compiler's first line of output.
+func CompileC(cc, dir, name string, src []byte, flags ...string) (string, error) {
+	path, err := exec.LookPath(cc)
+	if err != nil {
+		return "", fmt.Errorf("no %s on PATH", cc)
+	}
+	file, bin := filepath.Join(dir, name+".c"), filepath.Join(dir, name)
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		return "", err
+	}
+	args := append(slices.Clone(flags), "-o", bin, file)
+	if out, err := Run(2*time.Minute, nil, true, path, args...); err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return "", fmt.Errorf("%w: %s", err, first)
+	}
+	return bin, nil
+}
+
+// Load is the load average now, "1 min, 5 min, 15 min" ("unknown" where
+// /proc/loadavg cannot be read), for labelling figures.
+func Load() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
+
+// Median is the median of v (NaN-free), 0 for none; v is not changed.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
