@@ -300,6 +300,9 @@ func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts meas
 	if len(cpus) != 2 {
 		return usageErrorf("--pingpong needs --cpus A,B (two CPUs), got %q", elided(opts.cpus))
 	}
+	if cpus[0] == cpus[1] {
+		return usageErrorf("--pingpong needs two different CPUs, got CPU %d twice", cpus[0])
+	}
 	for _, c := range cpus {
 		if !allowed.Has(c) {
 			return usageErrorf("--cpus %q: CPU %d is not allowed for this process (allowed: %s)", elided(opts.cpus), c, allowed)
