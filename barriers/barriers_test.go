@@ -2,6 +2,7 @@ package barriers
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"reflect"
 	"runtime"
@@ -343,7 +344,7 @@ func TestFlagLayout(t *testing.T) {
 // its slots first).
 func TestNewRefusesTooManyParticipants(t *testing.T) {
 	for _, a := range Algorithms() {
-		for _, n := range []int{MaxParticipants + 1, 1 << 40} {
+		for _, n := range []int{MaxParticipants + 1, math.MaxInt} {
 			if _, err := a.New(n); err == nil || !strings.Contains(err.Error(), "65536") {
 				t.Errorf("%s: New(%d) = %v, want an error naming the cap", a.Name, n, err)
 			}
