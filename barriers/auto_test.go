@@ -26,7 +26,7 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 	f := &results.File{
 		Schema:  results.Schema,
 		Machine: machine(allowed.String()),
-		Threads: []results.Threads{{Threads: 2, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus[:2], MedianNs: 61}}},
+		Threads: []results.Threads{{Threads: 2, Complete: true, Best: &results.Choice{CPUs: cpus[:2], MedianNs: 61, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}}},
 	}
 	if mutate != nil {
 		mutate(f)

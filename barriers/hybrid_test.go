@@ -364,8 +364,8 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 		f := &results.File{
 			Schema:  results.Schema,
 			Machine: machine(allowed.String()),
-			Threads: []results.Threads{{Threads: n, Complete: true, Best: &results.Choice{Algorithm: "hybrid", Policy: "auto",
-				CPUs: cpus, MedianNs: 900, RunnerUp: "tournament", Composition: comp, LevelKeys: keys}}},
+			Threads: []results.Threads{{Threads: n, Complete: true, Best: &results.Choice{Spec: results.Spec{Algorithm: "hybrid", Policy: "auto", Composition: comp, LevelKeys: keys},
+				CPUs: cpus, MedianNs: 900, RunnerUp: "tournament"}}},
 		}
 		path := filepath.Join(t.TempDir(), "results.json")
 		if err := results.Write(path, f); err != nil {

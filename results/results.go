@@ -287,27 +287,18 @@ type Threads struct {
 
 // Choice is a winning algorithm and placement.
 type Choice struct {
-	Algorithm string  `json:"algorithm"`
-	Policy    string  `json:"policy"`
-	CPUs      []int   `json:"cpus"`
-	Label     string  `json:"label"`
-	Pinned    bool    `json:"pinned"`
-	MedianNs  float64 `json:"median_ns"`
-	CILowNs   float64 `json:"ci_low_ns"`
-	CIHighNs  float64 `json:"ci_high_ns"`
+	// Spec is the barrier chosen.
+	Spec
+	CPUs     []int   `json:"cpus"`
+	Label    string  `json:"label"`
+	Pinned   bool    `json:"pinned"`
+	MedianNs float64 `json:"median_ns"`
+	CILowNs  float64 `json:"ci_low_ns"`
+	CIHighNs float64 `json:"ci_high_ns"`
 	// RunnerUp is the best other algorithm (on any placement) and
 	// MarginPct how much slower its median is, in percent.
 	RunnerUp  string  `json:"runner_up"`
 	MarginPct float64 `json:"margin_pct"`
-	// Composition describes a composed (hybrid) barrier, e.g. one
-	// algorithm per tree level; FanIn is the tree fan-in when the
-	// algorithm has one.
-	Composition string `json:"composition,omitempty"`
-	FanIn       int    `json:"fan_in,omitempty"`
-	// LevelKeys rebuilds a hybrid's groups for exactly Threads
-	// participants: row l, one per level of Composition, gives each rank
-	// the group it is under at that level (barriers.Hierarchy.Grouped).
-	LevelKeys [][]int `json:"level_keys,omitempty"`
 	// Tie is true when the runner-up could not be told apart from the
 	// winner; TieRule says how the tie was decided.
 	Tie     bool   `json:"tie,omitempty"`
@@ -325,12 +316,12 @@ type Robust struct {
 
 // Measurement is one algorithm timed on one placement.
 type Measurement struct {
-	Algorithm string `json:"algorithm"`
-	Policy    string `json:"policy"`
-	Label     string `json:"label"`
-	Config    string `json:"config"`
-	CPUs      []int  `json:"cpus"`
-	Pinned    bool   `json:"pinned"`
+	// Spec is the barrier measured.
+	Spec
+	Label  string `json:"label"`
+	Config string `json:"config"`
+	CPUs   []int  `json:"cpus"`
+	Pinned bool   `json:"pinned"`
 	// Summary is the samples' statistics (see the paired case below).
 	Summary
 	// NormalizedNs is the floor-normalised median of every round (each
@@ -360,11 +351,6 @@ type Measurement struct {
 	Dropped  bool   `json:"dropped"`
 	// PredictedNs is the latency model's prediction for this candidate.
 	PredictedNs float64 `json:"predicted_ns,omitempty"`
-	// Composition, FanIn and LevelKeys describe the barrier measured as
-	// Choice's fields of the same names do.
-	Composition string  `json:"composition,omitempty"`
-	FanIn       int     `json:"fan_in,omitempty"`
-	LevelKeys   [][]int `json:"level_keys,omitempty"`
 }
 
 // Summary is what one set of samples (ns per episode) says: the median,
@@ -383,27 +369,36 @@ type Summary struct {
 	Outliers int     `json:"outliers,omitempty"`
 }
 
-// Describe names the chosen barrier for people: the algorithm, with its
-// fan-in ("combining(8)") or a hybrid's composition
+// Spec names one barrier as the check ran it, wherever a file names one
+// (Measurement, Choice, Selection): the algorithm, the waiting policy it
+// was measured with, its tree fan-in (0: the default, or none), and for a
+// hybrid its composition (lowest level first, as barriers.Hierarchy.String
+// writes it) with the level keys that rebuild its groups for exactly the
+// entry's thread count: row l, one per level, gives each rank the group it
+// is under at that level (barriers.Hierarchy.Grouped).
+type Spec struct {
+	Algorithm   string  `json:"algorithm"`
+	Policy      string  `json:"policy"`
+	Composition string  `json:"composition,omitempty"`
+	FanIn       int     `json:"fan_in,omitempty"`
+	LevelKeys   [][]int `json:"level_keys,omitempty"`
+}
+
+// Describe names the barrier for people: the algorithm, with its fan-in
+// ("combining(8)") or a hybrid's composition
 // ("hybrid(core:dissemination,package:central)").
-func (c *Choice) Describe() string {
-	return describe(c.Algorithm, c.FanIn, c.Composition)
-}
-
-// Describe names the measured barrier as Choice.Describe does.
-func (m *Measurement) Describe() string {
-	return describe(m.Algorithm, m.FanIn, m.Composition)
-}
-
-func describe(alg string, fanIn int, composition string) string {
+func (s Spec) Describe() string {
 	switch {
-	case composition != "":
-		return alg + "(" + composition + ")"
-	case fanIn > 0:
-		return alg + "(" + strconv.Itoa(fanIn) + ")"
+	case s.Composition != "":
+		return s.Algorithm + "(" + s.Composition + ")"
+	case s.FanIn > 0:
+		return s.Algorithm + "(" + strconv.Itoa(s.FanIn) + ")"
 	}
-	return alg
+	return s.Algorithm
 }
+
+// (Spec has no String method on purpose: embedded, it would replace the
+// default formatting of every Measurement, Choice and Selection.)
 
 // Host returns this machine's light fingerprint, computed without reading
 // the CPU tree: CPU identity (CPUID), the allowed CPU set given (Linux

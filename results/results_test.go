@@ -20,8 +20,8 @@ func sample(t *testing.T) *File {
 		Machine: m, Budget: "1m0s", Cuts: []string{},
 		Floor: []Floor{{Level: "Core", CPUs: [2]int{0, 1}, MedianNs: 20}},
 		Threads: []Threads{
-			{Threads: 2, Source: SourceMeasured, Complete: true, Best: &Choice{Algorithm: "dissemination", Policy: "spin", CPUs: []int{0, 1}, MedianNs: 50}, Measurements: []Measurement{}},
-			{Threads: 4, Source: SourceMeasured, Complete: true, Best: &Choice{Algorithm: "mcs", Policy: "spin", CPUs: []int{0, 1, 2, 3}, MedianNs: 90}, Measurements: []Measurement{}},
+			{Threads: 2, Source: SourceMeasured, Complete: true, Best: &Choice{CPUs: []int{0, 1}, MedianNs: 50, Spec: Spec{Algorithm: "dissemination", Policy: "spin"}}, Measurements: []Measurement{}},
+			{Threads: 4, Source: SourceMeasured, Complete: true, Best: &Choice{CPUs: []int{0, 1, 2, 3}, MedianNs: 90, Spec: Spec{Algorithm: "mcs", Policy: "spin"}}, Measurements: []Measurement{}},
 		},
 	}
 }

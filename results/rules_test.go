@@ -33,7 +33,7 @@ func TestSaveKeepsTheCompleteFile(t *testing.T) {
 	// replaced by anything.
 	wider := sample(t)
 	wider.Threads = append(wider.Threads, Threads{Threads: 8, Source: SourceMeasured, Complete: true,
-		Best: &Choice{Algorithm: "central", CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, Measurements: []Measurement{}})
+		Best: &Choice{CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Spec: Spec{Algorithm: "central"}}, Measurements: []Measurement{}})
 	if got, err := Save(path, wider); err != nil || got != path {
 		t.Errorf("wider run saved to %s (%v)", got, err)
 	}

@@ -44,9 +44,11 @@ const FallbackAlgorithm = "dissemination"
 
 // Selection is the one choice for n threads inside an allowed CPU set.
 type Selection struct {
-	Threads   int    `json:"threads"`
-	Algorithm string `json:"algorithm"`
-	Policy    string `json:"policy"`
+	Threads int `json:"threads"`
+	// Spec is the barrier chosen; a hybrid's composition and level keys
+	// are kept only under RuleMeasured, where its groups fit the
+	// placement.
+	Spec
 	// CPUs is the OS CPU of each rank, inside the allowed set (repeated,
 	// round-robin, when oversubscribed).
 	CPUs []int `json:"cpus"`
@@ -66,12 +68,6 @@ type Selection struct {
 	Best bool `json:"best"`
 	// Allowed is the allowed set the choice was made for (list form).
 	Allowed string `json:"allowed"`
-	// FanIn, Composition and LevelKeys rebuild the measured barrier (as in
-	// Choice); a hybrid is kept only under RuleMeasured, where its groups
-	// fit the placement.
-	FanIn       int     `json:"fan_in,omitempty"`
-	Composition string  `json:"composition,omitempty"`
-	LevelKeys   [][]int `json:"level_keys,omitempty"`
 }
 
 // Selector answers File.Select for one file, with its tree built once.
@@ -244,8 +240,9 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 func (s *Selector) candidates(e *Threads) []Measurement {
 	b := e.Best
 	out := []Measurement{{
-		Algorithm: b.Algorithm, Policy: b.Policy, Label: b.Label, CPUs: b.CPUs, Pinned: b.Pinned,
-		Summary: Summary{MedianNs: b.MedianNs}, FanIn: b.FanIn, Composition: b.Composition, LevelKeys: b.LevelKeys,
+		Label: b.Label, CPUs: b.CPUs, Pinned: b.Pinned,
+		Summary: Summary{MedianNs: b.MedianNs},
+		Spec:    b.Spec,
 	}}
 	if !rebuildable(b.Algorithm, b.Composition, b.LevelKeys) {
 		// Recorded before level keys: the groups are lost, the runner-up

@@ -41,7 +41,7 @@ func TestShowAndPlotSayTheHostChanged(t *testing.T) {
 		}
 	}
 	// A rejected measurement is no point of its curve.
-	f.Threads[1].Measurements = append(f.Threads[1].Measurements, results.Measurement{Algorithm: "central", Policy: "spin", CPUs: []int{0, 1}, Pinned: true, Reps: 21, Rejected: "below 0.8x its floor", Summary: results.Summary{MedianNs: 1}})
+	f.Threads[1].Measurements = append(f.Threads[1].Measurements, results.Measurement{CPUs: []int{0, 1}, Pinned: true, Reps: 21, Rejected: "below 0.8x its floor", Summary: results.Summary{MedianNs: 1}, Spec: results.Spec{Algorithm: "central", Policy: "spin"}})
 	if _, pts := curves(f); slices.ContainsFunc(pts["central"], func(q plotter.XY) bool { return q.Y == 1 }) {
 		t.Error("the plot draws a rejected measurement")
 	}

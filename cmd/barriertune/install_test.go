@@ -44,7 +44,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 			for i := range rr {
 				rr[i] = cpus[i%len(cpus)]
 			}
-			e.Measurements = []results.Measurement{{Algorithm: "cond", Policy: "auto", Label: "oversubscribed", CPUs: rr, Summary: results.Summary{MedianNs: 5000 + float64(n)}}}
+			e.Measurements = []results.Measurement{{Label: "oversubscribed", CPUs: rr, Summary: results.Summary{MedianNs: 5000 + float64(n)}, Spec: results.Spec{Algorithm: "cond", Policy: "auto"}}}
 		} else {
 			sets, err := configsets.Enumerate(topo, n, configsets.Exact)
 			if err != nil {
@@ -54,8 +54,9 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 			for set := range sets {
 				for j, a := range []string{"central", "mcs", "dissemination"} {
 					k++
-					e.Measurements = append(e.Measurements, results.Measurement{Algorithm: a, Policy: "spin", Label: set.Config, Config: set.Config,
+					e.Measurements = append(e.Measurements, results.Measurement{Label: set.Config, Config: set.Config,
 						Summary: results.Summary{MedianNs: float64(100 + (k*37+j*11+n*5)%97)},
+						Spec:    results.Spec{Algorithm: a, Policy: "spin"},
 						CPUs:    set.CPUs, Pinned: true})
 				}
 			}
@@ -66,7 +67,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 				b = m
 			}
 		}
-		e.Best = &results.Choice{Algorithm: b.Algorithm, Policy: b.Policy, CPUs: b.CPUs, Label: b.Label, Pinned: b.Pinned, MedianNs: b.MedianNs}
+		e.Best = &results.Choice{CPUs: b.CPUs, Label: b.Label, Pinned: b.Pinned, MedianNs: b.MedianNs, Spec: results.Spec{Algorithm: b.Algorithm, Policy: b.Policy}}
 		f.Threads = append(f.Threads, e)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")

@@ -39,14 +39,14 @@ func plotFixture(t *testing.T) (*results.File, string) {
 				ns = 60*math.Log2(float64(2*n)) + 10*float64(i)
 			}
 			th.Measurements = append(th.Measurements,
-				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: ns}},
-				results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: 3 * ns}}) // a worse placement
+				results.Measurement{CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: ns}, Spec: results.Spec{Algorithm: alg, Policy: "spin"}},
+				results.Measurement{CPUs: cpus, Pinned: true, Reps: 21, Summary: results.Summary{MedianNs: 3 * ns}, Spec: results.Spec{Algorithm: alg, Policy: "spin"}}) // a worse placement
 		}
 		best := th.Measurements[2]
 		if n < 2 {
 			best = th.Measurements[0]
 		}
-		th.Best = &results.Choice{Algorithm: best.Algorithm, Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: best.MedianNs}
+		th.Best = &results.Choice{CPUs: cpus, Pinned: true, MedianNs: best.MedianNs, Spec: results.Spec{Algorithm: best.Algorithm, Policy: "spin"}}
 		f.Threads = append(f.Threads, th)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")

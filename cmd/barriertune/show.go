@@ -303,7 +303,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			}
 			isBest = sel.Best
 			if !isBest || !slices.Equal(sel.CPUs, b.CPUs) {
-				c := results.Choice{Algorithm: sel.Algorithm, FanIn: sel.FanIn, Composition: sel.Composition}
+				c := results.Choice{Spec: results.Spec{Algorithm: sel.Algorithm, FanIn: sel.FanIn, Composition: sel.Composition}}
 				alg, policy, label, placed, median = c.Describe(), sel.Policy, sel.Label, sel.CPUs, sel.MedianNs
 				if label == "" {
 					label = sel.Rule

@@ -88,7 +88,7 @@ func TestRefitRecordsResiduals(t *testing.T) {
 		ns, _ := strconv.ParseFloat(r[6], 64)
 		fl, _ := strconv.ParseFloat(r[7], 64)
 		f.Floor = []results.Floor{{Level: "L3Cache", CPUs: [2]int{0, 1}, MedianNs: fl}}
-		e.Measurements = append(e.Measurements, results.Measurement{Algorithm: r[2], FanIn: fan, Composition: r[4], Policy: r[5], CPUs: []int{0, 1}, Summary: results.Summary{MedianNs: ns}})
+		e.Measurements = append(e.Measurements, results.Measurement{CPUs: []int{0, 1}, Summary: results.Summary{MedianNs: ns}, Spec: results.Spec{Algorithm: r[2], FanIn: fan, Composition: r[4], Policy: r[5]}})
 	}
 	f.Threads = []results.Threads{e}
 	if len(e.Measurements) < 10 {

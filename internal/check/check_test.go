@@ -30,7 +30,7 @@ func TestDefaultThreadCounts(t *testing.T) {
 }
 
 func m(alg string, cpus []int, median float64) results.Measurement {
-	return results.Measurement{Algorithm: alg, Policy: "spin", CPUs: cpus, Label: "x", Reps: 9, Summary: results.Summary{MedianNs: median}}
+	return results.Measurement{CPUs: cpus, Label: "x", Reps: 9, Summary: results.Summary{MedianNs: median}, Spec: results.Spec{Algorithm: alg, Policy: "spin"}}
 }
 
 func TestBestBreaksTiesTowardSimpler(t *testing.T) {

@@ -206,7 +206,7 @@ func TestAnnotateAndSelect(t *testing.T) {
 	p := []int{0, 1, 2, 3}
 	keys := [][]int{{0, 0, 1, 1}, {0, 0, 0, 0}}
 	h, fl := m("hybrid", p, 50), m("dissemination", p, 90)
-	f := &results.File{Threads: []results.Threads{{Threads: 4, Measurements: []results.Measurement{h, fl}, Best: &results.Choice{Algorithm: "hybrid", CPUs: p}}}}
+	f := &results.File{Threads: []results.Threads{{Threads: 4, Measurements: []results.Measurement{h, fl}, Best: &results.Choice{CPUs: p, Spec: results.Spec{Algorithm: "hybrid"}}}}}
 	annotate(f, map[string]annotation{annotationKey("hybrid", p): {composition: "core:central,top:dissemination", keys: keys}})
 	e := f.Threads[0]
 	if e.Measurements[0].Composition != "core:central,top:dissemination" || !reflect.DeepEqual(e.Measurements[0].LevelKeys, keys) ||

@@ -67,9 +67,9 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 		}
 	}
 	win := &ms[wi]
-	c := &results.Choice{Algorithm: win.Algorithm, Policy: win.Policy, CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
-		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs,
-		Composition: win.Composition, FanIn: win.FanIn, LevelKeys: win.LevelKeys}
+	c := &results.Choice{CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
+		Spec:     win.Spec,
+		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
 	ri := -1
 	for i, m := range ms {
 		if valid(m) && m.Algorithm != win.Algorithm && (ri < 0 || m.MedianNs < ms[ri].MedianNs) {

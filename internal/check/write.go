@@ -249,8 +249,9 @@ func (s *samples) measurement(k key, i int, r measure.Result, config, label stri
 		norm = measure.Median(ratios) * measure.Median(s.floorSamples[k])
 	}
 	m := results.Measurement{
-		Algorithm: r.Algorithm, Policy: r.Policy, Label: label, Config: config,
+		Label: label, Config: config,
 		CPUs: r.CPUs, Pinned: r.Pinned, Summary: r.Summary, NormalizedNs: norm, Reps: r.Reps, Dropped: r.Dropped,
+		Spec: results.Spec{Algorithm: r.Algorithm, Policy: r.Policy},
 	}
 	// Paired: the ratios to the same rounds' floor in the ranked host
 	// state, times that state's floor. What ranks it and what is shown.

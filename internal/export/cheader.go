@@ -149,7 +149,7 @@ struct barriertune_choice {
 	fmt.Fprintf(b, "\nstatic const struct barriertune_choice barriertune_choices[BARRIERTUNE_NCHOICES] = {\n")
 	for _, r := range rows {
 		s := r.sel
-		c := &results.Choice{Algorithm: s.Algorithm, FanIn: s.FanIn}
+		c := &results.Choice{Spec: results.Spec{Algorithm: s.Algorithm, FanIn: s.FanIn}}
 		cpus, n := "barriertune_allowed_cpus", len(order)
 		if r.own {
 			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)

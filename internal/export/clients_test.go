@@ -97,7 +97,7 @@ int main(void)
 			if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 				pinned = "0"
 			}
-			c := &results.Choice{Algorithm: s.Algorithm, FanIn: s.FanIn}
+			c := &results.Choice{Spec: results.Spec{Algorithm: s.Algorithm, FanIn: s.FanIn}}
 			line := strings.Join([]string{strconv.Itoa(n), strconv.Itoa(s.From), s.Rule, s.Algorithm, strconv.Itoa(fanIn(c)), s.Policy, pinned,
 				strconv.FormatFloat(s.MedianNs, 'f', 1, 64), joinInts(s.CPUs)}, " ")
 			want.WriteString(line + "\n")
@@ -141,7 +141,7 @@ func TestOMPEnvWithLibgomp(t *testing.T) {
 	}
 	slices.Reverse(cpus) // not the runtime's default order
 	f := &results.File{Schema: results.Schema, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Threads: []results.Threads{
-		{Threads: len(cpus), Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus, Pinned: true, MedianNs: 100}},
+		{Threads: len(cpus), Best: &results.Choice{CPUs: cpus, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}},
 	}}
 	dir := t.TempDir()
 	var env bytes.Buffer
@@ -228,9 +228,9 @@ func TestOMPEnvParsesInRuntimes(t *testing.T) {
 	pinned := slices.Clone(cpus[:min(2, len(cpus))])
 	slices.Reverse(pinned)
 	over := 4 * len(cpus)
-	spin := &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: pinned, Pinned: true, MedianNs: 100}
-	bounded := &results.Choice{Algorithm: "hybrid", Policy: "auto", CPUs: pinned, Pinned: true, MedianNs: 100}
-	parks := &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: cpus, MedianNs: 900}
+	spin := &results.Choice{CPUs: pinned, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}
+	bounded := &results.Choice{CPUs: pinned, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "hybrid", Policy: "auto"}}
+	parks := &results.Choice{CPUs: cpus, MedianNs: 900, Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}}
 	src := `#include <omp.h>
 #include <stdio.h>
 int main(void)

@@ -138,8 +138,9 @@ func entryOf(f *results.File, s results.Selection) entry {
 		from = s.Threads
 	}
 	c := &results.Choice{
-		Algorithm: s.Algorithm, Policy: s.Policy, CPUs: s.CPUs, Label: s.Label, MedianNs: s.MedianNs,
-		Pinned: !cpuset.Placement(s.CPUs).Oversubscribed(), FanIn: s.FanIn, Composition: s.Composition, LevelKeys: s.LevelKeys,
+		CPUs: s.CPUs, Label: s.Label, MedianNs: s.MedianNs,
+		Pinned: !cpuset.Placement(s.CPUs).Oversubscribed(),
+		Spec:   s.Spec,
 	}
 	if t := f.Lookup(s.Threads); s.Best && t != nil && t.Best != nil {
 		b := t.Best

@@ -186,8 +186,9 @@ func TestMappingsCoverCatalog(t *testing.T) {
 // the branch bits follow the fan-in, and a tie is said in the comment.
 func TestFanInAndTie(t *testing.T) {
 	f := &results.File{Threads: []results.Threads{{Threads: 8, Best: &results.Choice{
-		Algorithm: "all-static-tree", Policy: "spin", CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Pinned: true, MedianNs: 300, FanIn: 8,
+		CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Pinned: true, MedianNs: 300,
 		RunnerUp: "mcs", Tie: true, TieRule: "simplest",
+		Spec: results.Spec{Algorithm: "all-static-tree", Policy: "spin", FanIn: 8},
 	}}}}
 	var b bytes.Buffer
 	if err := Write(&b, f, "omp-env", Options{Threads: 8}); err != nil {

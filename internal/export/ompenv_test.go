@@ -62,7 +62,7 @@ func TestWaitFollowsWhatTheWinnerDoes(t *testing.T) {
 		{"mcs", "auto", 100, WaitBounded, 5e3, map[string]string{"GOMP_SPINCOUNT": "500"}},
 		{"mcs", "someday", 0, WaitDefault, 0, map[string]string{"OMP_WAIT_POLICY": "", "KMP_BLOCKTIME": "", "GOMP_SPINCOUNT": ""}},
 	} {
-		in := OMPInput{Choice: &results.Choice{Algorithm: tc.alg, Policy: tc.policy, CPUs: two, Pinned: true}, Threads: 2, Allowed: two, BlockWakeNs: tc.blockWake}
+		in := OMPInput{Choice: &results.Choice{CPUs: two, Pinned: true, Spec: results.Spec{Algorithm: tc.alg, Policy: tc.policy}}, Threads: 2, Allowed: two, BlockWakeNs: tc.blockWake}
 		w, spin, why := WaitFor(in)
 		if w != tc.want || spin != tc.wantSpin || why == "" {
 			t.Errorf("%s/%s (block-wake %g): WaitFor = %d, %g, %q; want %d, %g", tc.alg, tc.policy, tc.blockWake, w, spin, why, tc.want, tc.wantSpin)
@@ -92,10 +92,10 @@ func TestOversubscribedNeverSpins(t *testing.T) {
 						pinned[i] = allowed[i%cpus]
 					}
 					for _, in := range []OMPInput{
-						{Choice: &results.Choice{Algorithm: alg, Policy: p, CPUs: pinned, Pinned: true}, Threads: n, Allowed: allowed, BlockWakeNs: 30e3},
-						{Choice: &results.Choice{Algorithm: alg, Policy: p, CPUs: pinned}, Threads: n, Allowed: allowed},
+						{Choice: &results.Choice{CPUs: pinned, Pinned: true, Spec: results.Spec{Algorithm: alg, Policy: p}}, Threads: n, Allowed: allowed, BlockWakeNs: 30e3},
+						{Choice: &results.Choice{CPUs: pinned, Spec: results.Spec{Algorithm: alg, Policy: p}}, Threads: n, Allowed: allowed},
 						// The allowed set unknown: the choice's distinct CPUs count.
-						{Choice: &results.Choice{Algorithm: alg, Policy: p, CPUs: pinned, Pinned: true}, Threads: n},
+						{Choice: &results.Choice{CPUs: pinned, Pinned: true, Spec: results.Spec{Algorithm: alg, Policy: p}}, Threads: n},
 					} {
 						v := vars(t, in)
 						if n <= cpus {
@@ -131,7 +131,7 @@ func TestPlacesAreTheChoicesAllowedCPUs(t *testing.T) {
 	for _, allowed := range allowedSets {
 		for _, cpus := range choices {
 			for n := 1; n <= 6; n++ {
-				in := OMPInput{Choice: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: cpus, Pinned: true}, Threads: n, Allowed: allowed}
+				in := OMPInput{Choice: &results.Choice{CPUs: cpus, Pinned: true, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}, Threads: n, Allowed: allowed}
 				v := vars(t, in)
 				places, ok := v["OMP_PLACES"]
 				inside := subset(cpus, allowed)

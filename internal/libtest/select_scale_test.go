@@ -28,10 +28,10 @@ func TestSelectLargeMachine(t *testing.T) {
 	both := append(slices.Clone(all[:16]), all[64:80]...) // one L3 of each package
 	f := &results.File{Schema: results.Schema, Machine: check.CurrentMachine(topo)}
 	f.Threads = []results.Threads{
-		{Threads: 16, Complete: true, Best: &results.Choice{Algorithm: "dissemination", Policy: "spin", CPUs: scatter, MedianNs: 400}},
-		{Threads: 32, Complete: true, Best: &results.Choice{Algorithm: "butterfly", Policy: "spin", CPUs: both, MedianNs: 700},
-			Measurements: []results.Measurement{{Algorithm: "central", Policy: "spin", CPUs: all[:32], Summary: results.Summary{MedianNs: 800}}}},
-		{Threads: 64, Complete: true, Best: &results.Choice{Algorithm: "mcs", Policy: "spin", CPUs: all[:64], MedianNs: 900}},
+		{Threads: 16, Complete: true, Best: &results.Choice{CPUs: scatter, MedianNs: 400, Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}}},
+		{Threads: 32, Complete: true, Best: &results.Choice{CPUs: both, MedianNs: 700, Spec: results.Spec{Algorithm: "butterfly", Policy: "spin"}},
+			Measurements: []results.Measurement{{CPUs: all[:32], Summary: results.Summary{MedianNs: 800}, Spec: results.Spec{Algorithm: "central", Policy: "spin"}}}},
+		{Threads: 64, Complete: true, Best: &results.Choice{CPUs: all[:64], MedianNs: 900, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}},
 	}
 	sel, err := f.Selector()
 	if err != nil {
@@ -79,7 +79,7 @@ func BenchmarkSelectSubset(b *testing.B) {
 	}
 	all := topo.CPUs()
 	f := &results.File{Schema: results.Schema, Machine: check.CurrentMachine(topo), Threads: []results.Threads{
-		{Threads: 32, Complete: true, Best: &results.Choice{Algorithm: "central", Policy: "spin", CPUs: all[:32], MedianNs: 800}}}}
+		{Threads: 32, Complete: true, Best: &results.Choice{CPUs: all[:32], MedianNs: 800, Spec: results.Spec{Algorithm: "central", Policy: "spin"}}}}}
 	sel, err := f.Selector()
 	if err != nil {
 		b.Fatal(err)

@@ -35,8 +35,9 @@ func synthFile(t *testing.T, spec string, counts []int, algs []string, seed uint
 		for set := range sets {
 			for _, a := range algs {
 				e.Measurements = append(e.Measurements, results.Measurement{
-					Algorithm: a, Policy: "spin", Label: set.Config, Config: set.Config, CPUs: set.CPUs, Pinned: true,
+					Label: set.Config, Config: set.Config, CPUs: set.CPUs, Pinned: true,
 					Summary: results.Summary{MedianNs: 100 + float64(rng.IntN(10000))/10},
+					Spec:    results.Spec{Algorithm: a, Policy: "spin"},
 				})
 			}
 		}
@@ -46,7 +47,7 @@ func synthFile(t *testing.T, spec string, counts []int, algs []string, seed uint
 				b = m
 			}
 		}
-		e.Best = &results.Choice{Algorithm: b.Algorithm, Policy: b.Policy, CPUs: b.CPUs, Label: b.Label, Pinned: true, MedianNs: b.MedianNs}
+		e.Best = &results.Choice{CPUs: b.CPUs, Label: b.Label, Pinned: true, MedianNs: b.MedianNs, Spec: results.Spec{Algorithm: b.Algorithm, Policy: b.Policy}}
 		f.Threads = append(f.Threads, e)
 	}
 	return f, topo
@@ -168,7 +169,7 @@ func TestSelectFastestClassInsideSubsets(t *testing.T) {
 					}
 					var want *results.Measurement
 					if fitsBrute(topo, e.Best.CPUs, s.Members()) {
-						want = &results.Measurement{Algorithm: e.Best.Algorithm, CPUs: e.Best.CPUs, Summary: results.Summary{MedianNs: e.Best.MedianNs}}
+						want = &results.Measurement{CPUs: e.Best.CPUs, Summary: results.Summary{MedianNs: e.Best.MedianNs}, Spec: results.Spec{Algorithm: e.Best.Algorithm}}
 					} else {
 						for i := range ms {
 							if fitsBrute(topo, ms[i].CPUs, s.Members()) {
@@ -273,9 +274,9 @@ func TestSelectMeasuredOversubscribed(t *testing.T) {
 			rr[i] = i % 2
 		}
 		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
-		e.Measurements = []results.Measurement{{Algorithm: "goroutine", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 100 * float64(n)}},
-			{Algorithm: "cond", Policy: "auto", Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 150 * float64(n)}}}
-		e.Best = &results.Choice{Algorithm: "goroutine", Policy: "auto", CPUs: rr, Label: e.Measurements[0].Label, MedianNs: 100 * float64(n)}
+		e.Measurements = []results.Measurement{{Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 100 * float64(n)}, Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}},
+			{Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 150 * float64(n)}, Spec: results.Spec{Algorithm: "cond", Policy: "auto"}}}
+		e.Best = &results.Choice{CPUs: rr, Label: e.Measurements[0].Label, MedianNs: 100 * float64(n), Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}}
 		f.Threads = append(f.Threads, e)
 	}
 	for _, n := range []int{4, 8} {

@@ -15,9 +15,9 @@ import (
 // OMP_NUM_THREADS, in order.
 func TestParseExportsRoundTrip(t *testing.T) {
 	for _, c := range []*results.Choice{
-		{Algorithm: "dissemination", Policy: "spin", CPUs: []int{1, 0}, Pinned: true, MedianNs: 180},
-		{Algorithm: "goroutine", Policy: "auto", CPUs: []int{0, 1, 0, 1, 0, 1, 0, 1}, MedianNs: 900},
-		{Algorithm: "hybrid", Policy: "auto", CPUs: []int{0, 1}, Pinned: true, MedianNs: 200},
+		{Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}, CPUs: []int{1, 0}, Pinned: true, MedianNs: 180},
+		{Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}, CPUs: []int{0, 1, 0, 1, 0, 1, 0, 1}, MedianNs: 900},
+		{Spec: results.Spec{Algorithm: "hybrid", Policy: "auto"}, CPUs: []int{0, 1}, Pinned: true, MedianNs: 200},
 	} {
 		n := len(c.CPUs)
 		f := &results.File{Machine: results.Machine{AllowedCPUs: "0-1"}, Threads: []results.Threads{{Threads: n, Best: c}}}

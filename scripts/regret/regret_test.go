@@ -10,9 +10,9 @@ import (
 
 func TestRulesPickByTheirStatistic(t *testing.T) {
 	ms := []results.Measurement{
-		{Algorithm: "mcs", NormalizedNs: 90, Reps: 9, Summary: results.Summary{MedianNs: 100, MeanNs: 120, MinNs: 80}},
-		{Algorithm: "dissemination", NormalizedNs: 100, Reps: 9, Summary: results.Summary{MedianNs: 102, MeanNs: 101, MinNs: 95}},
-		{Algorithm: "central", Reps: 9, Dropped: true, Summary: results.Summary{MedianNs: 90}},
+		{NormalizedNs: 90, Reps: 9, Summary: results.Summary{MedianNs: 100, MeanNs: 120, MinNs: 80}, Spec: results.Spec{Algorithm: "mcs"}},
+		{NormalizedNs: 100, Reps: 9, Summary: results.Summary{MedianNs: 102, MeanNs: 101, MinNs: 95}, Spec: results.Spec{Algorithm: "dissemination"}},
+		{Reps: 9, Dropped: true, Summary: results.Summary{MedianNs: 90}, Spec: results.Spec{Algorithm: "central"}},
 	}
 	want := map[string]string{
 		"median (shown)":        "dissemination", // within 3% of mcs, simpler
@@ -52,8 +52,8 @@ func TestRegretAndSummary(t *testing.T) {
 // file has it.
 func TestRawMedianRule(t *testing.T) {
 	ms := []results.Measurement{
-		{Algorithm: "central", RawMedianNs: 32, Reps: 9, Summary: results.Summary{MedianNs: 180}},
-		{Algorithm: "dissemination", RawMedianNs: 175, Reps: 9, Summary: results.Summary{MedianNs: 170}},
+		{RawMedianNs: 32, Reps: 9, Summary: results.Summary{MedianNs: 180}, Spec: results.Spec{Algorithm: "central"}},
+		{RawMedianNs: 175, Reps: 9, Summary: results.Summary{MedianNs: 170}, Spec: results.Spec{Algorithm: "dissemination"}},
 	}
 	if got := rules[0].pick(ms); got != "dissemination" {
 		t.Errorf("shown median picks %s", got)
