@@ -145,7 +145,10 @@ var ErrNoResults = errors.New("no results file applies")
 // noResults is Find's error: its own message, matching ErrNoResults.
 type noResults struct{ msg string }
 
-func (e noResults) Error() string        { return e.msg }
+// Error says why no file applies.
+func (e noResults) Error() string { return e.msg }
+
+// Is makes errors.Is(err, ErrNoResults) true.
 func (e noResults) Is(target error) bool { return target == ErrNoResults }
 
 // Find returns the first file of the lookup order that applies. Its error,
