@@ -131,18 +131,11 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if err != nil {
 		return err
 	}
-	// Compact order: the measured machine's tree order, else the tree
-	// clustered from the matrix; only CPUs in the matrix. Pairs not
-	// measured (beyond 64 CPUs) take their level's median.
-	tree := topo
-	if tree == nil {
-		if tree, err = latency.Cluster(m); err != nil {
-			return err
-		}
-	} else {
-		m = latency.FillByLevel(m, topo)
-	}
-	if err := m.Complete(); err != nil {
+	// Compact order on the measured machine's tree, else on the tree
+	// clustered from the matrix; pairs not measured (beyond 64 CPUs) take
+	// their level's median.
+	m, tree, err := latency.Completed(m, topo)
+	if err != nil {
 		return err
 	}
 	if o.cpuList != "" {

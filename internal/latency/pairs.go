@@ -170,3 +170,23 @@ func levelOf(m *Matrix, topo *hwtree.Topology) func(i, j int) (levelKey, bool) {
 		return levelKey{l.Type, l.Depth}, true
 	}
 }
+
+// Completed returns the matrix and the tree a prediction runs on: on topo
+// (the machine it was measured on) every pair not measured takes its
+// level's median (FillByLevel); without a tree, the tree clustered from
+// the matrix (Cluster). It fails when a pair is still unknown.
+func Completed(m *Matrix, topo *hwtree.Topology) (*Matrix, *hwtree.Topology, error) {
+	if topo == nil {
+		t, err := Cluster(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		topo = t
+	} else {
+		m = FillByLevel(m, topo)
+	}
+	if err := m.Complete(); err != nil {
+		return nil, nil, err
+	}
+	return m, topo, nil
+}
