@@ -76,11 +76,13 @@ func ReadJSON(r io.Reader) (*Matrix, error) {
 	if len(in.Matrix) != n {
 		return nil, fmt.Errorf("latency JSON: %d matrix rows for %d CPUs", len(in.Matrix), n)
 	}
-	m := newMatrix(in.CPUs)
-	for i, row := range in.Matrix {
+	for i, row := range in.Matrix { // every row's length before the symmetry test reads across rows
 		if len(row) != n {
 			return nil, fmt.Errorf("latency JSON: row %d has %d values for %d CPUs", i, len(row), n)
 		}
+	}
+	m := newMatrix(in.CPUs)
+	for i, row := range in.Matrix {
 		for j, v := range row {
 			switch {
 			case v == nil: // not measured (a value the other way is caught there)
