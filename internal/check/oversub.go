@@ -14,16 +14,13 @@ import (
 // goroutines, unpinned, with AutoPolicy (the plan's "oversubscribed
 // round-robin" placement, measure.Barriers' unpinned team).
 
-// oversubscribedFactors are the multiples of the PUs measured.
-var oversubscribedFactors = [...]int{2, 4}
-
 // OversubscribedThreadCounts returns the thread counts above the npus PUs
 // that a default check measures: twice and four times npus (at most
 // barriers.MaxParticipants).
 func OversubscribedThreadCounts(npus int) []int {
 	npus = max(npus, 1)
 	var out []int
-	for _, f := range oversubscribedFactors {
+	for _, f := range [...]int{2, 4} { // the multiples of the PUs measured
 		if t := f * npus; t <= barriers.MaxParticipants {
 			out = append(out, t)
 		}
