@@ -100,10 +100,6 @@ type Algorithm struct {
 	// FanIn is true for the trees that take WithFanIn (the others ignore
 	// it).
 	FanIn bool
-	// Parks is true where a waiter's cost is a park and a wake-up rather
-	// than a cache-line transfer: the blocking baselines, and goroutine,
-	// which parks after one yield.
-	Parks bool
 	// New constructs the barrier for n participants.
 	New func(n int, opts ...Option) (Barrier, error)
 }
@@ -123,9 +119,9 @@ func Algorithms() []Algorithm {
 		{Name: "pairwise", Source: "pairwise exchange with recursive doubling (Gupta et al. 2002)", Cost: "(L + 2o)⌊log₂ P⌋ + 2(L + 2o)", Spins: true, New: newPairwise},
 		{Name: "mcs", Source: "MCS tree: 4-ary arrival, packed child flags, binary wakeup (Mellor-Crummey & Scott 1991)", Cost: "(L + (n+1)o)⌈log_n P⌉ + t_bc(P−1)", Spins: true, New: newMCS},
 		{Name: "hybrid", Source: "hierarchical composition, greedy per level (Meyer & Elster); flat dissemination without WithHierarchy", Cost: "Σ over levels of the level's algorithm + a release flag per level", Spins: true, New: newHybrid},
-		{Name: "goroutine", Source: "goroutines beyond GOMAXPROCS: lock-free arrival, one adaptive yield, then a park on a per-episode condition variable", Cost: "P·o + a yield, or a park and a wakeup, per participant", Spins: true, Parks: true, New: newGoroutine},
-		{Name: "cond", Source: "blocking baseline: sync.Cond generation barrier", Cost: "a kernel or scheduler wakeup per participant", Spins: false, Parks: true, New: newCond},
-		{Name: "channel", Source: "blocking baseline: a channel closed per episode", Cost: "a kernel or scheduler wakeup per participant", Spins: false, Parks: true, New: newChannel},
+		{Name: "goroutine", Source: "goroutines beyond GOMAXPROCS: lock-free arrival, one adaptive yield, then a park on a per-episode condition variable", Cost: "P·o + a yield, or a park and a wakeup, per participant", Spins: true, New: newGoroutine},
+		{Name: "cond", Source: "blocking baseline: sync.Cond generation barrier", Cost: "a kernel or scheduler wakeup per participant", Spins: false, New: newCond},
+		{Name: "channel", Source: "blocking baseline: a channel closed per episode", Cost: "a kernel or scheduler wakeup per participant", Spins: false, New: newChannel},
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package catalog answers the tuner's questions about the barriers
 // catalog from its entries (barriers.Algorithms): the names in catalog
-// order, simplest first, and each name's rank in it, which breaks ties
-// between algorithms measured equally fast.
+// order, simplest first, each name's rank in it, which breaks ties
+// between algorithms measured equally fast, and the catalog entry's facts
+// by name.
 package catalog
 
 import "github.com/barriertune/barriertune/barriers"
@@ -33,11 +34,4 @@ func Rank(name string) int {
 func TakesFanIn(name string) bool {
 	a, err := barriers.Lookup(name)
 	return err == nil && a.FanIn
-}
-
-// Parks reports whether a waiter of the algorithm called name costs a park
-// and a wake-up rather than a line transfer: the catalog entry's Parks.
-func Parks(name string) bool {
-	a, err := barriers.Lookup(name)
-	return err == nil && a.Parks
 }

@@ -26,12 +26,12 @@ func TestNamesAndRank(t *testing.T) {
 	}
 }
 
-// The facts by name are the entries' fields: the trees take a fan-in, the
-// blocking baselines and goroutine park; an unknown name has neither.
+// TakesFanIn is the entries' FanIn: the trees take one, the others and an
+// unknown name do not.
 func TestFacts(t *testing.T) {
 	for _, a := range barriers.Algorithms() {
-		if TakesFanIn(a.Name) != a.FanIn || Parks(a.Name) != a.Parks {
-			t.Errorf("%s: TakesFanIn %v Parks %v, entry %+v", a.Name, TakesFanIn(a.Name), Parks(a.Name), a)
+		if TakesFanIn(a.Name) != a.FanIn {
+			t.Errorf("%s: TakesFanIn %v, entry %+v", a.Name, TakesFanIn(a.Name), a)
 		}
 	}
 	for _, n := range []string{"combining", "static-tree", "all-static-tree"} {
@@ -39,12 +39,7 @@ func TestFacts(t *testing.T) {
 			t.Errorf("%s takes no fan-in", n)
 		}
 	}
-	for _, n := range []string{"cond", "channel", "goroutine"} {
-		if !Parks(n) {
-			t.Errorf("%s does not park", n)
-		}
-	}
-	if TakesFanIn("nope") || Parks("nope") || TakesFanIn("central") || Parks("central") {
-		t.Error("a fact for central or an unknown name")
+	if TakesFanIn("nope") || TakesFanIn("central") || TakesFanIn("dissemination") {
+		t.Error("a fan-in for central, dissemination or an unknown name")
 	}
 }

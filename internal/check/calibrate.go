@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -184,10 +183,6 @@ func refit(topo *hwtree.Topology, kind model.Kind, f *results.File) {
 	}
 	f.Calibration = calibrationOf(kind, fit, "every round at "+strings.Join(ss, ", ")+" threads")
 }
-
-// blocking reports whether alg is a blocking baseline (wake-ups, not
-// signals, dominate it).
-func blocking(alg string) bool { return catalog.Parks(alg) }
 
 func medianOf(v []float64) float64 { return measure.Median(v) }
 

@@ -13,14 +13,6 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-func latencyFiles(t testing.TB) []string {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "latency", "*.csv"))
-	if len(files) == 0 {
-		t.Skip("no latency matrices at ../shared/latency")
-	}
-	return files
-}
-
 // TestLatencyFile: planning reads a matrix through the latency package
 // (regular files only), refuses one with holes, and names the tree after
 // the file; a CPU with itself costs the smallest latency.
