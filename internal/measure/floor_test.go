@@ -118,3 +118,41 @@ func TestFloorInstancesShareOneSample(t *testing.T) {
 		t.Error("a workload without a share takes the whole sample target")
 	}
 }
+
+// TestCalibrateConfirms: a run that reaches the sample target settles k
+// only when the run before it, of the same k, reached it too; a slow first
+// run (a single episode after the team's start) is timed again and k grows
+// when the repeat is fast.
+func TestCalibrateConfirms(t *testing.T) {
+	const target = 200e3
+	k, reached := 1, false
+	// The first episode takes 300 µs (cold start), every later one 100 ns.
+	for steps := 0; ; steps++ {
+		if steps > 64 {
+			t.Fatal("calibration did not settle")
+		}
+		el := float64(k) * 100
+		if steps == 0 {
+			el = 300e3
+		}
+		next, r := calibrate(k, el, target, reached)
+		if next == 0 {
+			break
+		}
+		k, reached = next, r
+	}
+	if k < 2000 {
+		t.Errorf("settled on k = %d after a slow first run; want the k whose runs take the target (2000 or more)", k)
+	}
+	// A workload whose every episode takes the whole target settles on one
+	// episode after a confirming repeat.
+	if next, r := calibrate(1, 300e3, target, false); next != 1 || !r {
+		t.Errorf("first slow run: next %d reached %v, want 1 true (repeat)", next, r)
+	}
+	if next, _ := calibrate(1, 300e3, target, true); next != 0 {
+		t.Errorf("confirmed slow run: next %d, want 0 (settle)", next)
+	}
+	if next, _ := calibrate(1<<24, 1, target, false); next != 0 {
+		t.Errorf("k at its cap: next %d, want 0", next)
+	}
+}
