@@ -88,3 +88,22 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("regrets 1, 1.1, 1.05: %q", v)
 	}
 }
+
+// TestMeanTruth: the truth is each algorithm's mean over the benches that
+// measured it.
+func TestMeanTruth(t *testing.T) {
+	got := meanTruth([]map[string]float64{
+		{"central": 100, "combining": 200},
+		{"central": 300, "combining": 100},
+		{"central": 200},
+	})
+	want := map[string]float64{"central": 200, "combining": 150}
+	for a, w := range want {
+		if math.Abs(got[a]-w) > 1e-9 {
+			t.Errorf("%s: %v, want %v", a, got[a], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d algorithms, want %d", len(got), len(want))
+	}
+}
