@@ -333,6 +333,11 @@ func TestFlagLayout(t *testing.T) {
 	if unsafe.Sizeof(f)%osal.CacheLinePad != 0 || unsafe.Sizeof(slot{}) != osal.CacheLinePad {
 		t.Fatalf("flag is %d bytes and slot %d: want multiples of %d", unsafe.Sizeof(f), unsafe.Sizeof(slot{}), osal.CacheLinePad)
 	}
+	// The setter's load of parked must not wait for the value's line, and
+	// values sit 256 bytes apart (see flag).
+	if unsafe.Offsetof(f.parked) < osal.CacheLinePad/2 || unsafe.Sizeof(f) != 2*osal.CacheLinePad {
+		t.Fatalf("flag.parked at offset %d of %d: want it past the value's 64-byte line, in a 256-byte flag", unsafe.Offsetof(f.parked), unsafe.Sizeof(f))
+	}
 	f.set(7, &waiter{policy: Spin})
 	if f.v.Load() != 7 || *f.word() != 7 {
 		t.Fatal("set does not store into v")
