@@ -4,7 +4,8 @@
 // turn, on the same pinned CPUs, so load that comes and goes hits all of
 // them alike (issue 24: within 5% on a quiet machine). The Go candidates
 // are the tuned choice for the thread count (barriers.Tuned) with Spin and
-// with AutoPolicy, and dissemination with Spin; each sample runs
+// with AutoPolicy, and dissemination with Spin, in an order shuffled
+// afresh every round; each sample runs
 // -episodes episodes on a pinned team started for it, as the C program
 // starts its threads per sample.
 //
@@ -17,6 +18,7 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -76,8 +78,14 @@ func run(cpus []int, rounds, episodes int) error {
 	}
 	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cpus)), ","), "[]")
 	ns := make([][]float64, len(cands))
+	rng := rand.New(rand.NewPCG(uint64(rounds), 0x64697373)) // the same orders every run
 	for r := 0; r < rounds; r++ {
-		for i, c := range cands {
+		// The order is shuffled afresh every round: the candidate that ran
+		// right after the C program (whose process the Go threads sat idle
+		// through) read 5-10% slower than the same barrier elsewhere in
+		// the round, every round, in a fixed or rotating order.
+		for _, i := range rng.Perm(len(cands)) {
+			c := cands[i]
 			var v float64
 			if c.make == nil {
 				out, err := lab.Run(time.Minute, nil, false, bin, list, strconv.Itoa(episodes), "1")
