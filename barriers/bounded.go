@@ -1,10 +1,8 @@
 package barriers
 
 import (
-	"errors"
 	"runtime"
 	"runtime/metrics"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,26 +98,32 @@ const (
 )
 
 // Futility evidence (see adaptive.futile): how a waiter tells that
-// spinning is futile right now, whatever the bound. The kernel counts the
-// times it took a CPU from this process's threads while they could still
-// run (osal.InvoluntarySwitches): on a machine with more runnable threads
-// than CPUs, or inside a CPU quota that throttles the process, it grows
-// every scheduler time slice, and a host that stops a virtual CPU is
-// invisible to it (so a hiccup there is no evidence: see the note on
-// long waits above). It also grows when the Go runtime's own threads
-// preempt each other, as they do on a quiet machine (3,000-9,000 a second
-// in a two-goroutine sync.Cond loop here, 4,000-42,000 with two competing
-// processes): goroutines then take turns on one thread there too, which
-// is faster than spinning for a tight loop on this host and costs a
-// stencil its lead over sync.Cond (docs/algorithms.md). A waiter reads
-// it only on slow paths (a wait that ran out its bound, a wait with no
-// bound), at most every sampleGap; a growth seen over at most
-// evidenceWindow makes every wait of the barrier block without spinning
-// (or take turns, see waitBounded) for busyHold after it.
+// spinning is futile right now, whatever the bound. The kernel keeps, per
+// thread, the time it spent runnable but waiting for a CPU
+// (osal.RunDelay): on a machine with more runnable threads than CPUs, or
+// inside a CPU quota that throttles the process, a thread waits a large
+// share of the time (about half with two competing processes on two
+// CPUs), and a host that stops a virtual CPU is invisible to it (so a
+// hiccup there is no evidence: see the note on long waits above). The
+// process's own threads preempting each other (a thread the Go runtime
+// wakes for a goroutine made runnable can take its waker's CPU for a few
+// µs) add a share of about 1% here. An earlier rule took any growth of
+// the process's involuntary context switches as evidence: those grow with
+// such wake-ups too (3,000-9,000 a second in a two-goroutine sync.Cond
+// loop on a quiet machine), so a quiet stencil's goroutines, once they
+// took turns on one thread, made the evidence that kept them there, and
+// lost their lead over sync.Cond (issue 24). A waiter reads it only on slow
+// paths (a wait that ran out its bound, a wait with no bound), at most
+// every sampleGap; a thread that waited contendedShare of a window of
+// minWindow to evidenceWindow since its last reading makes every wait of
+// the barrier block without spinning (or take turns, see waitBounded) for
+// busyHold after it.
 const (
 	sampleGap      = 100 * time.Microsecond
+	minWindow      = time.Millisecond
 	evidenceWindow = 50 * time.Millisecond
 	busyHold       = 50 * time.Millisecond
+	contendedShare = 0.25
 )
 
 // Waiter classes (adaptive.class): what blocking costs the waiters of a
@@ -131,91 +135,80 @@ const (
 )
 
 // adaptive is one barrier's spin bound, in ns, and the evidence it adapts
-// to. The bound is at most the ceiling of the barrier's waiters:
+// to. The bound is at most twice the block and wake-up cost of a thread
+// (blockWake, kernel below), for every waiter:
 //
-//   - for goroutines (until a sleeper is found pinned), twice what a
-//     goroutine's park and ready cost here (handoffCost: about a
-//     sync.Cond barrier's episode, 0.1-1 µs), never the kernel's block
-//     and wake-up cost. A goroutine that blocks leaves its thread to
-//     other goroutines, and the participant that wakes it runs it on its
-//     own thread as soon as it waits itself, so its wake-up costs a
-//     goroutine switch, not a thread's wake-up; spinning for the kernel's
-//     cost (100 µs here on a busy machine) lost up to 300x against a
-//     sync.Cond barrier (issue 24). Spinning is still checked against
-//     the clock every clockEvery relax hints (1-6 µs), so a balanced
-//     episode on a quiet machine never blocks.
-//   - for pinned threads, twice the block and wake-up cost (blockWake):
-//     such a thread can only sleep in the kernel, and the wait after a
+//   - a pinned thread can only sleep in the kernel, and the wait after a
 //     block is one wake-up long. Twice, because spinning for its median
 //     alone ran out half the time here.
+//   - a goroutine that blocks is made runnable on its waker's thread, and
+//     the two then take turns on that thread, their work between waits
+//     serialised, until an idle thread is woken to take one over (a
+//     kernel wake-up) or a probe separates them. Its block costs the
+//     kernel's wake-up too, plus the turns taken meanwhile: with twice a
+//     goroutine's park and ready as its bound (280 ns here, as this code
+//     once had) a quiet two-goroutine stencil lost its pair to one thread
+//     at every wait longer than that and ran 750-790 ns a step, slower
+//     than a sync.Cond barrier (700); with the kernel's bound 420-480, as
+//     Spin's 430 (issue 24). What made the short bound look necessary,
+//     spinning for 100 µs while the partner waits for a CPU on a busy
+//     machine (up to 300x a sync.Cond barrier), is what the evidence is
+//     for: then the bound is 0.
 //
 // It is 0 while spinning is futile: while the participants share an OS
 // thread (see woke), and while the evidence says the process's threads
-// want more CPU than they get (busyUntil, see futile). It is written only
-// when it changes: never on a quiet machine, where it stays at the
-// ceiling.
+// wait for CPUs (busyUntil, see futile). It is written only when it
+// changes: never on a quiet machine, where it stays at kernel.
 //
 // It fills exactly one cache-line pair, so the allocator's 128-byte size
 // class puts it on one of its own: its line is read by every wait and must
 // not be one that a neighbouring object writes.
 type adaptive struct {
-	limit   atomic.Int64
-	ceiling atomic.Int64 // goroutine's or kernel's, by class
-	kernel  int64        // twice the block and wake-up cost
-	step    int64
-	waits   atomic.Int64 // waits past quickSpin with no bound since the last probe
-	probe   atomic.Int64 // such waits between probes (see probeFirst)
-	// The futility evidence: when involuntary switches were last read
-	// (osal.Nanotime, 0 for never) and their count then; until when
-	// spinning is futile.
+	limit  atomic.Int64
+	kernel int64 // twice the block and wake-up cost: the ceiling
+	step   int64
+	waits  atomic.Int64 // waits past quickSpin with no bound since the last probe
+	probe  atomic.Int64 // such waits between probes (see probeFirst)
+	// The futility evidence: when it was last read (osal.Nanotime, 0 for
+	// never), the threads' readings, until when spinning is futile.
 	sampled   atomic.Int64
-	switches  atomic.Int64
+	ev        *evidence
 	busyUntil atomic.Int64
-	count     func() int64  // osal.InvoluntarySwitches; tests replace it
 	waiting   func() uint64 // runnableGoroutines; tests replace it
 	// handover is when a setter last woke a sleeper (osal.Nanotime).
 	handover atomic.Int64
 	class    atomic.Int32
-	_        [osal.CacheLinePad - 100]byte
+	_        [osal.CacheLinePad - 84]byte
 }
 
 // newAdaptive returns the bound of a barrier whose waiters block at
-// blockWake (a thread's block and wake-up cost) and hand off at handoff
-// (a goroutine's park and ready).
-func newAdaptive(blockWake, handoff time.Duration) *adaptive {
+// blockWake (a thread's block and wake-up cost).
+func newAdaptive(blockWake time.Duration) *adaptive {
 	a := &adaptive{kernel: 2 * int64(blockWake), step: max(int64(blockWake)/16, int64(time.Microsecond)),
-		count: osal.InvoluntarySwitches, waiting: runnableGoroutines}
-	g := min(2*int64(handoff), a.kernel)
-	a.ceiling.Store(g)
-	a.limit.Store(g)
+		ev: &evidence{delay: osal.RunDelay}, waiting: runnableGoroutines}
+	a.limit.Store(a.kernel)
 	a.probe.Store(probeFirst)
-	// The evidence's baseline: the first wait that runs out its bound,
-	// often within milliseconds on a busy machine, can then tell.
 	now := osal.Nanotime()
 	a.sampled.Store(now)
-	a.switches.Store(a.count())
 	a.busyUntil.Store(now - 2*int64(busyHold)) // no evidence yet (see spinFor)
 	return a
 }
 
 // learn sets the barrier's waiter class from the calling waiter, about to
-// block for the first time (osal.ThreadPinned): a pinned thread's
-// ceiling and bound are the kernel's.
+// block for the first time (osal.ThreadPinned): the evidence is never
+// read for pinned threads (see futile).
 func (a *adaptive) learn(pinned bool) {
 	if pinned {
-		a.ceiling.Store(a.kernel)
-		a.limit.Store(a.kernel)
 		a.class.Store(classPinned)
 		return
 	}
 	a.class.Store(classGoroutine)
 }
 
-// futile reports whether spinning is futile at now (osal.Nanotime): the
-// process's threads were preempted or throttled (involuntary switches
-// grew) within busyHold. It reads the count when the last read is
-// sampleGap old or more; a growth counts only over at most
-// evidenceWindow, so one preemption long ago is no evidence. A wait that
+// futile reports whether spinning is futile at now (osal.Nanotime): a
+// waiter's thread waited for a CPU contendedShare of the time (see
+// evidence.contended) within busyHold. It reads the evidence when the
+// last read is sampleGap old or more. A wait that
 // ran out its bound (spunOut) also asks the Go scheduler, at the same
 // reads: goroutines that wait for a P (runnableGoroutines) want the one
 // this waiter holds, perhaps the partner itself; that is evidence for
@@ -230,17 +223,60 @@ func (a *adaptive) futile(now int64, spunOut bool) bool {
 	if a.class.Load() == classPinned {
 		return false
 	}
-	if last := a.sampled.Load(); now-last >= int64(sampleGap) && a.sampled.CompareAndSwap(last, now) {
-		n := a.count()
-		prev := a.switches.Swap(n)
-		if n >= 0 && last != 0 && n > prev && now-last <= int64(evidenceWindow) {
+	if last := a.sampled.Load(); spunOut && now-last >= int64(sampleGap) && a.sampled.CompareAndSwap(last, now) {
+		if a.ev.contended(now) {
 			a.busyUntil.Store(now + int64(busyHold))
 		}
-		if spunOut && now >= a.busyUntil.Load() && a.waiting() > 0 {
+		if now >= a.busyUntil.Load() && a.waiting() > 0 {
 			return true
 		}
 	}
 	return now < a.busyUntil.Load()
+}
+
+// evidence is the futility evidence's memory: each thread's last reading
+// of its run delay (see contended).
+type evidence struct {
+	mu    sync.Mutex
+	delay func() (tid int, ns int64) // osal.RunDelay; tests replace it
+	seen  [4]threadDelay             // by thread id, modulo 4
+}
+
+// threadDelay is a thread's reading: when, and its run delay then.
+type threadDelay struct {
+	tid  int
+	t, d int64
+}
+
+// contended reads the calling thread's run delay at now (osal.Nanotime)
+// and reports whether, since the same thread's reading at least minWindow
+// and at most evidenceWindow before, it waited for a CPU contendedShare of
+// the time or more. A reading younger than minWindow stays the baseline
+// (over microseconds one preemption by the process's own woken thread is
+// a large share); an older one, another thread's, or none starts a new
+// baseline and says no. A system that does not say is never contended.
+func (e *evidence) contended(now int64) bool {
+	tid, d := e.delay()
+	if d < 0 {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := &e.seen[uint(tid)%uint(len(e.seen))]
+	age := now - s.t
+	if s.tid == tid && d >= s.d && age >= 0 && age < int64(minWindow) {
+		return false
+	}
+	busy := s.tid == tid && d >= s.d && age <= int64(evidenceWindow) && float64(d-s.d) >= contendedShare*float64(age)
+	*s = threadDelay{tid: tid, t: now, d: d}
+	return busy
+}
+
+// reset forgets every reading.
+func (e *evidence) reset() {
+	e.mu.Lock()
+	e.seen = [len(e.seen)]threadDelay{}
+	e.mu.Unlock()
 }
 
 // runnableGoroutines returns how many goroutines of this process wait for
@@ -287,7 +323,7 @@ func (a *adaptive) busy(now int64) bool {
 // was queued behind it and spinning only delayed it: the bound drops to 0,
 // and if this wait had spun (after a probe, the probe failed) the probes
 // grow rarer. Else the partner runs elsewhere: a shortened bound doubles
-// (from step) back towards the ceiling, and probes may come often again,
+// (from step) back towards kernel, and probes may come often again,
 // unless the evidence says spinning is futile (busy): then the bound
 // stays 0.
 func (a *adaptive) woke(limit int64, sameThread, busy bool) {
@@ -297,23 +333,34 @@ func (a *adaptive) woke(limit int64, sameThread, busy bool) {
 			a.probe.Store(2 * p)
 		}
 		if cur != 0 {
-			a.limit.Store(0)
+			a.drop()
 		}
 		return
 	}
 	if a.probe.Load() != probeFirst {
 		a.probe.Store(probeFirst)
 	}
-	if next := min(max(2*cur, a.step), a.ceiling.Load()); next != cur {
+	if next := min(max(2*cur, a.step), a.kernel); next != cur {
 		a.limit.Store(next)
 	}
+}
+
+// drop sets the bound to 0: the participants take turns (see woke). The
+// evidence's readings taken before start no window (evidence.reset): one
+// that spans turns taken on one thread measures the process's own
+// threads, which then preempt each other (a thread the runtime wakes for
+// a goroutine made runnable takes its waker's CPU): the quiet stencil's
+// threads waited for a CPU over a quarter of such windows here.
+func (a *adaptive) drop() {
+	a.limit.Store(0)
+	a.ev.reset()
 }
 
 // quick lengthens a shortened bound by step/8 after a wait that ended
 // within the first relax hints: the partner runs on another CPU again, so
 // spinning pays, unless the evidence says the CPUs are contended.
 func (a *adaptive) quick(limit int64) {
-	if c := a.ceiling.Load(); limit < c && !a.busy(osal.Nanotime()) {
+	if c := a.kernel; limit < c && !a.busy(osal.Nanotime()) {
 		a.limit.Store(min(limit+a.step/8, c))
 	}
 }
@@ -351,7 +398,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 			if i%clockEvery == 0 {
 				if now := osal.Nanotime(); now-start >= limit {
 					if a.futile(now, true) {
-						a.limit.Store(0)
+						a.drop()
 					}
 					break
 				}
@@ -373,7 +420,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		// handover spins for the kernel's bound, while that thread takes
 		// one of them over.
 		a.waits.Store(0)
-		a.limit.Store(a.ceiling.Load())
+		a.limit.Store(a.kernel)
 	}
 	if a.class.Load() == classUnknown {
 		a.learn(osal.ThreadPinned())
@@ -453,14 +500,13 @@ func (f *flag) wakeSleepers(record bool) {
 	f.mu.Unlock()
 }
 
-// wakeCost holds the costs AutoPolicy's bound starts from: the block and
+// wakeCost holds the cost AutoPolicy's bound starts from: the block and
 // wake-up cost when no results file records one, estimated once per
-// process at the first construction that needs it, and a goroutine's
-// handoff cost, likewise. Besides the results cache (auto.go), it is the
+// process at the first construction that needs it. Besides the results cache (auto.go), it is the
 // package's only mutable state.
 type wakeCostCache struct {
-	once, handoffOnce sync.Once
-	d, handoff        time.Duration
+	once sync.Once
+	d    time.Duration
 }
 
 var wakeCost wakeCostCache
@@ -473,61 +519,6 @@ func (c *wakeCostCache) get() time.Duration {
 		}
 	})
 	return c.d
-}
-
-// Bounds on a goroutine's handoff cost (see handoffCost).
-const (
-	minHandoff     = 100 * time.Nanosecond
-	maxHandoff     = 5 * time.Microsecond
-	defaultHandoff = time.Microsecond // when it cannot be measured
-)
-
-// handoffCost returns a goroutine's park and ready cost here, measured
-// once per process (measureHandoff), kept within 0.1-5 µs.
-func (c *wakeCostCache) handoffCost() time.Duration {
-	c.handoffOnce.Do(func() {
-		c.handoff = defaultHandoff
-		if d, err := measureHandoff(200, 2*time.Millisecond); err == nil {
-			c.handoff = min(max(d, minHandoff), maxHandoff)
-		}
-	})
-	return c.handoff
-}
-
-// measureHandoff measures what a goroutine that blocks costs when the
-// goroutine that wakes it blocks right after, as a barrier's participants
-// do: two goroutines take turns through unbuffered channels, each send
-// readying the other and each receive parking the sender. It returns the
-// median one-way handoff over batches of rounds/8 round trips, or an
-// error when limit ran out before 3 batches.
-func measureHandoff(rounds int, limit time.Duration) (time.Duration, error) {
-	rounds = min(max(rounds, 24), 8000)
-	batch := rounds / 8
-	ping, pong := make(chan struct{}), make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range ping {
-			pong <- struct{}{}
-		}
-	}()
-	deadline := osal.Nanotime() + int64(limit)
-	var samples []float64
-	for b := 0; b < 8 && osal.Nanotime() < deadline; b++ {
-		t0 := osal.Nanotime()
-		for i := 0; i < batch; i++ {
-			ping <- struct{}{}
-			<-pong
-		}
-		samples = append(samples, float64(osal.Nanotime()-t0)/float64(2*batch))
-	}
-	close(ping)
-	<-done
-	if len(samples) < 3 {
-		return 0, errors.New("goroutine handoff cost: the time limit ran out before 3 batches")
-	}
-	slices.Sort(samples)
-	return time.Duration(samples[len(samples)/2]), nil
 }
 
 // blockWakeCost returns the block and wake-up cost for AutoPolicy's

@@ -18,33 +18,31 @@ const (
 	// AutoPolicy ("auto", the default) chooses at construction. When the
 	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
 	// bounded time, then blocks until the flag is set. The bound is set
-	// by what blocking costs the waiter at hand: for goroutines, twice a
-	// goroutine's park and ready (about a sync.Cond barrier's episode,
-	// measured once per process), since a blocked goroutine is run by its
-	// waker's thread as soon as the waker waits itself; for threads
-	// pinned on one CPU each (found at the first block), twice the kernel's
-	// block and wake-up cost (blockWakeCost). Spinning is checked against
-	// the clock every few microseconds, so a balanced episode on a quiet
+	// by what blocking costs: twice the kernel's block and wake-up cost
+	// (blockWakeCost), for every waiter. A pinned thread can only sleep
+	// in the kernel; a goroutine that blocks is queued on its waker's
+	// thread, and the two take turns there, their work serialised, until
+	// a thread is woken to take one over. Spinning is checked against the
+	// clock every few microseconds, so a balanced episode on a quiet
 	// machine spins only, at Spin's speed: the signal is a release store
 	// (no fence) plus a load that finds no sleeper.
 	//
 	// For goroutines, the bound drops to none on evidence that spinning
-	// is futile right now: the kernel took CPUs from this process's
-	// threads while they could run (involuntary context switches:
-	// competing processes, a CPU quota, and the Go runtime's own threads,
-	// so on a quiet machine too, often), read when a wait runs out its
-	// bound; goroutines waiting for a P at that moment (runtime/metrics;
-	// for that wait only); or a sleeper was woken by a partner that ran on
-	// its own OS thread (they share one thread, and spinning only delays
-	// the partner). With no bound a goroutine yields once and blocks, so
-	// the participants take turns on the threads that do run, as a
-	// blocking barrier's do. A long wait alone never shortens the bound (a
-	// host that stops a virtual CPU is no evidence), nor does the evidence
-	// a pinned thread's (blocking would give its CPU to no participant);
-	// it comes back when the evidence ends (50 ms without involuntary
-	// switches), through wake-ups from other threads, quick waits and
-	// probes (every 64th wait and rarer, a block that wakes an idle thread
-	// so that a pair sharing one can move apart again).
+	// is futile right now: a waiter's thread waited for a CPU a quarter
+	// of the time or more over the last milliseconds (the kernel's run
+	// delay: competing processes, a CPU quota), read when a wait runs out
+	// its bound; goroutines waiting for a P at that moment
+	// (runtime/metrics; for that wait only); or a sleeper was woken by a
+	// partner that ran on its own OS thread (they share one thread, and
+	// spinning only delays the partner). With no bound a goroutine yields
+	// once and blocks, so the participants take turns on the threads that
+	// do run, as a blocking barrier's do. A long wait alone never
+	// shortens the bound (a host that stops a virtual CPU is no
+	// evidence), nor does the evidence a pinned thread's (blocking would
+	// give its CPU to no participant); it comes back when the evidence
+	// ends (50 ms after it), through wake-ups from other threads, quick
+	// waits and probes (every 64th wait and rarer, a block that wakes an
+	// idle thread so that a pair sharing one can move apart again).
 	//
 	// When the participants outnumber GOMAXPROCS or the CPUs it is Park
 	// with no spinning, so a waiter gives its CPU to the participant it
@@ -125,7 +123,7 @@ func resolve(p Policy, budget, n int) waiter {
 		}
 		w := waiter{policy: bounded, budget: budget}
 		if budget < 0 {
-			w.adapt = newAdaptive(blockWakeCost(), wakeCost.handoffCost())
+			w.adapt = newAdaptive(blockWakeCost())
 		}
 		return w
 	}

@@ -4,6 +4,8 @@ package osal
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -75,19 +77,32 @@ func ThreadPinned() bool {
 	return unix.SchedGetaffinity(0, &set) == nil && set.Count() == 1
 }
 
-// InvoluntarySwitches returns how many times the kernel has taken a CPU
-// from this process's threads while they could still run (getrusage's
-// ru_nivcsw over all threads): preemption by other runnable threads, or
-// a CPU quota's throttling, and the process's own threads preempting
-// each other (the Go runtime wakes idle threads for goroutines made
-// runnable, and a woken thread can take its waker's CPU). AutoPolicy
-// reads it as evidence that spinning is futile (a partner is likely
-// waiting for a CPU). It returns -1 when the system does not say. It is
-// a system call: keep it off fast paths.
-func InvoluntarySwitches() int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return -1
+// RunDelay returns the calling OS thread's id and the time in ns it has
+// spent runnable but waiting for a CPU (the kernel's schedstat run_delay:
+// preemption by other runnable threads, a CPU quota's throttling), or
+// -1 for the delay when the system does not say. A thread that waits for
+// a CPU a large share of the time shows that the CPUs are contended; a
+// woken thread that briefly takes its waker's CPU adds microseconds, not
+// a share. It reads a proc file (a few µs): keep it off fast paths.
+func RunDelay() (tid int, ns int64) {
+	tid = unix.Gettid()
+	fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(tid)+"/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return tid, -1
 	}
-	return int64(ru.Nivcsw)
+	defer unix.Close(fd)
+	var buf [96]byte
+	n, err := unix.Read(fd, buf[:])
+	if err != nil || n <= 0 {
+		return tid, -1
+	}
+	f := strings.Fields(string(buf[:n]))
+	if len(f) < 2 {
+		return tid, -1
+	}
+	d, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || d < 0 {
+		return tid, -1
+	}
+	return tid, d
 }

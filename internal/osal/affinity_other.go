@@ -32,6 +32,5 @@ func ThreadID() int { return 0 }
 // (see the Linux version).
 func ThreadPinned() bool { return false }
 
-// InvoluntarySwitches returns -1 outside Linux: the count is not known
-// here (see the Linux version).
-func InvoluntarySwitches() int64 { return -1 }
+// RunDelay returns 0 and -1: the system does not say.
+func RunDelay() (tid int, ns int64) { return 0, -1 }

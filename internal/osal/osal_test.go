@@ -107,23 +107,25 @@ func TestNanotimeMonotonic(t *testing.T) {
 	}
 }
 
-// TestInvoluntarySwitches: the count never falls, and it grows when this
-// process runs more busy threads than it has CPUs (each one a locked OS
-// thread with a P of its own, spinning until the count has grown or 2 s
-// passed): the kernel
-// must then take a CPU from a thread that could still run. One busy
-// thread per allowed CPU plus one is the least that forces it.
-func TestInvoluntarySwitches(t *testing.T) {
+// TestRunDelay: this thread's run delay never falls, and it grows when
+// the process runs more busy threads than it has CPUs (each one a locked
+// OS thread with a P of its own, spinning until this thread's delay has
+// grown or 2 s passed): this thread, spinning too, must then wait for a
+// CPU. One busy thread per allowed CPU plus one is the least that forces
+// it.
+func TestRunDelay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spins a thread per CPU for up to 2 s")
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	allowed, err := Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := InvoluntarySwitches()
-	if before < 0 {
-		t.Fatalf("InvoluntarySwitches = %d on Linux", before)
+	tid, before := RunDelay()
+	if before < 0 || tid != ThreadID() {
+		t.Fatalf("RunDelay = %d, %d on Linux (thread %d)", tid, before, ThreadID())
 	}
 	var stop atomic.Bool
 	done := make(chan struct{})
@@ -144,17 +146,20 @@ func TestInvoluntarySwitches(t *testing.T) {
 	deadline := Nanotime() + 2e9
 	grew := false
 	for Nanotime() < deadline && !grew {
-		runtime.Gosched()
-		grew = InvoluntarySwitches() > before
+		for range 1000 {
+			Relax()
+		}
+		_, d := RunDelay()
+		grew = d > before
 	}
 	stop.Store(true)
 	for range busy {
 		<-done
 	}
 	if !grew {
-		t.Errorf("%d busy threads on %d allowed CPUs for 2 s: involuntary switches stayed at %d", busy, allowed.Len(), before)
+		t.Errorf("%d busy threads on %d allowed CPUs for 2 s: this thread's run delay stayed at %d ns", busy, allowed.Len(), before)
 	}
-	if after := InvoluntarySwitches(); after < before {
-		t.Errorf("involuntary switches fell from %d to %d", before, after)
+	if _, after := RunDelay(); after < before {
+		t.Errorf("run delay fell from %d to %d", before, after)
 	}
 }
