@@ -112,9 +112,8 @@ const (
 // such wake-ups too (3,000-9,000 a second in a two-goroutine sync.Cond
 // loop on a quiet machine), so a quiet stencil's goroutines, once they
 // took turns on one thread, made the evidence that kept them there, and
-// lost their lead over sync.Cond (issue 24). A waiter reads it only on slow
-// paths (a wait that ran out its bound, a wait with no bound), at most
-// every sampleGap; a thread that waited contendedShare of a window of
+// lost their lead over sync.Cond (issue 24). A waiter reads it only when
+// its wait ran out its bound, at most every sampleGap; a thread that waited contendedShare of a window of
 // minWindow to evidenceWindow since its last reading makes every wait of
 // the barrier block without spinning (or take turns, see waitBounded) for
 // busyHold after it.
@@ -207,10 +206,9 @@ func (a *adaptive) learn(pinned bool) {
 
 // futile reports whether spinning is futile at now (osal.Nanotime): a
 // waiter's thread waited for a CPU contendedShare of the time (see
-// evidence.contended) within busyHold. It reads the evidence when the
-// last read is sampleGap old or more. A wait that
-// ran out its bound (spunOut) also asks the Go scheduler, at the same
-// reads: goroutines that wait for a P (runnableGoroutines) want the one
+// evidence.contended) within busyHold. Only a wait that ran out its
+// bound (spunOut) reads the evidence, when the last read is sampleGap old
+// or more, and it also asks the Go scheduler at the same reads: goroutines that wait for a P (runnableGoroutines) want the one
 // this waiter holds, perhaps the partner itself; that is evidence for
 // this wait only (the bound drops, busy is not set: when they have run,
 // wake-ups from other threads and probes bring it back).
@@ -264,10 +262,11 @@ func (e *evidence) contended(now int64) bool {
 	defer e.mu.Unlock()
 	s := &e.seen[uint(tid)%uint(len(e.seen))]
 	age := now - s.t
-	if s.tid == tid && d >= s.d && age >= 0 && age < int64(minWindow) {
+	same := s.tid == tid && d >= s.d && age >= 0
+	if same && age < int64(minWindow) {
 		return false
 	}
-	busy := s.tid == tid && d >= s.d && age <= int64(evidenceWindow) && float64(d-s.d) >= contendedShare*float64(age)
+	busy := same && age <= int64(evidenceWindow) && float64(d-s.d) >= contendedShare*float64(age)
 	*s = threadDelay{tid: tid, t: now, d: d}
 	return busy
 }
@@ -360,8 +359,8 @@ func (a *adaptive) drop() {
 // within the first relax hints: the partner runs on another CPU again, so
 // spinning pays, unless the evidence says the CPUs are contended.
 func (a *adaptive) quick(limit int64) {
-	if c := a.kernel; limit < c && !a.busy(osal.Nanotime()) {
-		a.limit.Store(min(limit+a.step/8, c))
+	if limit < a.kernel && !a.busy(osal.Nanotime()) {
+		a.limit.Store(min(limit+a.step/8, a.kernel))
 	}
 }
 
@@ -502,8 +501,8 @@ func (f *flag) wakeSleepers(record bool) {
 
 // wakeCost holds the cost AutoPolicy's bound starts from: the block and
 // wake-up cost when no results file records one, estimated once per
-// process at the first construction that needs it. Besides the results cache (auto.go), it is the
-// package's only mutable state.
+// process at the first construction that needs it. Besides the results
+// cache (auto.go), it is the package's only mutable state.
 type wakeCostCache struct {
 	once sync.Once
 	d    time.Duration

@@ -32,7 +32,8 @@ type waiter struct {
 // and values 128 bytes apart (the next flag's) still slowed each other.
 // On the Xeon VM a two-thread dissemination barrier ran 1.33x a C one
 // (flags 768 bytes apart) with parked beside v in a 128-byte flag,
-// 1.05-1.09x with parked on the second line, 0.94-1.02x at 256 bytes.
+// 1.00-1.09x with parked on the second line, 1.01-1.04x (paired
+// rounds) at 256 bytes.
 //
 // Parking is lost-wakeup free: set stores the value and then loads parked;
 // a waiter increments parked (under mu) and then loads the value. Go's
