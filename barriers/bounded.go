@@ -27,7 +27,7 @@ import (
 // barrier do, and spinning only delays them. A sleeper can tell: the
 // waker ran on the sleeper's own OS thread (osal.ThreadID). Then, and on
 // the kernel's evidence that this process's threads lose CPUs they want
-// (see futile: competing processes, a CPU quota; issue 24), the bound is
+// (see futile: competing processes, a CPU quota), the bound is
 // dropped to none (a waiter yields once after one check of the flag,
 // then blocks: the participants take turns on the thread). A
 // sleeper woken from another thread restores the bound (doubling it from
@@ -67,10 +67,10 @@ const sleepRecheck = 2
 // quickSpin is how many times a waiter whose bound is 0 checks the flag
 // before waitBounded: once, with no relax hint. With no bound the partner
 // is queued on this waiter's thread (the pair shares one) or waits for a
-// CPU (spinning is futile), and every relax hint (about 50 ns on this
-// Xeon) delays it: with 4 of them, the tight loop of two goroutines read
-// 217-241 ns per episode against 162-164 with none (interleaved, load
-// 7 here), a sync.Cond barrier 192-207.
+// CPU (spinning is futile), and every relax hint (20-50 ns on the x86
+// VMs measured) delays it: with 4 of them, the tight loop of two
+// goroutines read 217-241 ns per episode against 162-164 with none
+// (interleaved, load 7), a sync.Cond barrier 192-207.
 const quickSpin = 1
 
 // Probes: with no bound, the probe-th wait past quickSpin restores the
@@ -112,7 +112,7 @@ const (
 // such wake-ups too (3,000-9,000 a second in a two-goroutine sync.Cond
 // loop on a quiet machine), so a quiet stencil's goroutines, once they
 // took turns on one thread, made the evidence that kept them there, and
-// lost their lead over sync.Cond (issue 24). A waiter reads it only when
+// lost their lead over sync.Cond. A waiter reads it only when
 // its wait ran out its bound, at most every sampleGap; a thread that waited contendedShare of a window of
 // minWindow to evidenceWindow since its last reading makes every wait of
 // the barrier block without spinning (or take turns, see waitBounded) for
@@ -149,7 +149,7 @@ const (
 //     once had) a quiet two-goroutine stencil lost its pair to one thread
 //     at every wait longer than that and ran 750-790 ns a step, slower
 //     than a sync.Cond barrier (700); with the kernel's bound 420-480, as
-//     Spin's 430 (issue 24). What made the short bound look necessary,
+//     Spin's 430 (docs/algorithms.md). What made the short bound look necessary,
 //     spinning for 100 µs while the partner waits for a CPU on a busy
 //     machine (up to 300x a sync.Cond barrier), is what the evidence is
 //     for: then the bound is 0.

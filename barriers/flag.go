@@ -30,7 +30,7 @@ type waiter struct {
 // on the value's line that load waits for the line to come back from the
 // waiter spinning on it (the store alone retires into the store buffer),
 // and values 128 bytes apart (the next flag's) still slowed each other.
-// On the Xeon VM a two-thread dissemination barrier ran 1.33x a C one
+// Measured, a two-thread dissemination barrier ran 1.33x a C one
 // (flags 768 bytes apart) with parked beside v in a 128-byte flag,
 // 1.00-1.09x with parked on the second line, 1.01-1.04x (paired
 // rounds) at 256 bytes.
@@ -246,8 +246,8 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 }
 
 // bareChecks is how many times a spinning waiter checks its flag before
-// its first relax hint. A relax hint (PAUSE) takes 20-50 ns on this
-// project's Xeon VM, about a third of a cache-line transfer between its
+// its first relax hint. A relax hint (PAUSE) takes 20-50 ns on the x86
+// VMs measured (docs/algorithms.md), about a third of a cache-line transfer between its
 // cores, and a signal that arrives during one waits for it to end: the
 // checks of a balanced episode's wait (one transfer long) go without.
 const bareChecks = 128

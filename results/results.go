@@ -65,7 +65,7 @@ type File struct {
 	// latency model rather than by measuring (check --simulate).
 	Simulated bool `json:"simulated,omitempty"`
 
-	// The check's pipeline record (check.Run, added for issue 17/20):
+	// The check's pipeline record (check.Run):
 	// RoundsPlanned is how many interleaved passes over every placement
 	// the plan asked for and RoundsDone how many every measured thread
 	// count finished (absent means 0). Fewer rounds done than planned:
@@ -80,7 +80,7 @@ type File struct {
 	Inference     string       `json:"inference,omitempty"`
 	Calibration   *Calibration `json:"calibration,omitempty"`
 
-	// Waiting (issue 18): BlockWakeNs is what blocking costs a waiting
+	// Waiting: BlockWakeNs is what blocking costs a waiting
 	// participant on this machine, the median time from its release until
 	// a participant blocked on it runs again (measured as internal/wake.BlockWake does);
 	// 0 or absent when not measured. barriers.AutoPolicy spins up to twice
@@ -273,7 +273,7 @@ type Threads struct {
 	Robust       *Robust       `json:"robust"`
 	Measurements []Measurement `json:"measurements"`
 
-	// The check's pipeline record (check.Run, issue 20): Rounds is how
+	// The check's pipeline record (check.Run): Rounds is how
 	// many passes over this count's placements were measured; in a
 	// partial file Samples keeps each measurement's raw samples (aligned
 	// with Measurements) so that --resume pools the missing rounds with

@@ -192,3 +192,17 @@ func TestCheckSimulate(t *testing.T) {
 		t.Errorf("replay picked %s, the simulation %s", g.Threads[0].Best.Describe(), f.Threads[0].Best.Describe())
 	}
 }
+
+// TestPlanNamesWhatTheRunAdds: --plan's estimate said 1.8 s for a run of
+// 5-7 s; it now bounds what follows the rounds (extras_s) and says that a
+// live run's first round sets the pace.
+func TestPlanNamesWhatTheRunAdds(t *testing.T) {
+	code, out, errOut := execLine("check", "--plan", "--budget", "10s", "--synthetic", "pack:1 core:2 pu:2")
+	if code != 0 || !strings.Contains(out, "then at most ") || !strings.Contains(out, "its first round sets the pace") {
+		t.Errorf("check --plan: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = execLine("check", "--plan", "--json", "--budget", "10s", "--synthetic", "pack:1 core:2 pu:2")
+	if code != 0 || !strings.Contains(out, `"extras_s": `) || strings.Contains(out, `"extras_s": 0,`) {
+		t.Errorf("check --plan --json: exit %d, no extras_s:\n%.600s", code, out)
+	}
+}

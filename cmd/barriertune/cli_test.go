@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -365,4 +366,29 @@ func liveCPUs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return set.Len()
+}
+
+// exportTestdata is a complete results file of an 8-CPU machine.
+const exportTestdata = "../../internal/export/testdata/results.json"
+
+// copyFile copies src into dir and returns the copy's path.
+func copyFile(t *testing.T, src, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// execLine runs the CLI as main does and returns the exit code, stdout
+// and stderr.
+func execLine(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := execute(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
 }

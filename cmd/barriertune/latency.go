@@ -100,7 +100,7 @@ matrix.`,
 	return cmd
 }
 
-// latencyJSON is `latency --json`'s shape (issue 9); null marks pairs not
+// latencyJSON is `latency --json`'s shape; null marks pairs not
 // measured. Disagreements compare the matrix with the sysfs tree of a
 // measured machine (absent for --from).
 type latencyJSON struct {

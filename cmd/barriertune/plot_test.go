@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"image/png"
@@ -8,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot/plotutil"
 
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -201,5 +204,34 @@ func TestPlotAllowed(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("plot --allowed wrote no file: %v", err)
+	}
+}
+
+// TestPlotLayout: the legend has a column of its own beside the data (it
+// was drawn over the data), and bench --plot says where it wrote.
+func TestPlotLayout(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "p.svg")
+	if code, _, errOut := execLine("plot", "-o", svg, exportTestdata); code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, errOut)
+	}
+	data, _ := os.ReadFile(svg)
+	// 20 cm of plot (566.93 pt), then the legend's column.
+	var w float64
+	var err error
+	if i := bytes.Index(data, []byte(`width="`)); i < 0 {
+		t.Fatalf("no width in:\n%.300s", data)
+	} else if w, err = strconv.ParseFloat(strings.SplitN(string(data[i+len(`width="`):]), "pt", 2)[0], 64); err != nil || w < 600 {
+		t.Errorf("plot width %.1f pt (%v): no column for the legend", w, err)
+	}
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 {
+		return
+	}
+	png := filepath.Join(dir, "b.png")
+	code, _, errOut := execLine("bench", "--threads", "2", "--algorithm", "central", "--samples", "2", "--sample-time", "20us", "--plot", png)
+	if code != 0 || !strings.Contains(errOut, "plot written to "+png) {
+		t.Errorf("bench --plot: exit %d, stderr %s", code, errOut)
 	}
 }

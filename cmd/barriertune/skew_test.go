@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,29 @@ func TestSkewOneThread(t *testing.T) {
 	for _, want := range []string{"skew 0s", "skew 5µs", "central", "dissemination"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestBenchSkewPlot: --plot with --skew draws the skew run (issue 20: it
+// wrote nothing), a line per algorithm.
+func TestBenchSkewPlot(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "skew.svg")
+	out, err := run(t, "bench", "--threads", "1", "--algorithm", "central,dissemination", "--samples", "2",
+		"--sample-time", "20us", "--skew", "500,2us", "--plot", svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "skew 2µs") {
+		t.Errorf("no skew table:\n%s", out)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatalf("--plot with --skew wrote nothing: %v", err)
+	}
+	for _, want := range []string{"<svg", "central", "dissemination", "skew"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the plot lacks %q", want)
 		}
 	}
 }

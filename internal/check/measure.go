@@ -27,8 +27,8 @@ const (
 )
 
 // candidateInstances is how many separately allocated barriers time each
-// candidate, every sample their average (measure.Options.Instances): on
-// the Xeon VM one instance of central ran 150, another 276 ns in the same
+// candidate, every sample their average (measure.Options.Instances): one
+// instance of central ran 150, another 276 ns in the same
 // run, and a winner must not be the luck of one allocation. Every pass
 // allocates them afresh.
 const candidateInstances = 3

@@ -9,7 +9,7 @@ import (
 // Goroutines outnumbering the CPUs are the library's everyday case (a
 // program starts 4 or 8 goroutines on a 2-CPU machine), and there every
 // algorithm's cost is the Go scheduler's, not the CPU tree's: the check
-// measures it (issue 24) instead of leaving those counts to the nearest
+// measures it instead of leaving those counts to the nearest
 // measured one. Such a count is measured as programs run it: plain
 // goroutines, unpinned, with AutoPolicy (the plan's "oversubscribed
 // round-robin" placement, measure.Barriers' unpinned team).

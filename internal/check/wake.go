@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Measuring the block and wake-up cost (issue 18): barriers.AutoPolicy
+// Measuring the block and wake-up cost: barriers.AutoPolicy
 // spins about as long as blocking and a wake-up cost on this machine, then
 // blocks; the live check measures that cost (Hardware.BlockWake) and
 // records it in the results file (results.File.BlockWakeNs), where Auto

@@ -1,4 +1,4 @@
-// Package libtest holds the tests and benchmarks of the public library
+// Package libtest holds the tests of the public library
 // packages (barriers, results) that need the tuner's packages: measure
 // (golang.org/x/perf), hwtree (github.com/jaypipes/ghw and its
 // dependencies), check and configsets.
@@ -8,7 +8,7 @@
 // results too (so that `go test all` works there) and downloads every
 // module their imports need: with these tests in barriers and results, a
 // library user's tidy fetched ghw, pcidb, yaml, plist, wmi, go-ole and
-// x/perf (issue 26). What such a user downloads now is x/sys, cpuid and
+// x/perf. What such a user downloads now is x/sys, cpuid and
 // marusama/cyclicbarrier (one small module without dependencies, which
 // barriers' BenchmarkPeers compares against); TestLibraryUserDownloads
 // keeps it so.

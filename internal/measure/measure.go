@@ -88,8 +88,8 @@ type Options struct {
 	// barriers (default 1): every sample runs an equal share of its
 	// episodes on each in turn, so the sample is their average. Where a
 	// barrier sits in memory can make one instance run 1.5-2 times slower
-	// than another of the same algorithm in the same process (central on
-	// the Xeon VM: 150, 183 and 276 ns in one interleaved run), and a
+	// than another of the same algorithm in the same process (central: 150,
+	// 183 and 276 ns in one interleaved run, docs/results.md), and a
 	// program meets one instance: the average of a few ranks the
 	// algorithm, not the luck of its allocation. Ignored with Skew.
 	Instances int
@@ -346,7 +346,7 @@ const FloorAlgorithm = "dissemination"
 // same round), i.e. the one-way latency of a barrier flag signal, measured with
 // the barriers' own flag code (one writer per padded flag, release store,
 // spin on load). A half round trip of a flag bounced between the two
-// threads would measure the same signal in theory, but on the 2-vCPU EPYC
+// threads would measure the same signal in theory, but on a 2-vCPU
 // VM it read 1.1 to 1.2 times the two-thread dissemination and pairwise
 // barriers, so it was no floor there (docs/results.md, "The floor").
 // The check's and bench's floor and `barriertune latency` all measure
@@ -375,7 +375,7 @@ func pingPongResult(a, b int, samples []float64) PingPong {
 }
 
 // floorInstances is how many floor barriers are timed side by side, each
-// round's floor sample being the fastest of theirs: on the 2-vCPU EPYC VM
+// round's floor sample being the fastest of theirs: on a 2-vCPU VM
 // one barrier instance in about ten ran a whole run 2 to 3 times slower
 // than another instance of the same algorithm in the same process (where
 // it sits in memory; never the same across runs), and a floor must not be
@@ -525,7 +525,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 // k, did too: the first run of a workload (a single episode, right after
 // the team started or another workload ran) can take the whole target by
 // itself, and settling there made every sample one episode long, timing
-// the start of the episode along with it: on the Xeon VM the first
+// the start of the episode along with it: measured, the first
 // candidate then read 2.2 times its speed (central 433 ns against 153-206
 // for its other instances) in about one run in four, the pick of a
 // regret truth bench among them.

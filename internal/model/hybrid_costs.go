@@ -7,7 +7,7 @@ import (
 )
 
 // Typical one-way latencies by the deepest level two CPUs share, from the
-// ranges issue 9 and ../shared/latency show (SMT siblings ~10 ns, one L3
+// ranges docs/model.md and ../shared/latency show (SMT siblings ~10 ns, one L3
 // 20-50 ns, across L3s or packages 80-200 ns). TreeCosts uses them where a
 // machine is known only by its tree.
 const (

@@ -1,5 +1,5 @@
 // Command autospin measures what AutoPolicy costs against Spin on pinned
-// threads on a quiet machine (issue 18: within 10%): each algorithm with
+// threads on a quiet machine (within 10%): each algorithm with
 // both policies as candidates of one measure.Barriers run, so their samples
 // interleave round by round, repeated; it prints the median of each run's
 // auto/spin ratio and the range.

@@ -2,7 +2,7 @@
 // hand-written C dissemination barrier (csrc/dissem.c, built here with the
 // system's cc -O2), interleaved: every round runs one sample of each, in
 // turn, on the same pinned CPUs, so load that comes and goes hits all of
-// them alike (issue 24: within 5% on a quiet machine). The Go candidates
+// them alike (within 5% on a quiet machine). The Go candidates
 // are the tuned choice for the thread count (barriers.Tuned) with Spin and
 // with AutoPolicy, and dissemination with Spin, in an order shuffled
 // afresh every round; each sample runs
@@ -127,7 +127,7 @@ func run(cpus []int, rounds, episodes int) error {
 
 // pairedRatio is the median over rounds of a[r]/b[r]: each round's
 // samples ran back to back, so a host that moves between rounds (the
-// Xeon VM's floor moves by 10-20% within minutes) cancels out.
+// a VM's floor moves by 10-20% within minutes) cancels out.
 func pairedRatio(a, b []float64) float64 {
 	r := make([]float64, min(len(a), len(b)))
 	for i := range r {

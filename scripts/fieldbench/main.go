@@ -1,5 +1,5 @@
 // Command fieldbench runs barriers.Auto the way a new user's program runs
-// it (issue 24), against the textbook sync.Cond barrier such a user writes,
+// it, against the textbook sync.Cond barrier such a user writes,
 // and prints the median and the worst round of each, with the issue's
 // Done-when verdicts:
 //

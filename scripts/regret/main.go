@@ -11,7 +11,7 @@
 // statistics would have made from the same measurements against the same
 // truth (the raw pooled median that ranked before results v1.3, the old
 // floor-normalised median, the mean, the minimum), and the verdicts of
-// issue 27's targets:
+// the regret targets (docs/results.md):
 //
 //   - no winner below 0.8 times its file's floor;
 //   - the winner within 10% of the truth's best in at least 9 of 10
@@ -20,7 +20,7 @@
 //
 // The truth is the mean of -truth-runs benches (3), each a process of its
 // own averaging -truth-instances allocations of each algorithm (8): one
-// allocation of central read 145-285 ns within one process on the Xeon
+// allocation of central read 145-285 ns within one process on a 2-vCPU
 // VM, and two single benches of 16 allocations each still disagreed on
 // the best by up to 1.15x; the mean of three agreed with the next mean of
 // three within 1.05x (docs/results.md).
@@ -309,7 +309,7 @@ func (ts truthSpec) String() string {
 
 // truth runs ts.runs benches of algs on cpus and returns each algorithm's
 // mean of their medians, and the floor's. One process's allocations are
-// one draw: on the Xeon VM two benches of 16 allocations each, back to
+// one draw: on a 2-vCPU VM two benches of 16 allocations each, back to
 // back, disagreed on the best of four algorithms by up to 1.15x, as
 // much as the target a check is held to (docs/results.md).
 func (ts truthSpec) truth(bin string, cpus []int, algs []string) (map[string]float64, float64, error) {

@@ -119,7 +119,7 @@ func (s summary) String() string {
 	return fmt.Sprintf("median %.3f, worst %.3f, within 5%% in %.0f%% of %d", s.median, s.worst, 100*s.within5, s.n)
 }
 
-// Issue 27's targets.
+// The regret targets (docs/results.md).
 const (
 	floorFraction = 0.8  // no winner below this fraction of its file's floor
 	nearRegret    = 1.10 // "within 10% of the truth's best"
