@@ -278,13 +278,6 @@ func (t Tuning) New(opts ...Option) (Barrier, error) {
 	return New(t.Algorithm, t.Threads, append(tuned, opts...)...)
 }
 
-// Team runs one function on n participants at once (Run), or a barrier's
-// participants so that a panicking one breaks the barrier (RunBarrier): a
-// pinned team gives each participant its own locked OS thread bound to one
-// CPU; an unpinned team uses plain goroutines. Tuning.Team makes one;
-// CPUs, Pinned and Size describe it.
-type Team = osal.Team
-
 // Team returns a team to run the participants on: pinned locked threads on
 // the tuned CPUs when the selection gave a CPU of its own to each
 // participant and they are allowed here, else plain goroutines (as the
@@ -292,8 +285,12 @@ type Team = osal.Team
 func (t Tuning) Team() (*Team, error) {
 	if len(t.CPUs) == t.Threads && t.Threads > 0 && cpuset.Of(t.CPUs...).Len() == t.Threads {
 		if team, err := osal.NewTeam(t.CPUs); err == nil {
-			return team, nil
+			return &Team{team}, nil
 		}
 	}
-	return osal.NewUnpinnedTeam(t.Threads)
+	team, err := osal.NewUnpinnedTeam(t.Threads)
+	if err != nil {
+		return nil, err
+	}
+	return &Team{team}, nil
 }

@@ -36,6 +36,26 @@ import (
 // lengthens a shortened bound by step/8, and with no bound, probes (see
 // probeFirst) give a pair on one thread the chance to move apart.
 //
+// The bound in detail. A pinned thread can only sleep in the kernel; a
+// goroutine that blocks is queued on its waker's thread, and the two take
+// turns there, their work serialised, until a thread is woken to take one
+// over. Spinning is checked against the clock every few microseconds, so a
+// balanced episode on a quiet machine spins only, at Spin's speed: the
+// signal is a release store (no fence) plus a load that finds no sleeper.
+// For goroutines the bound drops to none on evidence that spinning is
+// futile right now: a waiter's thread waited for a CPU a quarter of the
+// time or more over the last milliseconds (the kernel's run delay:
+// competing processes, a CPU quota), read when a wait runs out its bound;
+// goroutines waiting for a P at that moment (runtime/metrics; for that
+// wait only); or a sleeper was woken by a partner that ran on its own OS
+// thread. With no bound a goroutine yields once and blocks, so the
+// participants take turns on the threads that do run, as a blocking
+// barrier's do. A pinned thread's evidence never drops the bound (blocking
+// would give its CPU to no participant). The bound comes back when the
+// evidence ends (50 ms after it), through wake-ups from other threads,
+// quick waits and probes (every 64th wait and rarer, a block that wakes an
+// idle thread so that a pair sharing one can move apart again).
+//
 // A long wait alone never shortens the bound: on a quiet machine a host
 // that stops a virtual CPU for longer than the bound makes one wait block,
 // and the partner's next wait then lasts one wake-up. Halving the bound

@@ -29,7 +29,7 @@
 // ctx.Err() to the caller whose context ended (and breaks the barrier) and
 // an error wrapping ErrBroken to everyone else; Wait on a broken barrier
 // panics with such an error; Reset repairs it once nobody waits. The
-// checks cost nothing on the fast path. osal.Team.RunBarrier breaks the
+// checks cost nothing on the fast path. Team.RunBarrier breaks the
 // barrier for you when a participant panics or returns early.
 //
 // # Which algorithm
@@ -61,7 +61,7 @@
 // outnumber GOMAXPROCS or the CPUs it blocks at once. Auto uses AutoPolicy
 // unless the program asks for another, whatever the check measured with.
 //
-// Spin is for dedicated threads pinned one per CPU (osal.Team on CPUs
+// Spin is for dedicated threads pinned one per CPU (a pinned Team on CPUs
 // nothing else uses): on a shared machine a spinning waiter keeps its CPU
 // while the participant it waits for is descheduled, and an episode can
 // cost a scheduler time slice (milliseconds). Yield's runtime.Gosched

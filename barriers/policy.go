@@ -14,49 +14,28 @@ import (
 // goroutines of this process, not to other processes.
 type Policy int
 
+// AutoPolicy ("auto", the default) cannot stall. While the participants
+// fit GOMAXPROCS and the CPUs, a waiter spins for a bounded time, then
+// blocks until it is released, so the operating system can run the
+// participant being waited for. The bound is twice what blocking and a
+// wake-up cost on this machine (Tuning.BlockWake: measured by `barriertune
+// check`, else estimated once per process) and adapts per barrier to the
+// waits it sees; goroutines stop spinning while the kernel shows that
+// spinning is futile (their threads wait for CPUs). A balanced episode on
+// a quiet machine only spins and costs what Spin's does. When the
+// participants outnumber GOMAXPROCS or the CPUs, a waiter blocks at once.
+// WithSpinBudget(k), k >= 0, replaces the time bound by k relax hints.
+const AutoPolicy Policy = 0
+
 const (
-	// AutoPolicy ("auto", the default) chooses at construction. When the
-	// participants fit GOMAXPROCS and the CPUs, a waiter spins for a
-	// bounded time, then blocks until the flag is set. The bound is set
-	// by what blocking costs: twice the kernel's block and wake-up cost
-	// (blockWakeCost), for every waiter. A pinned thread can only sleep
-	// in the kernel; a goroutine that blocks is queued on its waker's
-	// thread, and the two take turns there, their work serialised, until
-	// a thread is woken to take one over. Spinning is checked against the
-	// clock every few microseconds, so a balanced episode on a quiet
-	// machine spins only, at Spin's speed: the signal is a release store
-	// (no fence) plus a load that finds no sleeper.
-	//
-	// For goroutines, the bound drops to none on evidence that spinning
-	// is futile right now: a waiter's thread waited for a CPU a quarter
-	// of the time or more over the last milliseconds (the kernel's run
-	// delay: competing processes, a CPU quota), read when a wait runs out
-	// its bound; goroutines waiting for a P at that moment
-	// (runtime/metrics; for that wait only); or a sleeper was woken by a
-	// partner that ran on its own OS thread (they share one thread, and
-	// spinning only delays the partner). With no bound a goroutine yields
-	// once and blocks, so the participants take turns on the threads that
-	// do run, as a blocking barrier's do. A long wait alone never
-	// shortens the bound (a host that stops a virtual CPU is no
-	// evidence), nor does the evidence a pinned thread's (blocking would
-	// give its CPU to no participant); it comes back when the evidence
-	// ends (50 ms after it), through wake-ups from other threads, quick
-	// waits and probes (every 64th wait and rarer, a block that wakes an
-	// idle thread so that a pair sharing one can move apart again).
-	//
-	// When the participants outnumber GOMAXPROCS or the CPUs it is Park
-	// with no spinning, so a waiter gives its CPU to the participant it
-	// waits for at once. WithSpinBudget(k), k >= 0, replaces the time
-	// bound by k relax hints.
-	AutoPolicy Policy = iota
 	// Spin busy-waits with the CPU's relax hint and never gives the CPU
-	// up. It is the fastest on pinned, dedicated CPUs (osal.Team on CPUs
+	// up. It is the fastest on pinned, dedicated CPUs (a pinned Team on CPUs
 	// nothing else runs on). On a shared machine it can stall: a waiter
 	// keeps its CPU while the participant it waits for is descheduled, so
 	// an episode can cost a scheduler time slice (milliseconds, 1000x a
 	// balanced episode); with more participants than CPUs, every episode
 	// can.
-	Spin
+	Spin Policy = iota + 1
 	// Yield spins for the budget, then calls runtime.Gosched between checks.
 	// Nobody sleeps, so signals need no wakeup: they cost what Spin's do.
 	// Gosched lets other goroutines run, not other processes: on a busy
