@@ -24,6 +24,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"schema":"barriertune.results/v1.9","machine":{"topology_hash":"x","allowed_cpus":"0"},"threads":[{"threads":1,"x":1}]}`))
 	f.Add([]byte(`{"schema":"barriertune.results/v1.2","machine":{"topology_hash":"x","allowed_cpus":"0-1","tree":{"cpus":"0-3","levels":[{"type":"Package","sets":["0-1","2-3"]}]}},` +
 		`"threads":[{"threads":2,"best":{"algorithm":"mcs","cpus":[0,2]},"measurements":[{"algorithm":"central","cpus":[0,1],"median_ns":5}]},{"threads":3,"best":{"algorithm":"cond","cpus":[0,1,0]}}]}`))
+	// Corrupt times: a negative median, a zero one, a number beyond float64.
+	for _, ns := range []string{"-5", "0", "1e999", "-0.0"} {
+		f.Add([]byte(`{"schema":"barriertune.results/v1.3","machine":{"topology_hash":"x","allowed_cpus":"0-1"},` +
+			`"threads":[{"threads":2,"best":{"algorithm":"central","cpus":[0,1],"median_ns":` + ns + `},"measurements":[{"algorithm":"central","cpus":[0,1],"median_ns":` + ns + `,"min_ns":-1}]}]}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(data, "fuzz")
 		if err != nil {

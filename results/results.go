@@ -688,7 +688,7 @@ func (f *File) validate() error {
 			return fmt.Errorf("thread count %d: best entry needs an algorithm and %d CPUs", t.Threads, t.Threads)
 		}
 	}
-	return nil
+	return checkTimes(f)
 }
 
 // Lookup returns the entry for n threads, or nil.

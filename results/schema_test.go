@@ -116,3 +116,44 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		t.Errorf("schema algorithms %v, catalog %v", enum, names)
 	}
 }
+
+// TestSchemaTimesPositive: the schema refuses what Parse refuses: every
+// *_ns number at least 0, and a median above 0 (exclusiveMinimum).
+func TestSchemaTimesPositive(t *testing.T) {
+	data, err := os.ReadFile("../docs/results.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if p, ok := e.(map[string]any); ok && strings.HasSuffix(k, "_ns") && p["type"] == "number" {
+					n++
+					bound, want := "minimum", 0.0
+					if k == "median_ns" || k == "worst_median_ns" {
+						bound = "exclusiveMinimum"
+					}
+					if got, ok := p[bound].(float64); !ok || got != want {
+						t.Errorf("schema property %s: %s is %v, want %v", k, bound, p[bound], want)
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	if n < 20 {
+		t.Errorf("only %d time properties found", n)
+	}
+}
