@@ -200,7 +200,7 @@ func (p *Plan) Text(verbose bool) string {
 	if len(p.Floors) > 0 {
 		var fl []string
 		for _, f := range p.Floors {
-			fl = append(fl, fmt.Sprintf("%s %d-%d", f.Level, f.CPUs[0], f.CPUs[1]))
+			fl = append(fl, fmt.Sprintf("%s %d,%d", f.Level, f.CPUs[0], f.CPUs[1])) // a pair, as show prints it
 		}
 		line("floors first: %s", strings.Join(fl, ", "))
 	}
