@@ -126,14 +126,14 @@ func TestHostileInputs(t *testing.T) {
 		want  string // the stderr line names this
 		owner string // helper whose branch fixes it; the case skips until merged
 	}{
-		{name: "synthetic garbage", args: []string{"topo", "--synthetic", "[x]"}, code: 1, want: `"[x]"`},
-		{name: "synthetic huge count", args: []string{"topo", "--synthetic", "core:4611686018427387904"}, code: 1, want: "4611686018427387904"},
-		{name: "synthetic of 100 KB", args: []string{"topo", "--synthetic", strings.Repeat("core:2x", 15_000)}, code: 1, want: "bytes) … "},
-		{name: "synthetic 60,000 parentheses", args: []string{"topo", "--synthetic", "core:2" + strings.Repeat("(", 60_000)}, code: 1, want: "unbalanced '('"},
+		{name: "synthetic garbage", args: []string{"topo", "--synthetic", "[x]"}, code: 2, want: `"[x]"`},
+		{name: "synthetic huge count", args: []string{"topo", "--synthetic", "core:4611686018427387904"}, code: 2, want: "4611686018427387904"},
+		{name: "synthetic of 100 KB", args: []string{"topo", "--synthetic", strings.Repeat("core:2x", 15_000)}, code: 2, want: "bytes) … "},
+		{name: "synthetic 60,000 parentheses", args: []string{"topo", "--synthetic", "core:2" + strings.Repeat("(", 60_000)}, code: 2, want: "unbalanced '('"},
 		{name: "xml cpuset of 300,000 words", args: []string{"topo", "--xml", hugeMask}, code: 1, want: "300000 words"},
 		{name: "xml of 80,000 PUs", args: []string{"topo", "--xml", manyXML}, code: 1, want: "more than 65536 PU objects (line 65539)"},
 		{name: "bench cpus of 100 KB", args: []string{"bench", "--cpus", strings.Repeat("0,", 50_000) + "x"}, code: 2, want: "--cpus"},
-		{name: "synthetic zero count", args: []string{"topo", "--synthetic", "core:0 pu:2"}, code: 1, want: "core:0"},
+		{name: "synthetic zero count", args: []string{"topo", "--synthetic", "core:0 pu:2"}, code: 2, want: "core:0"},
 		{name: "xml /dev/zero", args: []string{"topo", "--xml", "/dev/zero"}, code: 1, want: "/dev/zero"},
 		{name: "topology /dev/zero", args: []string{"topo", "--topology", "/dev/zero"}, code: 1, want: "/dev/zero"},
 		{name: "xml fifo", args: []string{"topo", "--xml", fifo}, code: 1, want: "fifo"},

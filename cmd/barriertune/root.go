@@ -54,6 +54,9 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 			if g.quiet && g.verbose {
 				return usageErrorf("--quiet and --verbose given together; choose one")
 			}
+			if err := checkEmptyValues(cmd); err != nil {
+				return err
+			}
 			return checkSourceFlags(cmd)
 		},
 	}
@@ -299,6 +302,20 @@ func checkSourceFlags(cmd *cobra.Command) error {
 		return usageErrorf("%s given together; choose one topology source", strings.Join(given, " and "))
 	}
 	return nil
+}
+
+// checkEmptyValues refuses a string flag given an empty value (a CPU
+// list, a topology, a file, a format): no flag of barriertune takes "" to
+// mean something, so `--allowed ''` is a malformed value, never the flag
+// left out (usage error, exit 2).
+func checkEmptyValues(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Value.Type() == "string" && strings.TrimSpace(f.Value.String()) == "" {
+			err = usageErrorf("--%s %q: an empty value; give one, or leave --%s out", f.Name, f.Value.String(), f.Name)
+		}
+	})
+	return err
 }
 
 // flagValueError rewrites pflag's message for a malformed flag value

@@ -50,7 +50,8 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 	case s.sysfsRoot != "":
 		return hwtree.FromSysfs(s.sysfsRoot)
 	case s.synthetic != "":
-		return hwtree.FromSynthetic(s.synthetic)
+		t, err := hwtree.FromSynthetic(s.synthetic)
+		return t, usageError(err) // the string is the flag's value
 	case s.xml != "":
 		return hwtree.FromXMLFile(s.xml)
 	case s.topology != "":

@@ -9,7 +9,7 @@ import (
 )
 
 // TestTopoHostileFlags runs `topo` with careless or hostile values of its
-// output and filter flags: each fails with exit code 2 and one line naming
+// output, filter and topology flags: each fails with exit code 2 and one line naming
 // the value, in bounded time and memory (runCLI's limits).
 func TestTopoHostileFlags(t *testing.T) {
 	if testing.Short() {
@@ -31,9 +31,9 @@ func TestTopoHostileFlags(t *testing.T) {
 		{"only huge", []string{"--only", long}, 2, "unknown object type"},
 		{"only with xml", []string{"--only", "core", "--of", "xml"}, 2, "--of xml"},
 		{"json and of", []string{"--json", "--of", "synthetic"}, 2, "--of synthetic"},
-		{"memory child not NUMA", []string{"--synthetic", "pack:2 [core] pu:1"}, 1, `"[core]"`},
-		{"memory child unclosed", []string{"--synthetic", "pack:2 [numa pu:1"}, 1, "closing"},
-		{"memory children too many", []string{"--synthetic", "core:65536 [numa] [numa] pu:1"}, 1, "NUMA nodes"},
+		{"memory child not NUMA", []string{"--synthetic", "pack:2 [core] pu:1"}, 2, `"[core]"`},
+		{"memory child unclosed", []string{"--synthetic", "pack:2 [numa pu:1"}, 2, "closing"},
+		{"memory children too many", []string{"--synthetic", "core:65536 [numa] [numa] pu:1"}, 2, "NUMA nodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"topo"}, c.args...)
