@@ -28,7 +28,7 @@ import (
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.3"
+const Schema = "barriertune.results/v1.4"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
@@ -94,8 +94,39 @@ type File struct {
 	// floor's States say the same in numbers.
 	HostChange string `json:"host_change,omitempty"`
 
+	// Load (v1.4) is how busy the machine was while the check measured;
+	// absent from older files and simulated checks.
+	Load *Load `json:"load,omitempty"`
+
 	Threads []Threads `json:"threads"`
 }
+
+// Load is what a check saw of the machine's load while it measured
+// (internal/sysload): readings of the runnable tasks that were not the
+// check's, of its threads' run delay, and of the load average. A busy
+// check's timings measure the competition as much as the barriers.
+type Load struct {
+	// Busy is true when the machine was busy; Why says what made it so.
+	Busy bool   `json:"busy"`
+	Why  string `json:"why,omitempty"`
+	// Readings were taken over Seconds of the check.
+	Readings int     `json:"readings"`
+	Seconds  float64 `json:"seconds"`
+	// OtherRunnable is the median over the readings of the runnable tasks
+	// of other processes, OtherRunnableMax the most in one reading.
+	OtherRunnable    float64 `json:"other_runnable"`
+	OtherRunnableMax int     `json:"other_runnable_max"`
+	// RunDelayShare is the time the check's threads waited for a CPU,
+	// summed over its threads, over the check's wall time.
+	RunDelayShare float64 `json:"run_delay_share"`
+	// LoadAvgStart and LoadAvgEnd are the one-minute load average at the
+	// first and the last reading.
+	LoadAvgStart float64 `json:"load_avg_start"`
+	LoadAvgEnd   float64 `json:"load_avg_end"`
+}
+
+// Busy reports whether the check that wrote f saw a busy machine.
+func (f *File) Busy() bool { return f.Load != nil && f.Load.Busy }
 
 // Calibration is the cost model a check pruned its candidates with: the
 // model's name, its constants (model.Params by their JSON names; results
@@ -489,6 +520,10 @@ const maxFileSize = 64 << 20
 // puts a less complete run.
 const partialSuffix = ".partial"
 
+// BusySuffix names the file beside a file not measured busy where Save
+// puts a run measured on a busy machine (File.Busy).
+const BusySuffix = ".busy"
+
 // Write stores f at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory. Readers see
 // the old file or the new one, never a torn one. The file's mode is 0644
@@ -556,11 +591,18 @@ func createTemp(dir string) (*os.File, error) {
 
 // Save writes f to path unless that would replace a complete file with a
 // less complete one (see supersedes): then f goes to path+partialSuffix,
-// which `check --resume` accepts, and path keeps the complete run. It
-// returns the path written.
+// which `check --resume` accepts, and path keeps the complete run. A run
+// measured on a busy machine (File.Busy) never replaces a file that was
+// not: it goes to path+BusySuffix, and path keeps the quiet run byte for
+// byte. It returns the path written.
 func Save(path string, f *File) (string, error) {
-	if old, err := Read(path); err == nil && !supersedes(f, old) {
-		path += partialSuffix
+	if old, err := Read(path); err == nil {
+		switch {
+		case f.Busy() && !old.Busy():
+			path += BusySuffix
+		case !supersedes(f, old):
+			path += partialSuffix
+		}
 	}
 	return path, Write(path, f)
 }

@@ -143,7 +143,8 @@ func TestReadsMinorVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := strings.Replace(string(data), `"schema":"barriertune.results/v1.3"`, `"schema":"barriertune.results/v1"`, 1)
+	cur := strings.TrimPrefix(Schema, "barriertune.") // this minor, e.g. results/v1.4
+	v1 := strings.Replace(string(data), `"schema":"`+Schema+`"`, `"schema":"barriertune.results/v1"`, 1)
 	v1 = strings.ReplaceAll(v1, `"source":"measured",`, "")
 	f, err := Parse([]byte(v1), "v1")
 	if err != nil {
@@ -153,14 +154,14 @@ func TestReadsMinorVersions(t *testing.T) {
 		t.Errorf("v1 entry source %q, want measured", f.Threads[0].Source)
 	}
 	extra := strings.Replace(string(data), `"partial":`, `"future_field":1,"partial":`, 1)
-	if _, err := Parse([]byte(strings.Replace(extra, "results/v1.3", "results/v1.7", 1)), "v1.7"); err != nil {
+	if _, err := Parse([]byte(strings.Replace(extra, cur, "results/v1.7", 1)), "v1.7"); err != nil {
 		t.Errorf("newer minor with an unknown field: %v", err)
 	}
-	if _, err := Parse([]byte(extra), "v1.3"); err == nil || !strings.Contains(err.Error(), "future_field") {
+	if _, err := Parse([]byte(extra), Schema); err == nil || !strings.Contains(err.Error(), "future_field") {
 		t.Errorf("unknown field in this minor: %v", err)
 	}
 	for _, bad := range []string{"results/v2", "results/v1.x", "results/v1.01", "results/v1."} {
-		_, err := Parse([]byte(strings.Replace(string(data), "results/v1.3", bad, 1)), bad)
+		_, err := Parse([]byte(strings.Replace(string(data), cur, bad, 1)), bad)
 		if err == nil || !strings.Contains(err.Error(), "has schema") {
 			t.Errorf("%s: %v", bad, err)
 		}

@@ -74,3 +74,53 @@ func TestReadRefusesOddFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveKeepsTheQuietFile: a run measured on a busy machine never
+// replaces one that was not (quiet, or from before files recorded the
+// load), however complete; it goes beside it, to FILE.busy, and the quiet
+// file stays byte for byte. A busy file is replaced by a quiet run and,
+// by the completeness rules, by a busy one.
+func TestSaveKeepsTheQuietFile(t *testing.T) {
+	busy := func() *File {
+		f := sample(t)
+		f.Load = &Load{Busy: true, Why: "2 runnable tasks of other processes", Readings: 9, Seconds: 1, OtherRunnable: 2, OtherRunnableMax: 3, RunDelayShare: 0.9}
+		return f
+	}
+	for name, quiet := range map[string]*File{
+		"quiet":    func() *File { f := sample(t); f.Load = &Load{Readings: 9, Seconds: 1}; return f }(),
+		"unknown":  sample(t),
+		"partial":  func() *File { f := sample(t); f.Partial = true; return f }(),
+		"narrower": func() *File { f := sample(t); f.Threads = f.Threads[:1]; return f }(),
+	} {
+		path := filepath.Join(t.TempDir(), "results.json")
+		if err := Write(path, quiet); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Save(path, busy())
+		if err != nil || got != path+BusySuffix {
+			t.Errorf("%s file: the busy run saved to %s (%v), want %s", name, got, err, path+BusySuffix)
+		}
+		after, err := os.ReadFile(path)
+		if err != nil || string(after) != string(before) {
+			t.Errorf("%s file changed under a busy run (%v)", name, err)
+		}
+		back, err := Read(got)
+		if err != nil || !back.Busy() || back.Load.OtherRunnableMax != 3 {
+			t.Errorf("%s file: the busy run read back as %+v, %v", name, back, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := Write(path, busy()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Save(path, busy()); err != nil || got != path {
+		t.Errorf("a busy run over a busy file saved to %s (%v), want %s", got, err, path)
+	}
+	if got, err := Save(path, sample(t)); err != nil || got != path {
+		t.Errorf("a quiet run over a busy file saved to %s (%v), want %s", got, err, path)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/configsets"
+	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -81,6 +82,12 @@ samples and a bound on what follows the rounds (play-off, per-level
 latencies, block/wake); a live run also starts and pins threads, so its
 first round sets the pace. --simulate runs the same check on the cost
 model.
+
+The check watches how busy the machine is while it measures (runnable
+tasks of other processes, its threads' wait for a CPU, the load average):
+on a busy machine it says so before measuring and in its table, the file
+records it, and its file never replaces one measured quiet (it goes
+beside it, to FILE.busy).
 
 Ctrl-C (SIGINT) or SIGTERM stops it: what was measured is written, marked
 partial with the rounds done and planned, --resume FILE continues the
@@ -227,6 +234,15 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		cfg.Resume = prev
 	}
 	opts.global.verbosef(stderr, "check: %s, results to %s", describeCheck(cfg), path)
+	if why := busyNow(); why != "" {
+		// Said before anything is measured, so that whoever started the
+		// check can stop it and run it when the machine is quiet.
+		what := "the machine"
+		if opts.system.on {
+			what = "this node"
+		}
+		fmt.Fprintf(stderr, "note: %s is busy now (%s): timings taken now include the competition; the file will say so and will not replace one measured quiet\n", what, why)
+	}
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	line := newProgressLine(stderr, opts.global, "check")
@@ -265,7 +281,11 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *
 	} else if err = printWinners(w, f); err == nil {
 		_, err = fmt.Fprintf(w, "\nresults written to %s\n", path)
 		if err == nil && path != asked {
-			_, err = fmt.Fprintf(w, "%s keeps its complete results; this %s run went beside it\n", asked, completeness(f))
+			if f.Busy() && path == asked+results.BusySuffix {
+				_, err = fmt.Fprintf(w, "%s keeps its results, measured on a quiet machine; this run, measured on a busy one, went beside it to %s\n", asked, path)
+			} else {
+				_, err = fmt.Fprintf(w, "%s keeps its complete results; this %s run went beside it\n", asked, completeness(f))
+			}
 		}
 	}
 	if err != nil {
@@ -283,6 +303,22 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *
 		return fmt.Errorf("interrupted: partial results written to %s; continue with --resume %s", path, path)
 	}
 	return runErr
+}
+
+// busyProbe is how long a check looks at the machine before it measures.
+const busyProbe = 100 * time.Millisecond
+
+// busyNow says why the machine is busy right now (another process's task
+// runnable in most of a few readings over busyProbe), or "" when it is
+// quiet or the system does not say.
+func busyNow() string {
+	w := sysload.Start(sysload.Proc{}, busyProbe/5)
+	time.Sleep(busyProbe)
+	s, err := w.Stop()
+	if err != nil || s.OthersMedian < sysload.BusyOthers {
+		return ""
+	}
+	return fmt.Sprintf("%s runnable tasks of other processes in the median reading, load average %.2f", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.Load1End)
 }
 
 // completeness says in a word why a run did not replace a complete file.

@@ -26,6 +26,9 @@ const childEnv = "BARRIERTUNE_TEST_RUN_MAIN"
 const childMemLimit = 2 << 30
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(spinEnv); v != "" {
+		spinFor(v)
+	}
 	if os.Getenv(childEnv) == "1" {
 		if !raceEnabled { // the race detector reserves terabytes of address space
 			lim := &syscall.Rlimit{Cur: childMemLimit, Max: childMemLimit}

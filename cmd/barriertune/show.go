@@ -275,6 +275,9 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	if f.HostChange != "" {
 		out("HOST CHANGED during the check: %s", f.HostChange)
 	}
+	if l := f.Load; l != nil && l.Busy {
+		out("BUSY: the machine was busy while the check measured (%s; load average %.2f to %.2f): its timings include the competition; run the check again on a quiet machine", l.Why, l.LoadAvgStart, l.LoadAvgEnd)
+	}
 	if f.Partial {
 		out("PARTIAL: the check stopped early; `barriertune check --resume FILE` continues it")
 	}

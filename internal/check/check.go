@@ -25,10 +25,12 @@ package check
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -43,6 +45,25 @@ const DefaultSampleTime = 200 * time.Microsecond
 // TieFraction: winners within 3% of the best are tied; the simpler
 // algorithm (catalog order) wins (select.go, tie.go).
 const TieFraction = 0.03
+
+// loadInterval is how often a live check reads how busy the machine is
+// (internal/sysload: a few proc files, tens of µs a reading).
+const loadInterval = 100 * time.Millisecond
+
+// LoadRecord is the file's record of what a watch over a check saw; nil
+// when the system could not say.
+func LoadRecord(s sysload.Summary, err error) *results.Load {
+	if err != nil || s.Readings < 2 {
+		return nil
+	}
+	busy, why := s.Busy()
+	round := func(x float64) float64 { return math.Round(x*1000) / 1000 }
+	return &results.Load{
+		Busy: busy, Why: why, Readings: s.Readings, Seconds: round(s.Duration.Seconds()),
+		OtherRunnable: s.OthersMedian, OtherRunnableMax: s.OthersMax, RunDelayShare: round(s.DelayShare),
+		LoadAvgStart: s.Load1Start, LoadAvgEnd: s.Load1End,
+	}
+}
 
 // The check's internal defaults.
 const (
@@ -173,6 +194,15 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		return nil, err
 	}
 	f.Cuts = append(f.Cuts, p.cuts...)
+	var load *sysload.Watch
+	if !f.Simulated {
+		load = sysload.Start(sysload.Proc{}, loadInterval)
+		defer func() {
+			if load != nil {
+				load.Stop()
+			}
+		}()
+	}
 	deadline := start.Add(cfg.Budget)
 	ctx, cancel := m.Bound(ctx, deadline)
 	defer cancel()
@@ -183,6 +213,10 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	recordLevelLatencies(ctx, f, cfg, s.floors)
 	if d, ok := m.BlockWake(); ok {
 		f.BlockWakeNs = float64(d)
+	}
+	if load != nil {
+		f.Load = LoadRecord(load.Stop())
+		load = nil
 	}
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	annotate(f, s.notes)
