@@ -82,8 +82,12 @@ func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 // for AutoPolicy is a time bound, see AutoPolicy).
 func WithSpinBudget(iterations int) Option { return func(c *config) { c.budget = iterations } }
 
+// DefaultFanIn is the fan-in of the combining tree and the fan-out of the
+// static trees when WithFanIn does not set one.
+const DefaultFanIn = 4
+
 // WithFanIn sets the fan-in of the combining tree and the fan-out of the
-// static trees (default 4; at least 2).
+// static trees (default DefaultFanIn; at least 2).
 func WithFanIn(k int) Option { return func(c *config) { c.fanIn = k } }
 
 // Algorithm describes one barrier algorithm of the catalog.
@@ -328,7 +332,7 @@ func (b *base) ready(f *flag) {
 func (b *base) counter(c *atomic.Uint64) { b.counters = append(b.counters, c) }
 
 func newBase(n int, opts []Option) (base, error) {
-	c := config{fanIn: 4, budget: -1}
+	c := config{fanIn: DefaultFanIn, budget: -1}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -33,14 +34,14 @@ const (
 	RuleOversubscribed = "oversubscribed"
 )
 
-// OversubscribedAlgorithm is the algorithm for more threads than CPUs when
+// OversubscribedAlgorithm (goroutine) is the algorithm for more threads than CPUs when
 // the file measured none: barriers' goroutine barrier (a lock-free counter,
 // one yield, then parking), the barriers.Auto fallback in that regime.
-const OversubscribedAlgorithm = "goroutine"
+const OversubscribedAlgorithm = algname.Goroutine
 
-// FallbackAlgorithm is the algorithm for threads that fit the CPUs when the
+// FallbackAlgorithm (dissemination) is the algorithm for threads that fit the CPUs when the
 // file holds nothing usable (barriers.Auto's fallback there).
-const FallbackAlgorithm = "dissemination"
+const FallbackAlgorithm = algname.Dissemination
 
 // Selection is the one choice for n threads inside an allowed CPU set.
 type Selection struct {
@@ -228,7 +229,7 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 	}
 	sel.From, sel.Policy = src.Threads, src.Best.Policy
 	sel.Algorithm, sel.FanIn = portable(src.Best)
-	if sel.Algorithm == FallbackAlgorithm && src.Best.Algorithm == "hybrid" {
+	if sel.Algorithm == FallbackAlgorithm && src.Best.Algorithm == algname.Hybrid {
 		sel.Algorithm = OversubscribedAlgorithm
 	}
 	sel.Why = fmt.Sprintf("more threads than allowed CPUs: the best of %s measured oversubscribed, round-robin", threadsWord(src.Threads))
@@ -296,10 +297,10 @@ func (s *Selector) nearest(n int, ok func(*Threads) bool) *Threads {
 // portable is the algorithm and fan-in of b for another placement or
 // count: a hybrid's groups do not carry over, so its runner-up stands in.
 func portable(b *Choice) (string, int) {
-	if b.Algorithm != "hybrid" {
+	if b.Algorithm != algname.Hybrid {
 		return b.Algorithm, b.FanIn
 	}
-	if b.RunnerUp != "" && b.RunnerUp != "hybrid" {
+	if b.RunnerUp != "" && b.RunnerUp != algname.Hybrid {
 		return b.RunnerUp, 0
 	}
 	return FallbackAlgorithm, 0
@@ -308,7 +309,7 @@ func portable(b *Choice) (string, int) {
 // rebuildable reports whether a recorded barrier can be built again: a
 // hybrid of several levels needs its level keys.
 func rebuildable(alg, composition string, keys [][]int) bool {
-	return alg != "hybrid" || len(keys) > 0 || !strings.Contains(composition, ",")
+	return alg != algname.Hybrid || len(keys) > 0 || !strings.Contains(composition, ",")
 }
 
 func threadsWord(n int) string { return text.Plural(n, "thread") }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
@@ -103,7 +104,7 @@ func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
 	if o.fanIn < 2 || o.fanIn > 64 {
 		return usageErrorf("--fan-in %d: accepted 2 to 64", o.fanIn)
 	}
-	if o.algorithm != "all" && o.algorithm != "hybrid" && !slices.Contains(model.Algorithms(), o.algorithm) {
+	if o.algorithm != "all" && o.algorithm != algname.Hybrid && !slices.Contains(model.Algorithms(), o.algorithm) {
 		return usageErrorf("--algorithm %q: unknown (accepted: all, hybrid, %s)", o.algorithm, strings.Join(model.Algorithms(), ", "))
 	}
 	prm, constants := model.DefaultParams(), model.DefaultsProvenance
@@ -241,7 +242,7 @@ func writeModelTable(w io.Writer, all []model.Row) {
 		comp := ""
 		for _, p := range r.Predictions {
 			ns[p.Algorithm] = p.PredictedNs
-			if p.Algorithm == "hybrid" {
+			if p.Algorithm == algname.Hybrid {
 				comp = p.Composition
 			}
 		}
@@ -260,13 +261,13 @@ func writeModelTable(w io.Writer, all []model.Row) {
 
 func colWidth(alg string) int { return max(len(alg), 7) }
 
-// algIndex orders the table's columns: the model's catalog order, the
-// hybrid last.
+// algIndex orders the table's columns: catalog order, the hybrid (a
+// composition of the others) last.
 func algIndex(a string) int {
-	if i := slices.Index(model.Algorithms(), a); i >= 0 {
-		return i
+	if a == algname.Hybrid {
+		return len(catalog.Names())
 	}
-	return len(model.Algorithms())
+	return catalog.Rank(a)
 }
 
 // maxCPUListLen caps a printed CPU list, so that a line stays under 160

@@ -195,7 +195,7 @@ func curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 		}
 	}
 	// Catalog order, unknown names (another version's) after.
-	slices.SortStableFunc(algs, func(a, b string) int { return catalogRank(a) - catalogRank(b) })
+	slices.SortStableFunc(algs, func(a, b string) int { return catalog.Rank(a) - catalog.Rank(b) })
 	pts = map[string]plotter.XYs{}
 	for _, a := range algs {
 		var xys plotter.XYs
@@ -230,16 +230,6 @@ func ringed(f *results.File, rs *resultsSource) (plotter.XYs, error) {
 		}
 	}
 	return winners, nil
-}
-
-// catalogRank is an algorithm's place in the catalog, past its end when
-// unknown.
-func catalogRank(alg string) int {
-	names := catalog.Names()
-	if i := slices.Index(names, alg); i >= 0 {
-		return i
-	}
-	return len(names)
 }
 
 // resultsPlot draws a results file; with rs, each count's ringed winner

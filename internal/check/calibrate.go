@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -60,7 +61,7 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 // observation is one measurement as the model's fit takes it: a hybrid
 // counts only where it degenerated to a flat algorithm ("flat:ALG").
 func observation(alg, composition, policy string, fanIn int, cpus []int, ns float64) (model.Observation, bool) {
-	if alg == "hybrid" {
+	if alg == algname.Hybrid {
 		var ok bool
 		if alg, fanIn, ok = model.FlatOf(composition); !ok {
 			return model.Observation{}, false

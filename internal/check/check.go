@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/results"
@@ -78,7 +79,7 @@ const (
 // baselines are measured at every measured thread count whatever the
 // model predicts when pruning, so that a wrong model is caught against
 // known quantities.
-func baselines() []string { return []string{"central", "dissemination"} }
+func baselines() []string { return []string{algname.Central, algname.Dissemination} }
 
 // Config describes a check. Zero values take the defaults.
 type Config struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -135,7 +136,7 @@ func DryRun(cfg Config) (*Plan, error) {
 		hybrid := false
 		for i, c := range u.cands {
 			t.Candidates = append(t.Candidates, PlanCandidate{Name: c.String(), Algorithm: c.alg, FanIn: c.fanIn, Why: u.why[i]})
-			hybrid = hybrid || c.alg == "hybrid"
+			hybrid = hybrid || c.alg == algname.Hybrid
 		}
 		for _, s := range u.sets {
 			pp := PlanPlacement{Label: setLabel(s), CPUs: cpuset.FormatList(s.CPUs)}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -73,7 +74,7 @@ func (h *hybridComposer) candidates(algs []cand, cpus []int, policy barriers.Pol
 		a := c.alg
 		cands[i] = measure.Candidate{Algorithm: a, Policy: policy}
 		switch {
-		case a == "hybrid":
+		case a == algname.Hybrid:
 			comp, err := h.compose(cpus)
 			if err != nil {
 				return nil, nil, err
@@ -117,7 +118,7 @@ func annotate(f *results.File, notes map[string]annotation) {
 
 // HybridCandidate composes the hybrid barrier the live check measures on a
 // placement (see newHybridComposer): the options that build it with
-// barriers.New("hybrid", len(cpus), opts...) and its composition string.
+// barriers.New(algname.Hybrid, len(cpus), opts...) and its composition string.
 func HybridCandidate(topo *hwtree.Topology, cpus []int, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
 	comp, err := newHybridComposer(topo, floors, nil).compose(cpus)
 	if err != nil {

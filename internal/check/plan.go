@@ -14,6 +14,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/model"
@@ -487,7 +488,7 @@ func (p *plan) modelCosts() model.Costs {
 
 // predict is the model's time for c on cpus with the plan's constants.
 func (p *plan) predict(c cand, cpus []int) (float64, error) {
-	if c.alg == "hybrid" {
+	if c.alg == algname.Hybrid {
 		_, ns, err := model.HybridForWith(p.kind, p.topo, cpus, p.costs, p.params)
 		return ns, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -101,7 +102,7 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 	for _, c := range cands {
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), FanIn: c.FanIn,
 			CPUs: slices.Clone(cpus), Pinned: pinned, EpisodesPerRep: 1}
-		if c.Algorithm == "hybrid" && len(c.Hierarchy) > 0 {
+		if c.Algorithm == algname.Hybrid && len(c.Hierarchy) > 0 {
 			r.Composition = barriers.Hierarchy(c.Hierarchy).String()
 		}
 		ns, err := m.predict(c, cpus)
@@ -127,11 +128,11 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 // constants when it composes the same levels, else model.PriceComposition:
 // the critical path of its pattern and its levels' overheads).
 func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error) {
-	if c.Algorithm != "hybrid" {
+	if c.Algorithm != algname.Hybrid {
 		return model.PredictWith(m.kind, c.Algorithm, cpus, m.costs, c.FanIn, m.params)
 	}
 	if len(c.Hierarchy) == 0 {
-		return model.PredictWith(m.kind, "dissemination", cpus, m.costs, 0, m.params)
+		return model.PredictWith(m.kind, algname.Dissemination, cpus, m.costs, 0, m.params)
 	}
 	comp := c.Hierarchy.String()
 	if alg, fanIn, ok := model.FlatOf(comp); ok { // one level: the flat algorithm, with the measurer's constants

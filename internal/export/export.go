@@ -23,6 +23,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -156,7 +157,7 @@ func fanIn(c *results.Choice) int {
 	if c.FanIn > 0 {
 		return c.FanIn
 	}
-	if !takesFanIn(c.Algorithm) {
+	if !catalog.TakesFanIn(c.Algorithm) {
 		return 0
 	}
 	return 4 // barriers' default (WithFanIn)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
 )
 
@@ -41,33 +42,33 @@ type Mapping struct {
 // barrier (one central counter with spinning then futex waits), so only
 // the waiting policy carries over to it.
 var mappings = []Mapping{
-	{"central", "linear", "linear", 0, 0, false,
-		"libomp's linear barrier has the primary thread poll one arrival flag per worker and write one go flag per worker; ours is one shared counter and one release flag", "central", false},
-	{"static-tree", "tree", "linear", -1, 0, false,
-		"libomp's tree gather has the same f-ary arrival; its linear release writes one go flag per worker where ours flips one global flag", "static_tree", false},
-	{"all-static-tree", "tree", "tree", -1, -1, true,
-		"same f-ary tree for arrival and release", "all_static_tree", false},
-	{"combining", "tree", "linear", -1, 0, false,
+	{algname.Central, "linear", "linear", 0, 0, false,
+		"libomp's linear barrier has the primary thread poll one arrival flag per worker and write one go flag per worker; ours is one shared counter and one release flag", osalFolder(algname.Central), false},
+	{algname.StaticTree, "tree", "linear", -1, 0, false,
+		"libomp's tree gather has the same f-ary arrival; its linear release writes one go flag per worker where ours flips one global flag", osalFolder(algname.StaticTree), false},
+	{algname.AllStaticTree, "tree", "tree", -1, -1, true,
+		"same f-ary tree for arrival and release", osalFolder(algname.AllStaticTree), false},
+	{algname.Combining, "tree", "linear", -1, 0, false,
 		"libomp's tree gather uses per-child flags where ours counts arrivals in shared counters; release is one global flag here", "", false},
-	{"dissemination", "hyper", "hyper", 1, 1, false,
-		"libomp has no dissemination barrier; hyper with 1 branch bit also finishes in ceil(log2 P) rounds", "dissemination", false},
-	{"tournament", "tree", "linear", 1, 0, false,
+	{algname.Dissemination, "hyper", "hyper", 1, 1, false,
+		"libomp has no dissemination barrier; hyper with 1 branch bit also finishes in ceil(log2 P) rounds", osalFolder(algname.Dissemination), false},
+	{algname.Tournament, "tree", "linear", 1, 0, false,
 		"a tournament's static winners form a binary arrival tree; libomp's binary tree gather is that shape, its release differs", "", false},
-	{"binomial", "hyper", "linear", 1, 0, false,
+	{algname.Binomial, "hyper", "linear", 1, 0, false,
 		"libomp's hyper gather with 1 branch bit is a binomial spanning tree; its linear release writes one go flag per worker where ours flips one global flag", "", false},
-	{"butterfly", "hyper", "hyper", 1, 1, false,
-		"libomp has no butterfly; hyper with 1 branch bit pairs threads along the same hypercube dimensions but gathers to one root", "butterfly", false},
-	{"pairwise", "hyper", "hyper", 1, 1, false,
+	{algname.Butterfly, "hyper", "hyper", 1, 1, false,
+		"libomp has no butterfly; hyper with 1 branch bit pairs threads along the same hypercube dimensions but gathers to one root", osalFolder(algname.Butterfly), false},
+	{algname.Pairwise, "hyper", "hyper", 1, 1, false,
 		"libomp has no pairwise exchange; hyper with 1 branch bit uses the same recursive-doubling partners", "", false},
-	{"mcs", "tree", "tree", 2, 1, true,
+	{algname.MCS, "tree", "tree", 2, 1, true,
 		"same shape: 4-ary arrival tree and binary wakeup tree (MCS packs child flags into one word, libomp keeps a flag per child)", "rice_tree", false},
-	{"goroutine", "linear", "linear", 0, 0, false,
+	{algname.Goroutine, "linear", "linear", 0, 0, false,
 		"ours counts arrivals in one counter and the last to arrive releases everyone (one store, one broadcast to sleepers); libomp's linear barrier has the primary thread collect one flag per worker and wake them one by one", "", false},
-	{"hybrid", "hierarchical", "hierarchical", 0, 0, false,
+	{algname.Hybrid, "hierarchical", "hierarchical", 0, 0, false,
 		"libomp's hierarchical barrier also follows the machine's levels, with one fixed algorithm; ours picks an algorithm per level", "", false},
-	{"cond", "linear", "linear", 0, 0, false,
+	{algname.Cond, "linear", "linear", 0, 0, false,
 		"ours is a mutex, a counter and a condition variable broadcast; libomp's linear barrier has the same one-to-all shape with a flag per worker", "", true},
-	{"channel", "linear", "linear", 0, 0, false,
+	{algname.Channel, "linear", "linear", 0, 0, false,
 		"ours closes one channel per episode to release everyone; libomp's linear barrier has the same one-to-all shape with a flag per worker", "", true},
 }
 
@@ -84,17 +85,23 @@ func MappingFor(alg string) (Mapping, bool) {
 // Mappings returns every mapping, in catalog order.
 func Mappings() []Mapping { return append([]Mapping(nil), mappings...) }
 
+// osalFolder is the X-Ray OSAL folder of an algorithm OSAL has under our
+// name: the name with underscores for dashes.
+func osalFolder(alg string) string { return strings.ReplaceAll(alg, "-", "_") }
+
 // osalAliases are the X-Ray OSAL folder names that are exactly one of our
-// algorithms. pthread (pthread_barrier_wait) is not: our nearest, cond, is
-// a sync.Cond generation barrier, not glibc's futex barrier.
-var osalAliases = map[string]string{
-	"all_static_tree": "all-static-tree",
-	"butterfly":       "butterfly",
-	"central":         "central",
-	"dissemination":   "dissemination",
-	"rice_tree":       "mcs",
-	"static_tree":     "static-tree",
-}
+// algorithms (the mappings' OSAL fields). pthread (pthread_barrier_wait) is
+// not: our nearest, cond, is a sync.Cond generation barrier, not glibc's
+// futex barrier.
+var osalAliases = func() map[string]string {
+	m := map[string]string{}
+	for _, mp := range mappings {
+		if mp.OSAL != "" {
+			m[mp.OSAL] = mp.Algorithm
+		}
+	}
+	return m
+}()
 
 // Canonical returns our name for alg, which may be one of our names or an
 // X-Ray OSAL folder name that is exactly one of our algorithms
@@ -120,7 +127,7 @@ func Canonical(alg string) (string, error) {
 
 // takesFanIn reports whether an algorithm is built with WithFanIn.
 func takesFanIn(alg string) bool {
-	return alg == "static-tree" || alg == "all-static-tree" || alg == "combining"
+	return alg == algname.StaticTree || alg == algname.AllStaticTree || alg == algname.Combining
 }
 
 // branchBits is log2(fanIn) rounded to the nearest integer (ties up), and

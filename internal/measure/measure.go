@@ -26,6 +26,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -58,7 +59,7 @@ func (c Candidate) options() []barriers.Option {
 
 // composition is what Result.Composition records for the candidate.
 func (c Candidate) composition() string {
-	if c.Algorithm != "hybrid" || len(c.Hierarchy) == 0 {
+	if c.Algorithm != algname.Hybrid || len(c.Hierarchy) == 0 {
 		return ""
 	}
 	return barriers.Hierarchy(c.Hierarchy).String()
@@ -338,7 +339,7 @@ type PingPong struct {
 // thread sets the other's flag and waits for its own, i.e. exactly one
 // flag signal each way, both travelling at once. No barrier between two
 // CPUs can do with fewer signals, so none beats it except by noise.
-const FloorAlgorithm = "dissemination"
+const FloorAlgorithm = algname.Dissemination
 
 // PingPongLatency measures the floor between CPUs a and b: the episode
 // time of a two-thread spinning FloorAlgorithm barrier on threads pinned
@@ -446,7 +447,7 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 		return nil, nil, nil, err
 	}
 	n := len(cpus)
-	ctl, err := barriers.New("central", n)
+	ctl, err := barriers.New(algname.Central, n)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
 )
 
@@ -54,7 +55,7 @@ type candidate struct {
 func candidates() []candidate {
 	var out []candidate
 	for _, a := range barriers.Algorithms() {
-		if !a.Spins || a.Name == "hybrid" {
+		if !a.Spins || a.Name == algname.Hybrid {
 			continue
 		}
 		if TakesFanIn(a.Name) {
@@ -322,7 +323,7 @@ func HybridPattern(levels []barriers.Level, n int) (Pattern, error) {
 					reps = append(reps, g[0])
 				}
 			}
-			levels = append(slices.Clone(levels), barriers.Level{Name: "top", Algorithm: "dissemination", Groups: [][]int{reps}})
+			levels = append(slices.Clone(levels), barriers.Level{Name: "top", Algorithm: algname.Dissemination, Groups: [][]int{reps}})
 		}
 	}
 	var p Pattern
@@ -337,7 +338,7 @@ func HybridPattern(levels []barriers.Level, n int) (Pattern, error) {
 			}
 			alg := lv.Algorithm
 			if alg == "" {
-				alg = "dissemination"
+				alg = algname.Dissemination
 			}
 			sub, err := PatternOf(alg, len(g), lv.FanIn)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/algname"
 )
 
 // Signal is one flag set by participant From and awaited by participant To
@@ -29,7 +30,7 @@ type Pattern []Stage
 type Costs interface{ Latency(a, b int) float64 }
 
 // DefaultFanIn is the tree fan-in used when 0 is given (barriers' default).
-const DefaultFanIn = 4
+const DefaultFanIn = barriers.DefaultFanIn
 
 func log2ceil(n int) int {
 	r := 0
@@ -39,10 +40,16 @@ func log2ceil(n int) int {
 	return r
 }
 
-// Algorithms lists the algorithms PatternOf knows, in barriers' catalog order.
+// Algorithms lists the algorithms PatternOf knows: barriers' catalog but
+// the hybrid (a composition of them, see HybridPattern), in catalog order.
 func Algorithms() []string {
-	return []string{"central", "static-tree", "all-static-tree", "combining", "dissemination",
-		"tournament", "binomial", "butterfly", "pairwise", "mcs", "goroutine", "cond", "channel"}
+	var out []string
+	for _, a := range barriers.Algorithms() {
+		if a.Name != algname.Hybrid {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // PatternOf returns the signal pattern of one episode of algorithm alg for
@@ -64,26 +71,26 @@ func PatternOf(alg string, n, fanIn int) (Pattern, error) {
 		return Pattern{}, nil
 	}
 	switch alg {
-	case "central", "goroutine", "cond", "channel":
+	case algname.Central, algname.Goroutine, algname.Cond, algname.Channel:
 		return central(n), nil
-	case "dissemination":
+	case algname.Dissemination:
 		return dissemination(n), nil
-	case "tournament":
+	case algname.Tournament:
 		return tournament(n), nil
-	case "butterfly":
+	case algname.Butterfly:
 		return butterfly(n), nil
-	case "pairwise":
+	case algname.Pairwise:
 		return pairwise(n), nil
-	case "static-tree":
+	case algname.StaticTree:
 		return tree(n, func(i int) int { return (i - 1) / fanIn }, flat), nil
-	case "all-static-tree":
+	case algname.AllStaticTree:
 		return tree(n, func(i int) int { return (i - 1) / fanIn }, down), nil
-	case "combining":
+	case algname.Combining:
 		return combining(n, fanIn), nil
-	case "mcs":
+	case algname.MCS:
 		p := tree(n, func(i int) int { return (i - 1) / 4 }, none)
 		return append(p, downStages(n, func(i int) int { return (i - 1) / 2 })...), nil
-	case "binomial":
+	case algname.Binomial:
 		return binomial(n), nil
 	}
 	return nil, fmt.Errorf("model: unknown algorithm %q (accepted: %s)", alg, strings.Join(Algorithms(), ", "))
@@ -529,9 +536,9 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
 		share := float64(len(cpus)) / float64(len(distinct))
 		switch alg { // the Go scheduler's: every goroutine runs once per episode
-		case "goroutine":
+		case algname.Goroutine:
 			return max(prm.OversubscribedGoroutineNs*share, Floor(p, cpus, c))
-		case "cond", "channel":
+		case algname.Cond, algname.Channel:
 			return max(prm.OversubscribedParkNs*share, Floor(p, cpus, c))
 		}
 		t := CriticalPath(p, cpus, oc)
@@ -567,15 +574,15 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 	t = max(t, Floor(p, cpus, c))
 	if len(cpus) > 1 {
 		switch alg {
-		case "cond":
+		case algname.Cond:
 			t += prm.FutexWakeNs
-		case "channel":
+		case algname.Channel:
 			if prm.ChannelWakeNs > 0 {
 				t += prm.ChannelWakeNs
 			} else {
 				t += prm.FutexWakeNs
 			}
-		case "goroutine":
+		case algname.Goroutine:
 			t += prm.GoroutineNs
 		}
 	}
@@ -620,14 +627,14 @@ const (
 func lineKinds(alg string, p Pattern) []lineKind {
 	k := make([]lineKind, len(p))
 	switch alg {
-	case "central", "goroutine", "cond", "channel", "combining":
+	case algname.Central, algname.Goroutine, algname.Cond, algname.Channel, algname.Combining:
 		for s := range k {
 			k[s] = counterLine
 		}
 		if len(k) > 0 {
 			k[len(k)-1] = flagLine
 		}
-	case "static-tree":
+	case algname.StaticTree:
 		if len(k) > 0 {
 			k[len(k)-1] = flagLine
 		}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 )
 
 // TableOptions selects what PredictTable predicts.
 type TableOptions struct {
 	// Kind is the model.
 	Kind Kind
-	// Algorithm is one of Algorithms, "hybrid" (the greedy per-level
+	// Algorithm is one of Algorithms, algname.Hybrid (the greedy per-level
 	// composition, HybridFor), or "all": every algorithm and the hybrid.
 	Algorithm string
 	// FanIn is the trees' fan-in (2 to 64; 0 for DefaultFanIn).
@@ -74,7 +75,7 @@ func PredictTable(ctx context.Context, c Costs, tree *hwtree.Topology, order []i
 	if err := o.Kind.Check(); err != nil {
 		return nil, err
 	}
-	if o.Algorithm != "all" && o.Algorithm != "hybrid" && !slices.Contains(Algorithms(), o.Algorithm) {
+	if o.Algorithm != "all" && o.Algorithm != algname.Hybrid && !slices.Contains(Algorithms(), o.Algorithm) {
 		return nil, fmt.Errorf("algorithm %q: unknown (accepted: all, hybrid, %s)", o.Algorithm, strings.Join(Algorithms(), ", "))
 	}
 	if o.Threads < 0 || o.Threads > barriers.MaxParticipants {
@@ -127,7 +128,7 @@ func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]P
 			return nil, err
 		}
 		out = ps
-	case "hybrid":
+	case algname.Hybrid:
 	default:
 		v, err := PredictWith(o.Kind, o.Algorithm, cpus, c, o.FanIn, prm)
 		if err != nil {
@@ -135,12 +136,12 @@ func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]P
 		}
 		out = []Prediction{{Algorithm: o.Algorithm, PredictedNs: v}}
 	}
-	if o.Algorithm == "all" || o.Algorithm == "hybrid" {
+	if o.Algorithm == "all" || o.Algorithm == algname.Hybrid {
 		comp, ns, err := HybridForWith(o.Kind, tree, cpus, c, prm)
 		if err != nil {
 			return nil, fmt.Errorf("hybrid on %d CPUs: %w", len(cpus), err)
 		}
-		out = append(out, Prediction{Algorithm: "hybrid", PredictedNs: ns, Composition: comp.String()})
+		out = append(out, Prediction{Algorithm: algname.Hybrid, PredictedNs: ns, Composition: comp.String()})
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return cmp.Compare(a.PredictedNs, b.PredictedNs) })
 	return out, nil

@@ -1,0 +1,31 @@
+// Package algname spells the barrier algorithms' names for the packages
+// that cannot import barriers (results, which barriers imports) or that
+// key a table by algorithm: the tuner's model, the exports and the check.
+// It is the one place outside barriers where a name is written; its test
+// holds All to barriers.Algorithms(), so a catalog change fails it until
+// the names and every table keyed by them follow.
+package algname
+
+// The names, as barriers registers them.
+const (
+	Central       = "central"
+	StaticTree    = "static-tree"
+	AllStaticTree = "all-static-tree"
+	Combining     = "combining"
+	Dissemination = "dissemination"
+	Tournament    = "tournament"
+	Binomial      = "binomial"
+	Butterfly     = "butterfly"
+	Pairwise      = "pairwise"
+	MCS           = "mcs"
+	Hybrid        = "hybrid"
+	Goroutine     = "goroutine"
+	Cond          = "cond"
+	Channel       = "channel"
+)
+
+// All returns every name in barriers' catalog order.
+func All() []string {
+	return []string{Central, StaticTree, AllStaticTree, Combining, Dissemination, Tournament,
+		Binomial, Butterfly, Pairwise, MCS, Hybrid, Goroutine, Cond, Channel}
+}
