@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // One test per class of the third round of a new user's rough edges:
@@ -76,5 +80,78 @@ func TestMalformedFlagValuesExit2(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2 (malformed flag value); stderr %q", args, code, errOut)
 		}
+	}
+}
+
+// TestWordsForUsers: what the commands print names things a user can see:
+// no source-tree path, no other command's name, no doubled program name.
+func TestWordsForUsers(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "m.csv")
+	if err := os.WriteFile(m, []byte(",\n150,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"model", "--latency", m, "--threads", "2"},
+		{"check", "--simulate", "--synthetic", "core:2 pu:1", "-o", filepath.Join(dir, "s.json")},
+		{"check", "--plan", "--synthetic", "core:2 pu:1", "-v"},
+	} {
+		code, out, errOut := execLine(args...)
+		if code != 0 || strings.Contains(out+errOut, "internal/") || strings.Contains(out+errOut, "testdata") {
+			t.Errorf("%q: exit %d; names a source path:\n%s%s", args, code, out, errOut)
+		}
+	}
+	code, _, errOut := execLine("completion")
+	if code != 2 || strings.Contains(errOut, "barriertune: barriertune") || !strings.Contains(errOut, "bash") {
+		t.Errorf("completion without a shell: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestLatencyProgressNamesLatency: latency's progress lines (-v) say
+// latency and count the pairs, not bench.
+func TestLatencyProgressNamesLatency(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two allowed CPUs and GOMAXPROCS >= 2 to ping-pong")
+	}
+	m := allowed.Members()[:2]
+	code, _, errOut := execLine("latency", "-v", "--cpus", strconv.Itoa(m[0])+","+strconv.Itoa(m[1]), "--samples", "1")
+	if code != 0 || !strings.Contains(errOut, "latency: 1/1 pair") || strings.Contains(errOut, "bench") {
+		t.Errorf("latency -v: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestShowInsideFewerCPUs: show --allowed with fewer CPUs than a count's
+// threads prints no tie footnote for a table without margins, and its
+// robust column offers no spinning algorithm for a count that has more
+// threads than the allowed CPUs.
+func TestShowInsideFewerCPUs(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	p := filepath.Join(t.TempDir(), "s.json")
+	if code, _, errOut := execLine("check", "--simulate", "--synthetic", "core:2 pu:1", "-o", p, "-q"); code != 0 {
+		t.Fatal(errOut)
+	}
+	code, out, errOut := execLine("show", p, "--allowed", "0")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	if strings.Contains(out, "\ntie ") {
+		t.Errorf("a tie footnote for a table with no margin:\n%s", out)
+	}
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] == "threads" || strings.Trim(f[0], "0123456789") != "" {
+			continue
+		}
+		rows++
+		robust := l[strings.LastIndex(l, "  ")+2:]
+		if name, _, _ := strings.Cut(robust, " "); name != f[1] || !strings.Contains(l, "round-robin over 0 ") {
+			t.Errorf("%s threads on 1 CPU: robust %q, best %s (a choice for a CPU per thread)", f[0], robust, f[1])
+		}
+	}
+	if rows != 3 {
+		t.Errorf("%d rows:\n%s", rows, out)
 	}
 }

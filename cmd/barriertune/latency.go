@@ -47,6 +47,8 @@ type measuring struct {
 	src                         sourceFlags
 	// pingPong replaces the measurement in tests (nil: measure here).
 	pingPong latency.PingPongFunc
+	// progress, when set, is told of each pair measured.
+	progress func(done, total int)
 }
 
 // defaultMeasuring is 21 samples per pair and latency's defaults beyond 64
@@ -64,7 +66,7 @@ func (m *measuring) register(f *pflag.FlagSet, when string) {
 	m.src.register(f)
 }
 
-func newLatencyCmd() *cobra.Command {
+func newLatencyCmd(g *globalOptions) *cobra.Command {
 	o := latencyOptions{measuring: defaultMeasuring()}
 	cmd := &cobra.Command{
 		Use:   "latency",
@@ -87,6 +89,13 @@ matrix.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := notifySignals(cmd.Context())
 			defer stop()
+			line := newProgressLine(cmd.ErrOrStderr(), g, "latency")
+			defer line.clear()
+			o.progress = func(done, total int) { // about 20 lines where they are not redrawn
+				if line.tty || done == total || done*20/total != (done-1)*20/total {
+					line.update(fmt.Sprintf("%d/%s measured", done, text.Plural(total, "pair")), float64(done)/float64(total))
+				}
+			}
 			return runLatency(ctx, cmd.OutOrStdout(), o)
 		},
 	}
@@ -173,7 +182,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 			return nil, nil, usageErrorf("--cpus %q: CPU %d is not allowed %s (allowed: %s)", elided(s.cpuList), c, whose, topo.Allowed())
 		}
 	}
-	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs}
+	opts := latency.Options{Measure: measure.Options{Samples: s.samples}, PingPong: s.pingPong, PerLevel: s.perLevel, MaxPairs: s.maxPairs, Progress: s.progress}
 	m, err := latency.MeasureTree(ctx, topo, cpuset.Placement(cpus).CPUs(), opts)
 	if se := interruption(ctx); se != nil {
 		return nil, nil, se

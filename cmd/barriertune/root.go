@@ -74,7 +74,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newBenchCmd(g))
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(newShowCmd(g))
-	root.AddCommand(newLatencyCmd())
+	root.AddCommand(newLatencyCmd(g))
 	root.AddCommand(newModelCmd())
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newPlotCmd(g))
@@ -136,7 +136,8 @@ func subcommandArgs(cmd *cobra.Command, args []string) error {
 	}
 	if len(args) == 0 {
 		// Nothing to do without one: a usage error, as an unknown one is.
-		return fmt.Errorf("%s needs a %s: one of %s (e.g. %s %s)", cmd.CommandPath(), what, strings.Join(commandNames(cmd), ", "), cmd.CommandPath(), commandNames(cmd)[0])
+		// The error is printed after "barriertune: ": the path without it.
+		return fmt.Errorf("%s needs a %s: one of %s (e.g. %s %s)", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), what, strings.Join(commandNames(cmd), ", "), cmd.CommandPath(), commandNames(cmd)[0])
 	}
 	return fmt.Errorf("unknown %s %q for %q (accepted: %s)", what, elided(args[0]), cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
 }

@@ -298,7 +298,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 		}
 		b := t.Best
 		alg, policy, label, placed, median := b.Describe(), b.Policy, b.Label, b.CPUs, b.MedianNs
-		isBest := true
+		isBest, shrunk := true, false // shrunk: more threads than the allowed CPUs, a placement the file's robust choice was not measured on
 		if rs != nil {
 			sel, err := rs.sel.Select(t.Threads, rs.allowed)
 			if err != nil {
@@ -311,6 +311,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 				if label == "" {
 					label = sel.Rule
 				}
+				shrunk = cpuset.Placement(sel.CPUs).Oversubscribed()
 			}
 		}
 		ratio := "-"
@@ -325,7 +326,10 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			}
 		}
 		rob := "-"
-		if t.Robust != nil {
+		switch {
+		case shrunk:
+			rob = alg + " (more threads than CPUs)"
+		case t.Robust != nil:
 			rob = fmt.Sprintf("%s (worst %.0f ns)", t.Robust.Algorithm, t.Robust.WorstMedianNs)
 		}
 		place := text.Elide(rankList(placed), 32)
@@ -341,7 +345,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			ns = fmt.Sprintf("%.1f", median)
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, text.Elide(alg, 32), policy, place, ns, ratio, runner, margin, rob)
-		if b.Tie && !slices.Contains(tieRules, b.TieRule) {
+		if b.Tie && margin != "-" && !slices.Contains(tieRules, b.TieRule) { // a footnote to a margin shown
 			tieRules = append(tieRules, b.TieRule)
 		}
 	}

@@ -33,7 +33,7 @@ const FitLoss = "sum of squared log(predicted/measured) + 1e-4 x squared distanc
 // this project's 2-vCPU VM at 2 threads, run b), as predicted over measured
 // times; TestDefaultsProvenance recomputes the figures. `barriertune model`
 // prints it when it predicts with the defaults.
-const DefaultsProvenance = "defaults, not fitted to this machine: against the measurements in internal/model/testdata " +
+const DefaultsProvenance = "defaults, not fitted to this machine: against times measured on other machines and kept with barriertune, " +
 	"they predict 0.73-1.18x on a 16-vCPU guest (4-16 threads) and 0.78-2.08x on a 2-vCPU VM (2 threads; 0.81-1.11x once fitted); " +
 	"`check` fits them to the machine it measures, --from-results FILE uses that fit"
 
