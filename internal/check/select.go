@@ -3,8 +3,10 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -47,9 +49,11 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 		}
 		return nil
 	}
+	dup := flatDuplicates(ms)
+	ok := func(i int) bool { return valid(ms[i]) && !dup[i] }
 	fastest, fi := math.Inf(1), -1
 	for i, m := range ms {
-		if valid(m) && m.MedianNs < fastest {
+		if ok(i) && m.MedianNs < fastest {
 			fastest, fi = m.MedianNs, i
 		}
 	}
@@ -58,7 +62,7 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 	}
 	wi := -1
 	for i, m := range ms {
-		if !valid(m) || !within(fastest, m.MedianNs) {
+		if !ok(i) || !within(fastest, m.MedianNs) {
 			continue
 		}
 		if wi < 0 || rank(m.Algorithm) < rank(ms[wi].Algorithm) ||
@@ -72,7 +76,7 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
 	ri := -1
 	for i, m := range ms {
-		if valid(m) && m.Algorithm != win.Algorithm && (ri < 0 || m.MedianNs < ms[ri].MedianNs) {
+		if ok(i) && m.Algorithm != win.Algorithm && (ri < 0 || m.MedianNs < ms[ri].MedianNs) {
 			ri = i
 		}
 	}
@@ -103,6 +107,15 @@ func robust(ms []results.Measurement) *results.Robust {
 	placements := map[string]bool{}
 	worst := map[string]results.Measurement{}
 	on := map[string]map[string]bool{} // algorithm -> placements measured
+	// A hybrid that is on every placement only its flat algorithm
+	// measured beside it is not offered in that algorithm's place; one
+	// composed of levels somewhere is a candidate of its own.
+	dup, onlyFlat := flatDuplicates(ms), true
+	for i, m := range ms {
+		if m.Algorithm == "hybrid" && !dup[i] {
+			onlyFlat = false
+		}
+	}
 	for _, m := range ms {
 		key := fmt.Sprint(m.CPUs)
 		placements[key] = true
@@ -125,10 +138,36 @@ func robust(ms []results.Measurement) *results.Robust {
 		}
 	}
 	for _, a := range catalog.Names() {
+		if a == "hybrid" && onlyFlat {
+			continue
+		}
 		w, ok := worst[a]
 		if ok && everywhere(a) && within(bestWorst, w.MedianNs) {
 			return &results.Robust{Algorithm: a, Policy: w.Policy, WorstMedianNs: w.MedianNs, WorstLabel: w.Label, Placements: len(placements)}
 		}
 	}
 	return nil
+}
+
+// flatDuplicates marks the hybrids composed as one flat level of an
+// algorithm (model.FlatOf: "flat:goroutine", "flat:all-static-tree(8)")
+// measured beside that algorithm at the same fan-in on the same
+// placement: the same barrier run through the hybrid's code, not another
+// candidate. Neither best nor robust offers it in that algorithm's place
+// (it won +0.0% ties for being earlier in the catalog).
+func flatDuplicates(ms []results.Measurement) []bool {
+	dup := make([]bool, len(ms))
+	for i, h := range ms {
+		if h.Algorithm != "hybrid" {
+			continue
+		}
+		alg, fanIn, ok := model.FlatOf(h.Composition)
+		if !ok {
+			continue
+		}
+		dup[i] = slices.ContainsFunc(ms, func(m results.Measurement) bool {
+			return m.Algorithm == alg && m.FanIn == fanIn && slices.Equal(m.CPUs, h.CPUs) && valid(m)
+		})
+	}
+	return dup
 }

@@ -263,5 +263,8 @@ func (s *samples) measurement(k key, i int, r measure.Result, config, label stri
 		m.RankedRounds = len(ratios)
 	}
 	m.Rejected = s.rejected[k][i]
+	if n, ok := s.notes[annotationKey(m.Algorithm, m.CPUs)]; ok { // as annotate records it; selection reads the composition
+		m.Composition, m.FanIn, m.LevelKeys = n.composition, n.fanIn, n.keys
+	}
 	return m
 }
