@@ -176,6 +176,13 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 	calib := cfg.Calibration
 	overFitted := calib != nil && strings.Contains(calib.FittedOn, "oversubscribed_stage_ns")
 	pus := len(cfg.Topology.PUs())
+	var names []string
+	for _, t := range f.Threads {
+		if t.Best != nil {
+			names = append(names, t.Best.Describe())
+		}
+	}
+	shown, legend := text.Abbreviate(names, 32)
 	for _, t := range f.Threads {
 		if t.Best == nil {
 			continue
@@ -184,7 +191,11 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 		if t.Threads > pus && !overFitted {
 			note = "; more threads than CPUs: the Go scheduler's cost is the default constants', not fitted to this machine"
 		}
-		fmt.Fprintf(w, "%5d threads  %-24s %10.1f ns predicted  (%s%s)\n", t.Threads, t.Best.Describe(), t.Best.MedianNs, t.Best.Label, note)
+		fmt.Fprintf(w, "%5d threads  %-32s %10.1f ns predicted  (%s%s)\n", t.Threads, shown[0], t.Best.MedianNs, t.Best.Label, note)
+		shown = shown[1:]
+	}
+	for _, l := range legend {
+		writeWrapped(w, l)
 	}
 	if calib != nil {
 		writeWrapped(w, "constants: "+calibrationSummary(calib, o.fromResults))

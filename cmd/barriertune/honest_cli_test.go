@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 // One test per class of the third round of a new user's rough edges:
@@ -153,5 +154,45 @@ func TestShowInsideFewerCPUs(t *testing.T) {
 	}
 	if rows != 3 {
 		t.Errorf("%d rows:\n%s", rows, out)
+	}
+}
+
+// TestHybridNamesWhole: show and the --simulate listing never cut a
+// hybrid's composition: a long name is a key in the table, spelled out in
+// full under it; the listing's columns line up.
+func TestHybridNamesWhole(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	p := filepath.Join(t.TempDir(), "s.json")
+	code, out, errOut := execLine("check", "--simulate", "--synthetic", "pack:2 l3:2 core:4 pu:2", "-o", p)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	col := -1
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, " ns predicted"); i >= 0 {
+			if col >= 0 && i != col {
+				t.Errorf("listing not aligned (%d, %d):\n%s", col, i, out)
+				break
+			}
+			col = i
+		}
+	}
+	f, err := results.Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := ""
+	for _, th := range f.Threads {
+		if d := th.Best.Describe(); len(d) > 32 {
+			long = d
+		}
+	}
+	if long == "" {
+		t.Fatal("no winner with a long name to show")
+	}
+	code, out, errOut = execLine("show", p)
+	if code != 0 || strings.Contains(out, "bytes)") || !strings.Contains(out, "= "+long) {
+		t.Errorf("show: exit %d, %s cut or not spelled out:\n%s%s", code, long, out, errOut)
 	}
 }

@@ -291,9 +291,10 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	var tieRules []string // each kind of tie in the table, once
 	fmt.Fprintln(tw, "threads\tbest\tpolicy\tplacement\tns/episode\tx floor\trunner-up\tmargin\trobust")
+	var rows [][]string // the best column's long names (a hybrid's composition) abbreviated below
 	for _, t := range f.Threads {
 		if t.Best == nil {
-			fmt.Fprintf(tw, "%d\t(none)\t\t\t\t\t\t\t\n", t.Threads)
+			rows = append(rows, []string{fmt.Sprint(t.Threads), "(none)", "", "", "", "", "", "", ""})
 			continue
 		}
 		b := t.Best
@@ -344,13 +345,25 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 		if median > 0 {
 			ns = fmt.Sprintf("%.1f", median)
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Threads, incomplete, text.Elide(alg, 32), policy, place, ns, ratio, runner, margin, rob)
+		rows = append(rows, []string{fmt.Sprint(t.Threads) + incomplete, alg, policy, place, ns, ratio, runner, margin, rob})
 		if b.Tie && margin != "-" && !slices.Contains(tieRules, b.TieRule) { // a footnote to a margin shown
 			tieRules = append(tieRules, b.TieRule)
 		}
 	}
+	algs := make([]string, len(rows))
+	for i, r := range rows {
+		algs[i] = r[1]
+	}
+	shown, legend := text.Abbreviate(algs, 32)
+	for i, r := range rows {
+		r[1] = shown[i]
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range legend {
+		out("%s", l)
 	}
 	if repeats := repeatLines(f); len(repeats) > 0 {
 		fmt.Fprintln(w)

@@ -6,6 +6,7 @@ package text
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -70,4 +71,28 @@ func FileKind(m fs.FileMode) string {
 		}
 	}
 	return "a regular file"
+}
+
+// Abbreviate keeps the names of a column short: each name longer than max
+// characters becomes a key, its part before the first "(" and "#1", "#2",
+// ... in order of first appearance (the same name, the same key), and
+// legend holds one "KEY = NAME" line per key, in that order. Nothing is
+// cut: the legend spells out what the column abbreviates.
+func Abbreviate(names []string, max int) (shown, legend []string) {
+	keys := map[string]string{}
+	for _, n := range names {
+		if len(n) <= max {
+			shown = append(shown, n)
+			continue
+		}
+		k, ok := keys[n]
+		if !ok {
+			stem, _, _ := strings.Cut(n, "(")
+			k = fmt.Sprintf("%s#%d", Elide(stem, max/2), len(keys)+1)
+			keys[n] = k
+			legend = append(legend, k+" = "+n)
+		}
+		shown = append(shown, k)
+	}
+	return shown, legend
 }

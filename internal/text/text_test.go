@@ -40,3 +40,18 @@ func TestElide(t *testing.T) {
 		}
 	}
 }
+
+func TestAbbreviate(t *testing.T) {
+	long1, long2 := "hybrid(core:dissemination,top:dissemination)", "hybrid(l3:central,top:mcs(4))"
+	shown, legend := Abbreviate([]string{"central", long1, long2, long1, "all-static-tree(4)"}, 24)
+	want := []string{"central", "hybrid#1", "hybrid#2", "hybrid#1", "all-static-tree(4)"}
+	if strings.Join(shown, " ") != strings.Join(want, " ") {
+		t.Errorf("shown %q, want %q", shown, want)
+	}
+	if strings.Join(legend, "|") != "hybrid#1 = "+long1+"|hybrid#2 = "+long2 {
+		t.Errorf("legend %q", legend)
+	}
+	if s, l := Abbreviate([]string{"a", "b"}, 24); len(l) != 0 || s[1] != "b" {
+		t.Errorf("short names: %q %q", s, l)
+	}
+}
