@@ -307,7 +307,7 @@ func checkSourceFlags(cmd *cobra.Command) error {
 
 // checkEmptyValues refuses a string flag given an empty value (a CPU
 // list, a topology, a file, a format): no flag of barriertune takes "" to
-// mean something, so `--allowed ''` is a malformed value, never the flag
+// mean something, so an empty --allowed is a malformed value, never the flag
 // left out (usage error, exit 2).
 func checkEmptyValues(cmd *cobra.Command) error {
 	var err error

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
@@ -112,7 +113,7 @@ func robust(ms []results.Measurement) *results.Robust {
 	// composed of levels somewhere is a candidate of its own.
 	dup, onlyFlat := flatDuplicates(ms), true
 	for i, m := range ms {
-		if m.Algorithm == "hybrid" && !dup[i] {
+		if m.Algorithm == algname.Hybrid && !dup[i] {
 			onlyFlat = false
 		}
 	}
@@ -138,7 +139,7 @@ func robust(ms []results.Measurement) *results.Robust {
 		}
 	}
 	for _, a := range catalog.Names() {
-		if a == "hybrid" && onlyFlat {
+		if a == algname.Hybrid && onlyFlat {
 			continue
 		}
 		w, ok := worst[a]
@@ -158,7 +159,7 @@ func robust(ms []results.Measurement) *results.Robust {
 func flatDuplicates(ms []results.Measurement) []bool {
 	dup := make([]bool, len(ms))
 	for i, h := range ms {
-		if h.Algorithm != "hybrid" {
+		if h.Algorithm != algname.Hybrid {
 			continue
 		}
 		alg, fanIn, ok := model.FlatOf(h.Composition)
