@@ -37,6 +37,10 @@ type builder struct {
 	// extent widens the Machine's complete cpuset beyond the PUs found
 	// (an XML file's complete_cpuset, holding CPUs it leaves out).
 	extent cpuset.Set
+	// strict refuses what discovery would drop or merge with a note: an
+	// object that partially overlaps another, or repeats one (FromLevels:
+	// a recorded tree must be a tree).
+	strict bool
 }
 
 // build places every proto below the smallest object that includes its
@@ -89,10 +93,16 @@ func (b *builder) build(protos []proto, allowedCPUs cpuset.Set, allowedMems *cpu
 			key += fmt.Sprintf("/P#%d", p.osIndex)
 		}
 		if seen[key] {
+			if b.strict {
+				return nil, fmt.Errorf("%s objects with CPUs %s appear twice", p.typ, p.complete)
+			}
 			continue
 		}
 		seen[key] = true
 		if !b.insert(root, p) {
+			if b.strict {
+				return nil, fmt.Errorf("%s with CPUs %s partially overlaps another object", p.typ, p.complete)
+			}
 			b.notes = append(b.notes, fmt.Sprintf("dropped %s with cpuset %s: it partially overlaps another object", p.typ, p.complete))
 		}
 	}

@@ -63,7 +63,6 @@ func FromSysfs(root string) (*Topology, error) {
 	}
 	t := &Topology{Root: obj, Source: "sysfs:" + root, Notes: append(r.notes, b.notes...)}
 	t.finalize()
-	r.addModels(t)
 	return t, t.validate()
 }
 
@@ -94,7 +93,7 @@ func read(path string) string {
 }
 
 // maxSysfsValue bounds what read takes from one sysfs or procfs file (a
-// 65,536-CPU mask is 18 KiB; /proc/cpuinfo is read by ghw, not here).
+// 65,536-CPU mask is 18 KiB; /proc/cpuinfo is not read here).
 const maxSysfsValue = 1 << 20
 
 func exists(path string) bool {

@@ -26,6 +26,5 @@ func FromSysfsWhole(root string) (*Topology, error) {
 	}
 	t := &Topology{Root: obj, Source: "sysfs-whole:" + root, Notes: append(r.notes, b.notes...)}
 	t.finalize()
-	r.addModels(t)
 	return t, t.validate()
 }

@@ -713,7 +713,7 @@ func (f *File) validate() error {
 		return errors.New("the machine fingerprint is incomplete (topology_hash and allowed_cpus are required)")
 	}
 	if t := f.Machine.Tree; t != nil {
-		if _, err := t.build(); err != nil {
+		if _, err := t.Topology(); err != nil {
 			return fmt.Errorf("machine tree: %w", err)
 		}
 	}

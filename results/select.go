@@ -73,8 +73,8 @@ type Selection struct {
 
 // Selector answers File.Select for one file, with its tree built once.
 type Selector struct {
-	f  *File
-	bt *builtTree
+	f *File
+	p *placer
 }
 
 // Selector prepares f for selections. A file without a recorded tree
@@ -94,16 +94,16 @@ func (f *File) Selector() (*Selector, error) {
 			t.CPUs = cpuset.Of(all...).String()
 		}
 	}
-	bt, err := t.build()
+	topo, err := t.Topology()
 	if err != nil {
 		return nil, fmt.Errorf("machine tree: %w", err)
 	}
-	return &Selector{f: f, bt: bt}, nil
+	return &Selector{f: f, p: newPlacer(topo)}, nil
 }
 
 // CPUs returns the machine's CPUs as recorded: the whole tree's, or the
 // check's allowed CPUs for a file without a tree.
-func (s *Selector) CPUs() cpuset.Set { return s.bt.all }
+func (s *Selector) CPUs() cpuset.Set { return s.p.all }
 
 // Select returns the choice for n threads inside allowed (see Selector).
 func (f *File) Select(n int, allowed cpuset.Set) (Selection, error) {
@@ -120,11 +120,11 @@ func (f *File) Select(n int, allowed cpuset.Set) (Selection, error) {
 func (s *Selector) CheckAllowed(allowed cpuset.Set) error {
 	switch {
 	case allowed.IsEmpty():
-		return fmt.Errorf("allowed CPUs: the set is empty; give CPUs of %s", s.bt.all)
-	case !allowed.SubsetOf(s.bt.all):
-		return fmt.Errorf("allowed CPUs %s: %s not in the machine the file was recorded on (its CPUs are %s)", allowed, allowed.AndNot(s.bt.all), s.bt.all)
-	case s.f.Machine.Tree == nil && !allowed.Equal(s.bt.all):
-		return fmt.Errorf("allowed CPUs %s: the file records no machine tree (schema before v1.2), so only its check's CPUs %s can be used; run `barriertune check` again", allowed, s.bt.all)
+		return fmt.Errorf("allowed CPUs: the set is empty; give CPUs of %s", s.p.all)
+	case !allowed.SubsetOf(s.p.all):
+		return fmt.Errorf("allowed CPUs %s: %s not in the machine the file was recorded on (its CPUs are %s)", allowed, allowed.AndNot(s.p.all), s.p.all)
+	case s.f.Machine.Tree == nil && !allowed.Equal(s.p.all):
+		return fmt.Errorf("allowed CPUs %s: the file records no machine tree (schema before v1.2), so only its check's CPUs %s can be used; run `barriertune check` again", allowed, s.p.all)
 	}
 	return nil
 }
@@ -161,7 +161,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 	e := s.f.Lookup(n)
 	if e != nil && e.Best != nil {
 		for i, m := range s.candidates(e) {
-			cpus := s.bt.realize(m.CPUs, allowed)
+			cpus := s.p.realize(m.CPUs, allowed)
 			if cpus == nil {
 				continue
 			}
@@ -183,7 +183,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 	if src == nil {
 		src = s.nearest(n, func(*Threads) bool { return true })
 	}
-	sel.Rule, sel.CPUs = RuleNearest, s.bt.inOrder(allowed)[:n]
+	sel.Rule, sel.CPUs = RuleNearest, s.p.inOrder(allowed)[:n]
 	if src == nil {
 		sel.Algorithm, sel.Policy = FallbackAlgorithm, "auto"
 		sel.Why = "the file holds no winner: the fallback, packed on the allowed CPUs"
@@ -201,7 +201,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 
 // oversubscribed is rule 3: n threads round-robin over allowed.
 func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Selection {
-	order := s.bt.inOrder(allowed)
+	order := s.p.inOrder(allowed)
 	sel.Rule = RuleOversubscribed
 	sel.CPUs = make([]int, n)
 	for i := range sel.CPUs {

@@ -3,16 +3,14 @@ package results
 import (
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/hwtree"
 )
 
 // Tree is the whole machine's CPU tree, recorded by the check so that a
 // reader can place threads inside any allowed subset of the machine without
-// discovering the tree itself (the barriers library has no hwtree). CPUs
+// discovering the tree itself (Topology builds it as an hwtree tree). CPUs
 // are every usable CPU of the machine, those the check's process was not
 // allowed to run on (affinity, cgroup) included. Levels list the objects
 // between the Machine and the PUs, from the root down: each level is one
@@ -59,41 +57,43 @@ func lastIndex(list string) int {
 	return most
 }
 
-// treeNode is one object of a built tree.
-type treeNode struct {
-	typ      string
-	first    int // its first CPU
-	size     int // its number of CPUs
-	cpu      int // the PU's OS index; -1 for other objects
-	parent   *treeNode
-	children []*treeNode
-	shape    int // the canonical shape of the subtree (equal ids: isomorphic)
+// TreeOf is topo in the results file's self-contained form: its CPUs and,
+// for each object type between the Machine and the PUs (root first), the
+// CPUs of each object.
+func TreeOf(topo *hwtree.Topology) *Tree {
+	t := &Tree{CPUs: topo.Allowed().String(), Levels: []TreeLevel{}}
+	index := map[string]int{}
+	// Breadth first, so that levels come root first.
+	queue := []*hwtree.Object{topo.Root}
+	for len(queue) > 0 {
+		o := queue[0]
+		queue = queue[1:]
+		queue = append(queue, o.Children...)
+		if o.Type == hwtree.Machine || o.Type == hwtree.PU {
+			continue
+		}
+		name := o.Type.String()
+		i, ok := index[name]
+		if !ok {
+			i = len(t.Levels)
+			index[name] = i
+			t.Levels = append(t.Levels, TreeLevel{Type: name})
+		}
+		t.Levels[i].Sets = append(t.Levels[i].Sets, o.CPUSet.String())
+	}
+	return t
 }
 
-// builtTree is a Tree with its nodes linked, canonical shapes computed and
-// each CPU's PU node indexed.
-type builtTree struct {
-	root  *treeNode
-	all   cpuset.Set
-	pu    map[int]*treeNode
-	order []int // CPUs in depth-first order: the order placements fill
-}
-
-// build links the tree's objects and computes their shapes.
-func (t *Tree) build() (*builtTree, error) {
+// Topology builds the recorded tree (hwtree.FromLevels), refusing one that
+// is not a tree or is too large to build cheaply, with one line naming the
+// problem.
+func (t *Tree) Topology() (*hwtree.Topology, error) {
 	all, err := cpuset.ParseList(t.CPUs)
 	if err != nil {
 		return nil, fmt.Errorf("tree cpus: %w", err)
 	}
 	if all.IsEmpty() {
 		return nil, fmt.Errorf("tree cpus %q: the tree has no CPU", t.CPUs)
-	}
-	count := all.Len()
-	// Objects keep their CPUs as lists, not dense sets: a set of high
-	// CPU indexes costs a word per 64 indexes below them.
-	type obj struct {
-		level int
-		cpus  []int
 	}
 	// A parsed set costs a word per 64 indexes below its last CPU: bound
 	// the words before parsing any.
@@ -105,16 +105,20 @@ func (t *Tree) build() (*builtTree, error) {
 			}
 		}
 	}
-	var objs []obj
-	total := 0
+	count, total := all.Len(), 0
+	levels := make([]hwtree.Level, 0, len(t.Levels))
 	for li, l := range t.Levels {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
 		}
-		count += len(l.Sets)
-		if count > maxTreeObjects {
+		typ, err := hwtree.ParseType(l.Type)
+		if err != nil {
+			return nil, fmt.Errorf("tree level %d: %w", li, err)
+		}
+		if count += len(l.Sets); count > maxTreeObjects {
 			return nil, fmt.Errorf("the tree has over %d objects; at most that many are read", maxTreeObjects)
 		}
+		lv := hwtree.Level{Type: typ}
 		for _, s := range l.Sets {
 			set, err := cpuset.ParseList(s)
 			if err != nil {
@@ -123,98 +127,48 @@ func (t *Tree) build() (*builtTree, error) {
 			if set.IsEmpty() || !set.SubsetOf(all) {
 				return nil, fmt.Errorf("tree level %s: object CPUs %q are empty or outside the tree's CPUs %s", l.Type, s, t.CPUs)
 			}
-			size := set.Len()
-			if total += size; total > maxTreeMembers {
+			if total += set.Len(); total > maxTreeMembers {
 				return nil, fmt.Errorf("the tree's objects hold over %d CPUs in all; at most that many are read", maxTreeMembers)
 			}
-			objs = append(objs, obj{li, set.Members()})
+			lv.Sets = append(lv.Sets, set)
 		}
+		levels = append(levels, lv)
 	}
-	// Larger objects first; for equal CPUs the level nearer the root first.
-	sort.SliceStable(objs, func(i, j int) bool {
-		if len(objs[i].cpus) != len(objs[j].cpus) {
-			return len(objs[i].cpus) > len(objs[j].cpus)
-		}
-		return objs[i].level < objs[j].level
-	})
-	bt := &builtTree{all: all, pu: map[int]*treeNode{}}
-	members := all.Members()
-	bt.root = &treeNode{typ: "Machine", first: members[0], size: len(members), cpu: -1}
-	owner := make(map[int]*treeNode, len(members))
-	for _, c := range members {
-		owner[c] = bt.root
+	return hwtree.FromLevels(all, levels, "results")
+}
+
+// placer places threads in a recorded tree: its CPUs, each CPU's PU, and
+// each object's canonical form (equal forms: isomorphic subtrees).
+type placer struct {
+	topo   *hwtree.Topology
+	all    cpuset.Set
+	pu     map[int]*hwtree.Object
+	shapes map[*hwtree.Object]string
+}
+
+func newPlacer(topo *hwtree.Topology) *placer {
+	p := &placer{topo: topo, all: topo.Allowed(), pu: map[int]*hwtree.Object{}, shapes: topo.CanonicalForms()}
+	for _, o := range topo.PUs() {
+		p.pu[o.OSIndex] = o
 	}
-	for _, o := range objs {
-		cpus := o.cpus
-		parent := owner[cpus[0]]
-		for _, c := range cpus {
-			if owner[c] != parent {
-				return nil, fmt.Errorf("tree level %s: object CPUs %s partially overlap another object", t.Levels[o.level].Type, listOf(cpus))
-			}
-		}
-		if parent.size == len(cpus) && parent.typ == t.Levels[o.level].Type {
-			return nil, fmt.Errorf("tree level %s: object CPUs %s appear twice", parent.typ, listOf(cpus))
-		}
-		n := &treeNode{typ: t.Levels[o.level].Type, first: cpus[0], size: len(cpus), cpu: -1, parent: parent}
-		parent.children = append(parent.children, n)
-		for _, c := range cpus {
-			owner[c] = n
-		}
-	}
-	for _, c := range members {
-		p := owner[c]
-		n := &treeNode{typ: "PU", first: c, size: 1, cpu: c, parent: p}
-		p.children = append(p.children, n)
-		bt.pu[c] = n
-	}
-	shapes := map[string]int{}
-	var rec func(n *treeNode)
-	rec = func(n *treeNode) {
-		slices.SortFunc(n.children, func(a, b *treeNode) int { return a.first - b.first })
-		ids := make([]int, len(n.children))
-		for i, c := range n.children {
-			rec(c)
-			ids[i] = c.shape
-		}
-		slices.Sort(ids)
-		var key strings.Builder
-		key.WriteString(n.typ)
-		for _, id := range ids {
-			key.WriteByte(' ')
-			key.WriteString(strconv.Itoa(id))
-		}
-		id, ok := shapes[key.String()]
-		if !ok {
-			id = len(shapes)
-			shapes[key.String()] = id
-		}
-		n.shape = id
-		if n.cpu >= 0 {
-			bt.order = append(bt.order, n.cpu)
-		}
-	}
-	rec(bt.root)
-	return bt, nil
+	return p
 }
 
 // count returns how many of cpus lie below each object.
-func (bt *builtTree) count(cpus []int) map[*treeNode]int {
-	m := map[*treeNode]int{}
+func (p *placer) count(cpus []int) map[*hwtree.Object]int {
+	m := map[*hwtree.Object]int{}
 	for _, c := range cpus {
-		for n := bt.pu[c]; n != nil; n = n.parent {
-			m[n]++
+		for o := p.pu[c]; o != nil; o = o.Parent {
+			m[o]++
 		}
 	}
 	return m
 }
 
-// listOf is a CPU list in list form, for errors.
-func listOf(cpus []int) string { return cpuset.Of(cpus...).String() }
-
 // inOrder returns the CPUs of s in the tree's depth-first order.
-func (bt *builtTree) inOrder(s cpuset.Set) []int {
+func (p *placer) inOrder(s cpuset.Set) []int {
 	var out []int
-	for _, c := range bt.order {
+	for _, c := range p.topo.CPUs() {
 		if s.Has(c) {
 			out = append(out, c)
 		}
@@ -230,11 +184,11 @@ const maxRealizeSteps = 1 << 22
 // symmetry: an automorphism of the tree that takes the placement's CPUs
 // into the allowed set.
 type realizer struct {
-	bt      *builtTree
-	marked  map[*treeNode]int // marked CPUs below each object (the recorded placement)
+	p       *placer
+	marked  map[*hwtree.Object]int // marked CPUs below each object (the recorded placement)
 	allowed cpuset.Set
-	room    map[*treeNode]int            // allowed CPUs below each object
-	memo    map[[2]*treeNode]map[int]int // nil map: cannot be realised
+	room    map[*hwtree.Object]int            // allowed CPUs below each object
+	memo    map[[2]*hwtree.Object]map[int]int // nil map: cannot be realised
 	steps   int
 }
 
@@ -242,23 +196,23 @@ type realizer struct {
 // inside allowed (in the same rank order), or nil when no automorphism of
 // the tree takes cpus inside allowed. A placement already inside allowed
 // maps to itself. Every CPU must be distinct and in the tree.
-func (bt *builtTree) realize(cpus []int, allowed cpuset.Set) []int {
+func (p *placer) realize(cpus []int, allowed cpuset.Set) []int {
 	if !validCPUs(cpus) {
 		return nil
 	}
 	marked := cpuset.Of(cpus...)
-	if marked.Len() != len(cpus) || !marked.SubsetOf(bt.all) {
+	if marked.Len() != len(cpus) || !marked.SubsetOf(p.all) {
 		return nil
 	}
 	if marked.SubsetOf(allowed) {
 		return slices.Clone(cpus)
 	}
-	if marked.Len() > allowed.And(bt.all).Len() {
+	if marked.Len() > allowed.And(p.all).Len() {
 		return nil
 	}
-	r := &realizer{bt: bt, marked: bt.count(cpus), allowed: allowed, room: bt.count(allowed.And(bt.all).Members()),
-		memo: map[[2]*treeNode]map[int]int{}}
-	m := r.node(bt.root, bt.root)
+	r := &realizer{p: p, marked: p.count(cpus), allowed: allowed, room: p.count(allowed.And(p.all).Members()),
+		memo: map[[2]*hwtree.Object]map[int]int{}}
+	m := r.node(p.topo.Root, p.topo.Root)
 	if m == nil {
 		return nil
 	}
@@ -271,8 +225,8 @@ func (bt *builtTree) realize(cpus []int, allowed cpuset.Set) []int {
 
 // node realises the marked CPUs under recorded object a inside object b of
 // the same shape, returning the CPU mapping, or nil.
-func (r *realizer) node(a, b *treeNode) map[int]int {
-	key := [2]*treeNode{a, b}
+func (r *realizer) node(a, b *hwtree.Object) map[int]int {
+	key := [2]*hwtree.Object{a, b}
 	if m, ok := r.memo[key]; ok {
 		return m
 	}
@@ -282,9 +236,9 @@ func (r *realizer) node(a, b *treeNode) map[int]int {
 	}
 	var m map[int]int
 	switch {
-	case a.cpu >= 0:
-		if r.allowed.Has(b.cpu) {
-			m = map[int]int{a.cpu: b.cpu}
+	case a.Type == hwtree.PU:
+		if r.allowed.Has(b.OSIndex) {
+			m = map[int]int{a.OSIndex: b.OSIndex}
 		}
 	case r.marked[a] == 0:
 		m = map[int]int{}
@@ -298,27 +252,27 @@ func (r *realizer) node(a, b *treeNode) map[int]int {
 // children matches each marked child of a to a distinct child of b of the
 // same shape that can hold it (augmenting paths: a bipartite matching, no
 // exponential backtracking); the unmarked children of a take the rest.
-func (r *realizer) children(a, b *treeNode) map[int]int {
-	var left []*treeNode
-	for _, c := range a.children {
+func (r *realizer) children(a, b *hwtree.Object) map[int]int {
+	var left []*hwtree.Object
+	for _, c := range a.Children {
 		if r.marked[c] > 0 {
 			left = append(left, c)
 		}
 	}
-	matchR := make(map[*treeNode]int, len(left)) // b's child -> index in left
-	matchL := make([]*treeNode, len(left))
-	var try func(i int, seen map[*treeNode]bool) bool
-	try = func(i int, seen map[*treeNode]bool) bool {
+	matchR := make(map[*hwtree.Object]int, len(left)) // b's child -> index in left
+	matchL := make([]*hwtree.Object, len(left))
+	var try func(i int, seen map[*hwtree.Object]bool) bool
+	try = func(i int, seen map[*hwtree.Object]bool) bool {
 		// The same object first, so a placement keeps its CPUs where it can.
-		cands := b.children
+		cands := b.Children
 		if a == b {
-			cands = append([]*treeNode{left[i]}, b.children...)
+			cands = append([]*hwtree.Object{left[i]}, b.Children...)
 		}
 		// Free objects first, in tree order, so that ranks keep their
 		// order where they can; then augmenting paths through taken ones.
 		for pass := 0; pass < 2; pass++ {
 			for _, c := range cands {
-				if seen[c] || c.shape != left[i].shape || r.room[c] < r.marked[left[i]] {
+				if seen[c] || r.p.shapes[c] != r.p.shapes[left[i]] || r.room[c] < r.marked[left[i]] {
 					continue
 				}
 				j, taken := matchR[c]
@@ -338,7 +292,7 @@ func (r *realizer) children(a, b *treeNode) map[int]int {
 		return false
 	}
 	for i := range left {
-		if !try(i, map[*treeNode]bool{}) {
+		if !try(i, map[*hwtree.Object]bool{}) {
 			return nil
 		}
 	}

@@ -23,7 +23,7 @@ func TestTreeRefusesBadTrees(t *testing.T) {
 		{Tree{CPUs: "0-3", Levels: []TreeLevel{{Type: "Core", Sets: []string{"4"}}}}, "outside the tree's CPUs"},
 		{Tree{CPUs: "0-3", Levels: []TreeLevel{{Type: "", Sets: []string{"0"}}}}, "has no type"},
 	} {
-		if _, err := c.tree.build(); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+		if _, err := c.tree.Topology(); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want %q", c.tree, err, c.want)
 		}
 	}
@@ -31,7 +31,7 @@ func TestTreeRefusesBadTrees(t *testing.T) {
 	for l := 0; l < 120; l++ {
 		huge.Levels = append(huge.Levels, TreeLevel{Type: fmt.Sprint("L", l), Sets: many})
 	}
-	if _, err := huge.build(); err == nil || !strings.Contains(err.Error(), "too large") {
+	if _, err := huge.Topology(); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("36,000 sets of 1,024 words: %v, want refused before parsing", err)
 	}
 	for list, want := range map[string]int{"0-3,8": 8, "65535,0": 65535, "": 0, "99999999": 65535, "12-x": 12} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/cpumodel"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -48,7 +49,7 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 	}
 	switch {
 	case s.sysfsRoot != "":
-		return hwtree.FromSysfs(s.sysfsRoot)
+		return withModels(hwtree.FromSysfs(s.sysfsRoot))
 	case s.synthetic != "":
 		t, err := hwtree.FromSynthetic(s.synthetic)
 		return t, usageError(err) // the string is the flag's value
@@ -57,7 +58,15 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 	case s.topology != "":
 		return hwtree.FromJSONFile(s.topology)
 	}
-	return hwtree.Live()
+	return withModels(hwtree.Live())
+}
+
+// withModels adds the CPU model strings to a tree read from sysfs.
+func withModels(t *hwtree.Topology, err error) (*hwtree.Topology, error) {
+	if err == nil {
+		cpumodel.Add(t)
+	}
+	return t, err
 }
 
 // resultsSource is a results file opened for show, export or plot, with

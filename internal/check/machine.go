@@ -46,36 +46,9 @@ func MachineOn(topo, whole *hwtree.Topology) results.Machine {
 	} else {
 		m.Topology = "canonical:" + m.TopologyHash
 	}
-	m.Tree = LightTree(whole)
+	m.Tree = results.TreeOf(whole)
 	m.Unmeasured = unmeasured(whole, topo.Allowed())
 	return m
-}
-
-// LightTree is topo in the results file's self-contained form: its CPUs
-// and, for each object type between the Machine and the PUs (root first),
-// the CPUs of each object.
-func LightTree(topo *hwtree.Topology) *results.Tree {
-	t := &results.Tree{CPUs: topo.Allowed().String(), Levels: []results.TreeLevel{}}
-	index := map[string]int{}
-	// Breadth first, so that levels come root first.
-	queue := []*hwtree.Object{topo.Root}
-	for len(queue) > 0 {
-		o := queue[0]
-		queue = queue[1:]
-		queue = append(queue, o.Children...)
-		if o.Type == hwtree.Machine || o.Type == hwtree.PU {
-			continue
-		}
-		name := o.Type.String()
-		i, ok := index[name]
-		if !ok {
-			i = len(t.Levels)
-			index[name] = i
-			t.Levels = append(t.Levels, results.TreeLevel{Type: name})
-		}
-		t.Levels[i].Sets = append(t.Levels[i].Sets, o.CPUSet.String())
-	}
-	return t
 }
 
 // unmeasured says which placement classes a check allowed only the CPUs

@@ -70,7 +70,7 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 		AllowedCPUs:  topo.Allowed().String(),
 		GoVersion:    runtime.Version(),
 		GOMAXPROCS:   len(topo.PUs()),
-		Tree:         LightTree(topo), // show/export select inside subsets of it
+		Tree:         results.TreeOf(topo), // show/export select inside subsets of it
 	}
 	if s, err := topo.Synthetic(); err == nil {
 		m.Topology = s

@@ -1,7 +1,6 @@
 // Package libtest holds the tests of the public library
 // packages (barriers, results) that need the tuner's packages: measure
-// (golang.org/x/perf), hwtree (github.com/jaypipes/ghw and its
-// dependencies), check and configsets.
+// (golang.org/x/perf), check and configsets.
 //
 // They live here, not beside the packages they test, because `go mod
 // tidy` in a module that imports barriers loads the tests of barriers and
