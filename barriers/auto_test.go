@@ -176,8 +176,9 @@ func TestTunedCachesUntilReload(t *testing.T) {
 }
 
 // TestLightDependencies: the library links only the standard library,
-// golang.org/x/sys, cpuid and this module's light packages: no CPU-tree
-// discovery (hwtree, ghw), no cgo, no CLI.
+// golang.org/x/sys, cpuid and this module's light packages (hwtree, which
+// results builds the recorded tree with, among them): no ghw, no cgo, no
+// CLI.
 func TestLightDependencies(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -188,11 +189,11 @@ func TestLightDependencies(t *testing.T) {
 		t.Skip("go list:", err)
 	}
 	const mod = "github.com/barriertune/barriertune/"
-	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "cpuset"}
+	light := []string{mod + "barriers", mod + "osal", mod + "results", mod + "cpuset", mod + "hwtree"}
 	for _, p := range strings.Fields(string(out)) {
 		first, _, _ := strings.Cut(p, "/")
 		switch {
-		case p == "runtime/cgo" || strings.Contains(p, "ghw"):
+		case p == "runtime/cgo" || strings.Contains(p, "ghw") || p == mod+"internal/cpumodel":
 			t.Errorf("the barriers package links %s", p)
 		case !strings.Contains(first, "."), strings.HasPrefix(p, "vendor/"):
 			// standard library
