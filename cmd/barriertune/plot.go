@@ -165,6 +165,15 @@ func headroom(p *plot.Plot, lo, hi float64) {
 	p.Y.Min, p.Y.Max = max(0, p.Y.Min-span*0.05), p.Y.Max+span*0.05
 }
 
+// logAxis makes p's y axis logarithmic when the values, all positive,
+// span more than a factor of ten (lo and hi their extremes).
+func logAxis(p *plot.Plot, lo, hi float64) {
+	if lo > 0 && hi/lo > 10 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+}
+
 // floorLine is a floor as a dashed line across the whole x range (a line
 // between the first and last thread count has no length when there is
 // one count).
@@ -306,10 +315,7 @@ func resultsPlot(f *results.File, rs *resultsSource) (*plot.Plot, error) {
 		p.Add(w)
 		p.Legend.Add("winner", w)
 	}
-	if lo > 0 && hi/lo > 10 {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
+	logAxis(p, lo, hi)
 	slices.SortFunc(ticks, func(a, b plot.Tick) int { return int(a.Value - b.Value) })
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	if xhi/xlo >= 8 {
@@ -395,10 +401,7 @@ func benchPlot(rs []measure.Result, floor *measure.PingPong) (*plot.Plot, error)
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = math.Pi / 4
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	if lo > 0 && hi/lo > 10 {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
+	logAxis(p, lo, hi)
 	headroom(p, lo, hi)
 	return p, nil
 }

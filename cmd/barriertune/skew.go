@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,7 +64,7 @@ type skewRun struct {
 func measureSkews(cpus []int, cands []measure.Candidate, skews []time.Duration, opts measure.Options) ([]skewRun, error) {
 	runs := make([]skewRun, len(cands))
 	for i, c := range cands {
-		runs[i] = skewRun{Algorithm: c.Algorithm, Policy: c.Policy.String()}
+		runs[i] = skewRun{Algorithm: c.Algorithm, Policy: policyLabel(measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String()})}
 	}
 	for _, d := range skews {
 		o := opts
@@ -145,10 +146,12 @@ func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, er
 	p.Title.Text = fmt.Sprintf("%s on %s, the last arriving late", text.Plural(len(cpus), "thread"), onCPUs(cpus))
 	p.X.Label.Text = "skew: the last thread's delay (ns)"
 	p.Y.Label.Text = "synchronisation time (median ns per episode minus the skew)"
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, r := range runs {
 		pts := make(plotter.XYs, 0, len(r.Results))
 		for k, res := range r.Results {
 			pts = append(pts, plotter.XY{X: float64(skews[k].Nanoseconds()), Y: res.MedianNs})
+			lo, hi = min(lo, res.MedianNs), max(hi, res.MedianNs)
 		}
 		line, dots, err := plotter.NewLinePoints(pts)
 		if err != nil {
@@ -162,6 +165,7 @@ func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, er
 		p.Legend.Add(r.Algorithm+" ("+r.Policy+")", line, dots)
 	}
 	p.Add(plotter.NewGrid())
+	logAxis(p, lo, hi)
 	p.Legend.Top = true
 	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
 	return p, nil

@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
+
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/results"
 )
 
 func TestParseSkews(t *testing.T) {
@@ -70,5 +74,67 @@ func TestBenchSkewPlot(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the plot lacks %q", want)
 		}
+	}
+}
+
+// TestSkewSaysBlocks: bench --skew labels the blocking baselines' policy
+// "blocks", as plain bench does, in the table and the JSON.
+func TestSkewSaysBlocks(t *testing.T) {
+	cands := []measure.Candidate{{Algorithm: "central", Policy: barriers.Spin}, {Algorithm: "cond", Policy: barriers.Spin}}
+	for _, asJSON := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := runSkew(&b, []int{0}, cands, "1us", measure.Options{Samples: 2, SampleTarget: 20 * time.Microsecond}, asJSON, ""); err != nil {
+			t.Skipf("cannot run on CPU 0: %v", err)
+		}
+		if asJSON {
+			var got struct {
+				Skew []struct {
+					Algorithm, Policy string
+					Results           []struct{ Policy string }
+				}
+			}
+			if err := json.Unmarshal(b.Bytes(), &got); err != nil || len(got.Skew) != 2 {
+				t.Fatalf("%v:\n%s", err, b.String())
+			}
+			for _, r := range got.Skew {
+				if (r.Policy == "blocks") != (r.Algorithm == "cond") || (r.Results[0].Policy == "blocks") != (r.Algorithm == "cond") {
+					t.Errorf("json: %s's policy %q (results: %q)", r.Algorithm, r.Policy, r.Results[0].Policy)
+				}
+			}
+			continue
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.Contains(l, "cond") && !strings.Contains(l, "blocks") {
+				t.Errorf("cond's line %q does not say blocks", l)
+			}
+		}
+	}
+}
+
+// TestSkewPlotLogAxis: a y range wider than a factor of ten is drawn on a
+// log axis, so that the spinning lines are not flattened at the bottom.
+func TestSkewPlotLogAxis(t *testing.T) {
+	skews := []time.Duration{0, time.Microsecond, 10 * time.Microsecond}
+	run := func(alg, policy string, ns ...float64) skewRun {
+		r := skewRun{Algorithm: alg, Policy: policy}
+		for _, v := range ns {
+			r.Results = append(r.Results, measure.Result{Summary: results.Summary{MedianNs: v}})
+		}
+		return r
+	}
+	wide := []skewRun{run("central", "spin", 170, 180, 200), run("cond", "blocks", 21000, 24000, 22000)}
+	p, err := skewPlot([]int{0, 1}, skews, wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+		t.Errorf("y 170..24000 ns: scale %T, want a log scale", p.Y.Scale)
+	}
+	narrow := []skewRun{run("central", "spin", 170, 180, 200), run("mcs", "spin", 190, 300, 400)}
+	if p, err = skewPlot([]int{0, 1}, skews, narrow); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); ok {
+		t.Errorf("y 170..400 ns on a log scale")
 	}
 }
