@@ -41,7 +41,7 @@ cannot be used, or when a per-user file hides the system-wide one).
 What was not measured is absent, never a zero: kv and env leave out
 median_ns (and measured_threads when the choice is a fallback) and give
 the rule (measured, nearest, oversubscribed); omp-env's comments say "not
-measured" and why; the C header's median_ns is 0.0 and its rule field says
+measured" and why; the C header's median_ns is NAN and its rule field says
 so. barriertune_lookup(n) in the header returns, for every n, the choice
 show --threads n makes.
 
@@ -108,6 +108,7 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, o.global, rs)
+	o.global.verbosef(stderr, "results file: %s", rs.summary()) // kv has no comment to name it in
 	if err := export.Write(w, rs.file, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -196,3 +196,36 @@ func TestHybridNamesWhole(t *testing.T) {
 		t.Errorf("show: exit %d, %s cut or not spelled out:\n%s%s", code, long, out, errOut)
 	}
 }
+
+// TestExportsNeverClaimZero: no export prints a time of 0 for a choice
+// that was not measured (the C header's median_ns is NAN there), and
+// every format names its results file with -v, kv (which has no comment
+// syntax) on stderr.
+func TestExportsNeverClaimZero(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	code, out, errOut := execLine("export", "--format", "c-header", exportTestdata)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "\t{") {
+			continue
+		}
+		rows++
+		measured := strings.Contains(l, `"measured"`)
+		if strings.HasSuffix(l, " 0.0},") || measured == strings.HasSuffix(l, " NAN},") {
+			t.Errorf("c-header row %q: a time of 0, or NAN where measured", l)
+		}
+	}
+	if rows < 3 || !strings.Contains(out, "NAN") {
+		t.Errorf("%d rows, none unmeasured:\n%s", rows, out)
+	}
+	for _, format := range []string{"kv", "env", "omp-env", "c-header"} {
+		code, out, errOut := execLine("export", "--format", format, "-v", exportTestdata)
+		if code != 0 || !strings.Contains(out+errOut, "results file: "+exportTestdata) {
+			t.Errorf("export --format %s -v: exit %d, names no results file:\n%s\n%s", format, code, out, errOut)
+		}
+	}
+}

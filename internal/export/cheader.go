@@ -97,7 +97,7 @@ func cHeader(b *strings.Builder, f *results.File, rows []headerEntry, order []in
  * rule says how it was chosen ("measured": this count's measurement;
  * "nearest": the nearest measured count's algorithm, packed on the allowed
  * CPUs; "oversubscribed": more threads than allowed CPUs, round-robin), and
- * median_ns is 0.0 unless it was measured. Thread i runs on
+ * median_ns is NAN (isnan) unless it was measured. Thread i runs on
  * cpus[i %% ncpus]. NULL when n < 1, the table is empty, or (an export for
  * one --threads count) n is not that count. C99, no dependencies.
  */
@@ -105,6 +105,7 @@ func cHeader(b *strings.Builder, f *results.File, rows []headerEntry, order []in
 #define BARRIERTUNE_CHOICES_H
 
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 
 struct barriertune_choice {
@@ -118,7 +119,7 @@ struct barriertune_choice {
 	int pinned;            /* 1: thread i is pinned on cpus[i %% ncpus]; 0: unpinned (round-robin) */
 	int ncpus;             /* entries in cpus */
 	const int *cpus;       /* CPUs in rank order; thread i runs on cpus[i %% ncpus] */
-	double median_ns;      /* measured median ns per episode; 0.0: not measured */
+	double median_ns;      /* measured median ns per episode; NAN: not measured */
 };
 
 `)
@@ -162,7 +163,11 @@ struct barriertune_choice {
 		if r.hi > 0 {
 			hi = strconv.Itoa(r.hi)
 		}
-		fmt.Fprintf(b, "\t{%d, %s, %d, %s, %s, %d, %s, %d, %d, %s, %s},\n", r.lo, hi, s.From, cQuote(s.Rule), cQuote(s.Algorithm), fanIn(c), cQuote(s.Policy), pinned, n, cpus, cDouble(s.MedianNs))
+		median := "NAN" // not measured: no time, never a 0
+		if s.MedianNs > 0 {
+			median = cDouble(s.MedianNs)
+		}
+		fmt.Fprintf(b, "\t{%d, %s, %d, %s, %s, %d, %s, %d, %d, %s, %s},\n", r.lo, hi, s.From, cQuote(s.Rule), cQuote(s.Algorithm), fanIn(c), cQuote(s.Policy), pinned, n, cpus, median)
 	}
 	fmt.Fprintf(b, `};
 

@@ -63,7 +63,8 @@ func TestCHeaderCompilesAndLooksUp(t *testing.T) {
 		flags := []string{"-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", dir}
 		// Including the header without using it must not warn either.
 		compile(t, "cc", dir, "#include \"barriertune.h\"\nint main(void) { return 0; }\n", flags...)
-		bin := compile(t, "cc", dir, `#include <stdio.h>
+		bin := compile(t, "cc", dir, `#include <math.h>
+#include <stdio.h>
 #include "barriertune.h"
 int main(void)
 {
@@ -74,7 +75,11 @@ int main(void)
 			printf("%d none\n", n);
 			continue;
 		}
-		printf("%d %d %s %s %d %s %d %.1f", n, c->measured_threads, c->rule, c->algorithm, c->fan_in, c->policy, c->pinned, c->median_ns);
+		printf("%d %d %s %s %d %s %d", n, c->measured_threads, c->rule, c->algorithm, c->fan_in, c->policy, c->pinned);
+		if (isnan(c->median_ns))
+			printf(" none");
+		else
+			printf(" %.1f", c->median_ns);
 		for (i = 0; i < n; i++)
 			printf("%s%d", i ? "," : " ", c->cpus[i % c->ncpus]);
 		printf("\n");
@@ -99,13 +104,16 @@ int main(void)
 			}
 			c := &results.Choice{Spec: results.Spec{Algorithm: s.Algorithm, FanIn: s.FanIn}}
 			line := strings.Join([]string{strconv.Itoa(n), strconv.Itoa(s.From), s.Rule, s.Algorithm, strconv.Itoa(fanIn(c)), s.Policy, pinned,
-				strconv.FormatFloat(s.MedianNs, 'f', 1, 64), joinInts(s.CPUs)}, " ")
+				"none", joinInts(s.CPUs)}, " ")
+			if s.MedianNs > 0 {
+				line = strings.Replace(line, " none ", " "+strconv.FormatFloat(s.MedianNs, 'f', 1, 64)+" ", 1)
+			}
 			want.WriteString(line + "\n")
 		}
 		if string(out) != want.String() {
 			t.Errorf("inside %s: C lookup printed:\n%s\nwant (Select):\n%s", allowed, out, want.String())
 		}
-		if !strings.Contains(string(out), "\n9 16 oversubscribed cond 0 auto 0 0.0 ") {
+		if !strings.Contains(string(out), "\n9 16 oversubscribed cond 0 auto 0 none ") {
 			t.Errorf("inside %s: no oversubscribed row:\n%s", allowed, out)
 		}
 	}
