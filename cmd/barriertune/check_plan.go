@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -84,39 +81,30 @@ func (o *planOptions) validate(fs *pflag.FlagSet) error {
 // run plans or simulates with the check's configuration cfg (validated by
 // checkOptions.config, the same as a live check's).
 func (o *planOptions) run(cmd *cobra.Command, opts *checkOptions, cfg check.Config) error {
-	topo, costs, calib, name, err := o.topology(&opts.src)
+	pm, err := o.machine(&opts.src)
 	if err != nil {
 		return err
 	}
-	cfg.Topology, cfg.Costs, cfg.Calibration = topo, costs, calib
+	cfg.Topology, cfg.Costs, cfg.Calibration = pm.Topology, pm.Costs, pm.Calibration
 	cfg.Model, cfg.Keep, cfg.Exhaustive = model.Kind(o.modelKind), o.keep, o.exhaustive
 	cfg.Verbose = opts.global != nil && opts.global.verbose
 	if opts.resume != "" {
-		prev, err := results.Read(opts.resume)
-		if err != nil {
+		if cfg.Resume, err = results.Read(opts.resume); err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}
-		cfg.Resume = prev
 	}
 	start := time.Now()
-	w := cmd.OutOrStdout()
-	prm := model.DefaultParams()
-	if calib != nil {
-		prm = check.ParamsFrom(calib)
-	}
 	if o.simulate {
-		topo.Source = name
-		m, err := check.NewModelMeasurer(topo, costs, cfg.Model, prm, o.noise, 1)
-		if err != nil {
+		if cfg.Measurer, err = pm.Measurer(cfg.Model, o.noise); err != nil {
 			return err
 		}
-		cfg.Measurer = m
 		return o.runSimulate(cmd, opts, cfg, start)
 	}
 	p, err := check.DryRun(cfg)
 	if err != nil {
 		return err
 	}
+	w := cmd.OutOrStdout()
 	if opts.json {
 		return writeJSON(w, p)
 	}
@@ -125,32 +113,28 @@ func (o *planOptions) run(cmd *cobra.Command, opts *checkOptions, cfg check.Conf
 	return nil
 }
 
-// topology loads the tree, the costs and the calibration
+// machine loads the tree, the costs and the calibration
 // (check.PlanSource.Load) with the flags' names in its errors.
-func (o *planOptions) topology(src *sourceFlags) (*hwtree.Topology, model.Costs, *results.Calibration, string, error) {
+func (o *planOptions) machine(src *sourceFlags) (check.PlanMachine, error) {
 	ps := check.PlanSource{FromResults: o.fromResults, LatencyFile: o.latencyFile, Name: sourceName(src)}
 	if !src.live() {
 		topo, err := src.load()
 		if err != nil {
-			return nil, nil, nil, "", err
+			return check.PlanMachine{}, err
 		}
 		ps.Topology = topo
-	}
-	if o.latencyFile != "" {
-		if _, err := latency.ReadFile(o.latencyFile); err != nil {
-			return nil, nil, nil, "", latencyFormatError("--latency", o.latencyFile, err)
-		}
 	}
 	pm, err := ps.Load(src.load)
 	switch {
 	case err != nil && o.fromResults != "":
-		return nil, nil, nil, "", fmt.Errorf("--from-results: %w", err)
+		return pm, fmt.Errorf("--from-results: %w", err)
 	case err != nil && o.latencyFile != "":
-		return nil, nil, nil, "", fmt.Errorf("--latency %w", err)
-	case err != nil:
-		return nil, nil, nil, "", err
+		if fe := latencyFormatError("--latency", o.latencyFile, err); fe != err {
+			return pm, fe
+		}
+		return pm, fmt.Errorf("--latency %w", err)
 	}
-	return pm.Topology, pm.Costs, pm.Calibration, pm.Name, nil
+	return pm, err
 }
 
 // runSimulate writes the simulated results file. It needs -o: a simulated
@@ -174,7 +158,7 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 		return err
 	}
 	calib := cfg.Calibration
-	overFitted := calib != nil && strings.Contains(calib.FittedOn, "oversubscribed_stage_ns")
+	overFitted := check.SchedulerFitted(calib)
 	pus := len(cfg.Topology.PUs())
 	var names []string
 	for _, t := range f.Threads {

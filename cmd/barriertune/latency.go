@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -287,25 +288,15 @@ func writeMatrix(w io.Writer, m *latency.Matrix) {
 	}
 }
 
-// latencyCSVFormat is the matrix format --from reads, in one line.
-const latencyCSVFormat = "plain CSV without a header, N rows for N CPUs, row i holding the one-way ns to CPUs 0..i-1 " +
-	"and the diagonal and upper triangle empty (docs/model.md, Latency matrix files), or latency --json output"
-
-// latencyFormatError says that a readable regular file is not a latency
-// matrix and what is accepted; errors of the file itself (missing, not a
-// regular file, too large) stay as they are.
+// latencyFormatError says that a file read is not a latency matrix and
+// what is accepted; errors of the file itself (missing, not a regular
+// file, too large) stay as they are.
 func latencyFormatError(flag, path string, err error) error {
-	fi, serr := os.Stat(path)
-	if serr != nil || !fi.Mode().IsRegular() || fi.Size() > latency.MaxFileSize {
+	var fe *latency.FormatError
+	if !errors.As(err, &fe) {
 		return err
 	}
-	f, oerr := os.Open(path)
-	if oerr != nil {
-		return err
-	}
-	f.Close()
-	detail := strings.TrimPrefix(err.Error(), path+": ")
-	return fmt.Errorf("%s is not a latency matrix (want %s): %s", strings.TrimSpace(flag+" "+path), latencyCSVFormat, detail)
+	return fmt.Errorf("%s is not a latency matrix (want %s): %s", strings.TrimSpace(flag+" "+path), latency.Format, fe.Err)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {

@@ -11,7 +11,6 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 
 	"github.com/barriertune/barriertune/internal/measure"
-	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -104,8 +103,8 @@ func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed,
 		}
 	}
 	composer := newHybridComposer(cfg.Topology, floors, latency)
-	if c, ok := m.(interface{ Costs() model.Costs }); ok {
-		composer.costs = c.Costs()
+	if c := m.Costs(); c != nil {
+		composer.costs = c
 	}
 	for ui := range p.units {
 		s.seed(ui, &p.units[ui], prev)

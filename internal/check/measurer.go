@@ -9,6 +9,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/wake"
 	"github.com/barriertune/barriertune/results"
@@ -51,6 +52,9 @@ type Measurer interface {
 	Expired(deadline time.Time) bool
 	// CanPingPong reports whether floors can be measured.
 	CanPingPong() bool
+	// Costs are the latencies of the measurer's machine when it knows
+	// them before measuring (a simulated one's), else nil.
+	Costs() model.Costs
 }
 
 // Hardware is the live Measurer: pinned threads on this machine
@@ -117,6 +121,10 @@ func (Hardware) Expired(time.Time) bool { return false }
 
 // CanPingPong needs two Ps: a ping-pong on one never overlaps.
 func (Hardware) CanPingPong() bool { return runtime.GOMAXPROCS(0) >= 2 }
+
+// Costs is nil: the live machine's latencies are measured as the check
+// goes.
+func (Hardware) Costs() model.Costs { return nil }
 
 // acceptPlanned refuses a tree too large to plan or simulate.
 func acceptPlanned(topo *hwtree.Topology) error {

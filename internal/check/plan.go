@@ -353,8 +353,10 @@ func planCosts(cfg Config) model.Costs {
 	if cfg.Costs != nil {
 		return cfg.Costs
 	}
-	if c, ok := cfg.Measurer.(interface{ Costs() model.Costs }); ok {
-		return c.Costs()
+	if cfg.Measurer != nil {
+		if c := cfg.Measurer.Costs(); c != nil {
+			return c
+		}
 	}
 	var floors []results.Floor
 	var lat []results.LevelLatency

@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"
@@ -80,4 +82,34 @@ func (s PlanSource) Load(live func() (*hwtree.Topology, error)) (PlanMachine, er
 	}
 	out.Topology = s.Topology
 	return out, nil
+}
+
+// Params are the model's constants for m: its calibration's, else the
+// defaults.
+func (m PlanMachine) Params() model.Params {
+	if m.Calibration != nil {
+		return ParamsFrom(m.Calibration)
+	}
+	return model.DefaultParams()
+}
+
+// Measurer is the measurer of a check simulated on m (check --simulate):
+// the cost model kind with m's constants, each sample with the relative
+// noise given. The tree's source becomes m's name, which the simulated
+// file records.
+func (m PlanMachine) Measurer(kind model.Kind, noise float64) (*ModelMeasurer, error) {
+	m.Topology.Source = m.Name
+	return NewModelMeasurer(m.Topology, m.Costs, kind, m.Params(), noise, 1)
+}
+
+// SchedulerFitted reports whether c's constants for threads outnumbering
+// the CPUs (the Go scheduler's cost) were fitted to the machine rather
+// than left at the defaults: calibrationOf names the fitted constants in
+// FittedOn.
+func SchedulerFitted(c *results.Calibration) bool {
+	if c == nil {
+		return false
+	}
+	fitted, _, ok := strings.Cut(c.FittedOn, " fitted to ")
+	return ok && slices.Contains(strings.Split(fitted, ", "), model.OversubscribedStageName)
 }

@@ -74,6 +74,11 @@ const (
 	maxGridPoints = 24
 )
 
+// OversubscribedStageName is the JSON name of Params.OversubscribedStageNs,
+// the constant that prices the Go scheduler when threads outnumber the
+// CPUs: a calibration that fitted it fitted that regime.
+const OversubscribedStageName = "oversubscribed_stage_ns"
+
 // knob is one constant Fit may move: where it lives, its bounds, the
 // resolution it is rounded to, and whether it is searched on a log scale.
 type knob struct {
@@ -93,7 +98,7 @@ func knobs(lo, hi Params) []knob {
 		{name: "goroutine_ns", at: func(q *Params) *float64 { return &q.GoroutineNs }, res: 1},
 		{name: "futex_wake_ns", at: func(q *Params) *float64 { return &q.FutexWakeNs }, res: 1, log: true},
 		{name: "channel_wake_ns", at: func(q *Params) *float64 { return &q.ChannelWakeNs }, res: 1, log: true},
-		{name: "oversubscribed_stage_ns", at: func(q *Params) *float64 { return &q.OversubscribedStageNs }, res: 1},
+		{name: OversubscribedStageName, at: func(q *Params) *float64 { return &q.OversubscribedStageNs }, res: 1},
 		{name: "oversubscribed_signal_ns", at: func(q *Params) *float64 { return &q.OversubscribedSignalNs }, res: 0.1},
 		{name: "oversubscribed_goroutine_ns", at: func(q *Params) *float64 { return &q.OversubscribedGoroutineNs }, res: 1},
 		{name: "oversubscribed_park_ns", at: func(q *Params) *float64 { return &q.OversubscribedParkNs }, res: 1},
