@@ -149,28 +149,6 @@ const (
 	maxSampleTime = 10 * time.Second
 )
 
-// algorithmNames resolves --algorithm: every name known, none twice.
-func algorithmNames(flag string, given []string) ([]string, error) {
-	if len(given) == 1 && strings.TrimSpace(given[0]) == "all" {
-		return catalog.Names(), nil
-	}
-	var names []string
-	for _, a := range given {
-		a = strings.TrimSpace(a)
-		if _, err := barriers.Lookup(a); err != nil {
-			return nil, usageErrorf("%s: %v (or all)", flag, err)
-		}
-		if slices.Contains(names, a) {
-			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, elided(strings.Join(given, ",")), elided(a))
-		}
-		names = append(names, a)
-	}
-	if len(names) == 0 {
-		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(catalog.Names(), ","))
-	}
-	return names, nil
-}
-
 // runBench times the algorithms, or the ping-pong floor.
 func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) error {
 	if err := opts.validate(); err != nil {
@@ -184,7 +162,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	defer stop()
 	mopts := measure.Options{Samples: opts.samples, SampleTarget: opts.sampleTime, Context: ctx, Instances: opts.instances}
 	if opts.pingpong {
-		return runPingPong(ctx, cpus, opts, mopts, w, stderr)
+		return benchPingPong(ctx, cpus, opts, mopts, w, stderr)
 	}
 	policy := barriers.AutoPolicy
 	if opts.policySet {
@@ -210,7 +188,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 		cands = append(cands, measure.Candidate{Algorithm: n, Policy: policy})
 	}
 	if opts.skew != "" {
-		err := runSkew(w, cpus, cands, opts.skew, mopts, opts.json, opts.plot)
+		err := benchSkews(w, cpus, cands, opts.skew, mopts, opts.json, opts.plot)
 		if err == nil && opts.plot != "" && !opts.global.quiet {
 			fmt.Fprintf(stderr, "plot written to %s\n", opts.plot)
 		}
@@ -285,8 +263,8 @@ func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
 	return cpus, nil
 }
 
-// runPingPong measures the one-way latency between two CPUs.
-func runPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
+// benchPingPong measures the one-way latency between two CPUs.
+func benchPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts measure.Options, w, stderr io.Writer) error {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		return err

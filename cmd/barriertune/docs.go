@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,8 @@ import (
 
 // docsOptions are the flags of the hidden `barriertune docs` command.
 type docsOptions struct {
-	dir string
+	dir  string
+	root *cobra.Command // the command tree documented
 }
 
 func newDocsCmd() *cobra.Command {
@@ -32,7 +34,8 @@ func newDocsCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDocs(cmd.Context(), opts, cmd.Root())
+			opts.root = cmd.Root()
+			return runDocs(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&opts.dir, "dir", "docs", "the docs `DIR` to write into")
@@ -40,7 +43,8 @@ func newDocsCmd() *cobra.Command {
 }
 
 // runDocs writes the generated documentation into opts.dir.
-func runDocs(_ context.Context, opts *docsOptions, root *cobra.Command) error {
+func runDocs(_ context.Context, opts *docsOptions, _, _ io.Writer) error {
+	root := opts.root
 	files, err := generateDocs(root)
 	if err != nil {
 		return err

@@ -97,7 +97,7 @@ matrix.`,
 					line.update(fmt.Sprintf("%d/%s measured", done, text.Plural(total, "pair")), float64(done)/float64(total))
 				}
 			}
-			return runLatency(ctx, cmd.OutOrStdout(), o)
+			return runLatency(ctx, &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -194,7 +194,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	return m, topo, nil
 }
 
-func runLatency(ctx context.Context, w io.Writer, o latencyOptions) error {
+func runLatency(ctx context.Context, o *latencyOptions, w, stderr io.Writer) error {
 	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, measuring: o.measuring})
 	if err != nil {
 		return err

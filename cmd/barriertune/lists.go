@@ -8,6 +8,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -108,3 +109,26 @@ func onCPUs(cpus []int) string {
 // elided shortens a value an error quotes to text.MaxValue bytes, so that
 // an error line never echoes a huge argument whole.
 func elided(s string) string { return text.Elide(s, text.MaxValue) }
+
+// algorithmNames resolves an --algorithm(s) list: every name known, none
+// twice, or all.
+func algorithmNames(flag string, given []string) ([]string, error) {
+	if len(given) == 1 && strings.TrimSpace(given[0]) == "all" {
+		return catalog.Names(), nil
+	}
+	var names []string
+	for _, a := range given {
+		a = strings.TrimSpace(a)
+		if _, err := barriers.Lookup(a); err != nil {
+			return nil, usageErrorf("%s: %v (or all)", flag, err)
+		}
+		if slices.Contains(names, a) {
+			return nil, usageErrorf("%s %q: algorithm %q is given twice (want each once)", flag, elided(strings.Join(given, ",")), elided(a))
+		}
+		names = append(names, a)
+	}
+	if len(names) == 0 {
+		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(catalog.Names(), ","))
+	}
+	return names, nil
+}

@@ -69,7 +69,7 @@ were from the measurements they were fitted to.`,
 			if cmd.Flags().Changed("threads") && o.threads < 1 {
 				return usageErrorf("--threads %d: accepted 1 to %d (leave it out for a table over every count)", o.threads, barriers.MaxParticipants)
 			}
-			return runModel(ctx, cmd.OutOrStdout(), o)
+			return runModel(ctx, &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -90,7 +90,7 @@ were from the measurements they were fitted to.`,
 	return cmd
 }
 
-func runModel(ctx context.Context, w io.Writer, o modelOptions) error {
+func runModel(ctx context.Context, o *modelOptions, w, stderr io.Writer) error {
 	if (o.latencyFile == "") == !o.measured {
 		return usageErrorf("give exactly one of --latency FILE and --measured")
 	}

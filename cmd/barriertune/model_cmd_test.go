@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func writeCSV(t *testing.T) string {
 
 func TestLatencyFromJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := runLatency(context.Background(), &out, latencyOptions{from: writeCSV(t), measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}, asJSON: true}); err != nil {
+	if err := runLatency(context.Background(), &latencyOptions{from: writeCSV(t), measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}, asJSON: true}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -56,7 +57,7 @@ func TestLatencyFromJSON(t *testing.T) {
 func TestModelFromJSON(t *testing.T) {
 	var out bytes.Buffer
 	o := modelOptions{latencyFile: writeCSV(t), threads: 4, kind: "critical-path", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}, asJSON: true}
-	if err := runModel(context.Background(), &out, o); err != nil {
+	if err := runModel(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got model.Row
@@ -99,12 +100,12 @@ func TestModelFromJSON(t *testing.T) {
 		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 0, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}},
 		{latencyFile: o.latencyFile, kind: "default", algorithm: "all", threads: 2, fanIn: 4, measuring: measuring{samples: -1, perLevel: 6, maxPairs: 256}},
 	} {
-		if err := runModel(context.Background(), &out, bad); err == nil {
+		if err := runModel(context.Background(), &bad, &out, io.Discard); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
 	out.Reset()
-	if err := runModel(context.Background(), &out, modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}); err != nil {
+	if err := runModel(context.Background(), &modelOptions{latencyFile: o.latencyFile, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	// The table: a header naming every algorithm and the hybrid, then one
@@ -130,7 +131,7 @@ func TestModelFromJSON(t *testing.T) {
 	// --algorithm hybrid alone, as JSON with its composition.
 	out.Reset()
 	o.algorithm = "hybrid"
-	if err := runModel(context.Background(), &out, o); err != nil {
+	if err := runModel(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	got = model.Row{}
@@ -166,7 +167,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	calls := 0
 	o := latencyOptions{measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}, asJSON: true}
 	var out bytes.Buffer
-	if err := runLatency(context.Background(), &out, o); err != nil {
+	if err := runLatency(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var got latencyJSON
@@ -189,7 +190,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	}
 	out.Reset()
 	o.asJSON = false
-	if err := runLatency(context.Background(), &out, o); err != nil {
+	if err := runLatency(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{fmt.Sprintf("128 CPUs, %d of 8128 pairs measured", calls/2), "Package (merged)", "L3Cache groups under one Package behave as one", "spread"} {
@@ -203,7 +204,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	calls = 0
 	mo := modelOptions{measured: true, threads: 64, kind: "critical-path", algorithm: "all", fanIn: 4, asJSON: true,
 		measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, src: sourceFlags{synthetic: syn}, pingPong: fakeTreeLatency(t, topo, ns, &calls)}}
-	if err := runModel(context.Background(), &out, mo); err != nil {
+	if err := runModel(context.Background(), &mo, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var mj model.Row
@@ -220,7 +221,7 @@ func TestLatencyPairFlags(t *testing.T) {
 		{measuring: measuring{samples: 21, perLevel: 6, maxPairs: 0}},
 		{measuring: measuring{samples: 21, perLevel: 6, maxPairs: maxLatencyPairs + 1}},
 	} {
-		err := runLatency(context.Background(), &bytes.Buffer{}, o)
+		err := runLatency(context.Background(), &o, &bytes.Buffer{}, io.Discard)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "pairs") {
 			t.Errorf("%+v: %v, want a usage error", o, err)
@@ -290,7 +291,7 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 		o := latencyOptions{from: filepath.Join(dir, tc.file), asJSON: true,
 			measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{topology: sharedTreeJSON(t, tc.l3s)}}}
 		var out bytes.Buffer
-		if err := runLatency(context.Background(), &out, o); err != nil {
+		if err := runLatency(context.Background(), &o, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		var got latencyJSON
@@ -307,7 +308,7 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 	}
 	// A tree with CPUs the matrix lacks is refused.
 	o := latencyOptions{from: writeCSV(t), measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256, src: sourceFlags{synthetic: "pack:2 core:4"}}}
-	if err := runLatency(context.Background(), &bytes.Buffer{}, o); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
+	if err := runLatency(context.Background(), &o, &bytes.Buffer{}, io.Discard); err == nil || !strings.Contains(err.Error(), "covers CPUs 0..3") {
 		t.Errorf("tree larger than the matrix: %v", err)
 	}
 }
@@ -357,7 +358,7 @@ func TestCPUList(t *testing.T) {
 func TestModelManyThreadsShortLines(t *testing.T) {
 	var out bytes.Buffer
 	o := modelOptions{latencyFile: writeCSV(t), threads: 1000, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}
-	if err := runModel(context.Background(), &out, o); err != nil {
+	if err := runModel(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -401,11 +402,11 @@ func TestModelFromResultsConstants(t *testing.T) {
 	csv := writeCSV(t)
 	var def, fitted bytes.Buffer
 	base := modelOptions{latencyFile: csv, kind: "default", algorithm: "dissemination", threads: 2, fanIn: 4, measuring: measuring{samples: 21, perLevel: 6, maxPairs: 256}}
-	if err := runModel(context.Background(), &def, base); err != nil {
+	if err := runModel(context.Background(), &base, &def, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	base.fromResults = file
-	if err := runModel(context.Background(), &fitted, base); err != nil {
+	if err := runModel(context.Background(), &base, &fitted, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(strings.Fields(fitted.String()), " "), "fitted.json's calibration, signal_overhead_ns fitted to 2 measurements of a test: predicted/measured 0.90-1.20 (rms log ratio 0.100)") {
@@ -428,7 +429,7 @@ func TestModelFromResultsConstants(t *testing.T) {
 		t.Errorf("dissemination predicted %.1f ns with the file's constants, %.1f with the defaults: the 500 ns overhead did not apply", g, d)
 	}
 	base.fromResults = filepath.Join(dir, "missing.json")
-	if err := runModel(context.Background(), &fitted, base); err == nil || !strings.Contains(err.Error(), "--from-results") {
+	if err := runModel(context.Background(), &base, &fitted, io.Discard); err == nil || !strings.Contains(err.Error(), "--from-results") {
 		t.Errorf("missing file: %v", err)
 	}
 	out, err := run(t, "check", "--simulate", "--from-results", file, "--threads", "2", "-o", filepath.Join(dir, "replay.json"))
@@ -466,7 +467,7 @@ func TestModelMeasuredUsesThisMachinesFit(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		o := modelOptions{measured: true, threads: 2, kind: "default", algorithm: "all", fanIn: 4, measuring: measuring{samples: 3, perLevel: 4, maxPairs: 12, pingPong: fake}, fromResults: c.from}
-		if err := runModel(context.Background(), &out, o); err != nil {
+		if err := runModel(context.Background(), &o, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(got, c.want) {

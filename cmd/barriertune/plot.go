@@ -57,7 +57,7 @@ extension of -o: .svg or .png.`,
 			if len(args) == 1 {
 				o.path = args[0]
 			}
-			return runPlot(cmd.Context(), o, cmd.ErrOrStderr())
+			return runPlot(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&o.out, "output", "o", "barriertune.svg", "output file: .svg or .png")
@@ -67,7 +67,7 @@ extension of -o: .svg or .png.`,
 }
 
 // runPlot reads the results file and writes the plot.
-func runPlot(_ context.Context, o *plotOptions, stderr io.Writer) error {
+func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 	if err := plotFormat(o.out); err != nil {
 		return usageError(err)
 	}

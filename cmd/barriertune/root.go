@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -267,14 +268,14 @@ func newVersionCmd() *cobra.Command {
 		Long:  "Print barriertune's module version, the VCS revision it was built from, the Go version and the platform (the same as barriertune --version).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runVersion(opts, cmd.OutOrStdout())
+			return runVersion(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print as JSON")
 	return cmd
 }
 
-func runVersion(opts *versionOptions, out io.Writer) error {
+func runVersion(_ context.Context, opts *versionOptions, out, _ io.Writer) error {
 	if opts.json {
 		return writeJSON(out, readBuildVersion())
 	}

@@ -55,7 +55,7 @@ them, with 2^n and the paper method's totals for comparison.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.threadsSet = cmd.Flags().Changed("threads")
-			return runSets(cmd.Context(), opts, cmd.OutOrStdout())
+			return runSets(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	opts.src.register(cmd.Flags())
@@ -70,7 +70,7 @@ them, with 2^n and the paper method's totals for comparison.`,
 }
 
 // runSets lists or counts the configuration sets.
-func runSets(_ context.Context, opts *setsOptions, w io.Writer) error {
+func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 	method, err := configsets.ParseMethod(opts.method)
 	if err != nil {
 		return usageErrorf("--method: %v", err)

@@ -80,9 +80,9 @@ func measureSkews(cpus []int, cands []measure.Candidate, skews []time.Duration, 
 	return runs, nil
 }
 
-// runSkew is bench --skew: it measures and prints the table (or JSON),
+// benchSkews is bench --skew: it measures and prints the table (or JSON),
 // and with plotPath draws synchronisation time against skew there.
-func runSkew(w io.Writer, cpus []int, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool, plotPath string) error {
+func benchSkews(w io.Writer, cpus []int, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool, plotPath string) error {
 	skews, err := parseSkews(skew)
 	if err != nil {
 		return err

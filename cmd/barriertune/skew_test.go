@@ -42,7 +42,7 @@ func TestParseSkews(t *testing.T) {
 func TestSkewOneThread(t *testing.T) {
 	var b bytes.Buffer
 	cands := []measure.Candidate{{Algorithm: "central", Policy: barriers.Spin}, {Algorithm: "dissemination", Policy: barriers.Spin}}
-	err := runSkew(&b, []int{0}, cands, "5us", measure.Options{Samples: 3, SampleTarget: 50 * time.Microsecond}, false, "")
+	err := benchSkews(&b, []int{0}, cands, "5us", measure.Options{Samples: 3, SampleTarget: 50 * time.Microsecond}, false, "")
 	if err != nil {
 		t.Skipf("cannot run on CPU 0: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -82,7 +83,7 @@ options of those names do; --only and --cpuset change the console listing.`,
 				}
 				opts.of = "json"
 			}
-			return runTopo(cmd.OutOrStdout(), opts)
+			return runTopo(cmd.Context(), &opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	opts.src.register(cmd.Flags())
@@ -98,7 +99,7 @@ options of those names do; --only and --cpuset change the console listing.`,
 }
 
 // runTopo validates opts, loads the topology and writes it.
-func runTopo(w io.Writer, opts topoOptions) error {
+func runTopo(_ context.Context, opts *topoOptions, w, _ io.Writer) error {
 	known := false
 	for _, f := range topoFormats {
 		known = known || f == opts.of
