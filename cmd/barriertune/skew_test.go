@@ -83,7 +83,7 @@ func TestSkewSaysBlocks(t *testing.T) {
 	cands := []measure.Candidate{{Algorithm: "central", Policy: barriers.Spin}, {Algorithm: "cond", Policy: barriers.Spin}}
 	for _, asJSON := range []bool{false, true} {
 		var b bytes.Buffer
-		if err := runSkew(&b, []int{0}, cands, "1us", measure.Options{Samples: 2, SampleTarget: 20 * time.Microsecond}, asJSON, ""); err != nil {
+		if err := benchSkews(&b, []int{0}, cands, "1us", measure.Options{Samples: 2, SampleTarget: 20 * time.Microsecond}, asJSON, ""); err != nil {
 			t.Skipf("cannot run on CPU 0: %v", err)
 		}
 		if asJSON {
