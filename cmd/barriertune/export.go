@@ -28,8 +28,8 @@ type exportOptions struct {
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := &exportOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "export --format omp-env|c-header|env|kv [--threads N] [--allowed CPULIST] [FILE]",
-		Short: "Export the winners for OpenMP runtimes, C programs or scripts",
+		Use:   "export --format omp-env|c-header|c-barrier|env|kv [--threads N] [--allowed CPULIST] [FILE]",
+		Short: "Export the winners for OpenMP runtimes, C and C++ programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
 this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
@@ -43,7 +43,11 @@ median_ns (and measured_threads when the choice is a fallback) and give
 the rule (measured, nearest, oversubscribed); omp-env's comments say "not
 measured" and why; the C header's median_ns is NAN and its rule field says
 so. barriertune_lookup(n) in the header returns, for every n, the choice
-show --threads n makes.
+show --threads n makes, as a C program can run it: the C exports never name
+an algorithm that exists only in Go (the goroutine barrier, the sync.Cond
+and channel baselines) or a hybrid; their rows say "substituted" and name
+the stand-in (a blocking central counter for more threads than CPUs, else
+dissemination).
 
   omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
             OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
@@ -54,6 +58,11 @@ show --threads n makes.
             $OMP_NUM_THREADS.
   c-header  a self-contained C99 header: a table by thread count (algorithm,
             fan-in, policy, CPUs, median ns) and barriertune_lookup(n).
+  c-barrier the tuned barrier itself, one header for C11 and C++20 programs
+            (libc and pthreads only): barriertune_barrier_init/wait/destroy
+            and barriertune::barrier (std::barrier's interface), with this
+            machine's choice per thread count; a binary run on another
+            machine uses a safe default (docs/cbarrier.md).
   env       KEY=VALUE shell variables (BARRIERTUNE_ALGORITHM_8=..., or
             unsuffixed with --threads).
   kv        one line per thread count of key=value pairs.
@@ -65,7 +74,8 @@ placement class that fits them, else the nearest measured count's algorithm
 packed on them, round-robin when the threads outnumber them. docs/results.md
 maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
-  barriertune export --format c-header > barriertune.h
+  barriertune export --format c-header > barriertune_choices.h
+  barriertune export --format c-barrier > barriertune.h
   barriertune export --format kv --threads 8 --allowed 0-3 results.json`,
 		Args: oneResultsFile,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -49,6 +49,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
+		s = forThreads(s, size)
 		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.RuleMeasured}}, order, nil
 	}
 	last := size + 1
@@ -63,6 +64,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
+		s = forThreads(s, size)
 		// A measured choice has its own row (its CPUs and time); the
 		// others share the allowed CPUs' order and no time.
 		own := s.Rule == results.RuleMeasured || s.MedianNs > 0
@@ -96,8 +98,11 @@ func cHeader(b *strings.Builder, f *results.File, rows []headerEntry, order []in
  * docs/results.md): each row serves the counts threads_min..threads_max;
  * rule says how it was chosen ("measured": this count's measurement;
  * "nearest": the nearest measured count's algorithm, packed on the allowed
- * CPUs; "oversubscribed": more threads than allowed CPUs, round-robin), and
- * median_ns is NAN (isnan) unless it was measured. Thread i runs on
+ * CPUs; "oversubscribed": more threads than allowed CPUs, round-robin;
+ * "substituted": the choice runs only in Go, so what a C program runs
+ * instead, as `+"`export --format c-barrier`"+` does), and median_ns is NAN
+ * (isnan) unless it was measured. Every algorithm named is one a C program
+ * can run. Thread i runs on
  * cpus[i %% ncpus]. NULL when n < 1, the table is empty, or (an export for
  * one --threads count) n is not that count. C99, no dependencies.
  */
@@ -112,7 +117,7 @@ struct barriertune_choice {
 	int threads_min;       /* the first thread count this row serves */
 	int threads_max;       /* the last (INT_MAX: and every larger count) */
 	int measured_threads;  /* the measured count the choice comes from; 0: none (a fallback) */
-	const char *rule;      /* "measured", "nearest" or "oversubscribed" */
+	const char *rule;      /* "measured", "nearest", "oversubscribed" or "substituted" */
 	const char *algorithm; /* barriertune's algorithm name */
 	int fan_in;            /* tree fan-in; 0 where the algorithm takes none */
 	const char *policy;    /* waiting policy the check measured with: auto, spin, yield or park */

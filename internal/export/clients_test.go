@@ -98,6 +98,7 @@ int main(void)
 			if err != nil {
 				t.Fatal(err)
 			}
+			s = forThreads(s, allowed.Len()) // what a C program can run
 			pinned := "1"
 			if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 				pinned = "0"
@@ -113,7 +114,7 @@ int main(void)
 		if string(out) != want.String() {
 			t.Errorf("inside %s: C lookup printed:\n%s\nwant (Select):\n%s", allowed, out, want.String())
 		}
-		if !strings.Contains(string(out), "\n9 16 oversubscribed cond 0 auto 0 none ") {
+		if !strings.Contains(string(out), "\n9 16 substituted central 0 auto 0 none ") {
 			t.Errorf("inside %s: no oversubscribed row:\n%s", allowed, out)
 		}
 	}

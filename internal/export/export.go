@@ -28,7 +28,7 @@ import (
 )
 
 // Formats are the accepted format names.
-func Formats() []string { return []string{"omp-env", "c-header", "env", "kv"} }
+func Formats() []string { return []string{"omp-env", "c-header", "c-barrier", "env", "kv"} }
 
 // Options select what to export.
 type Options struct {
@@ -110,6 +110,21 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 			}
 		}
 		cHeader(&b, f, rows, order)
+	case "c-barrier":
+		var rows []headerEntry
+		var order []int
+		ncpus := 0
+		if len(es) > 0 {
+			sel, err := f.Selector()
+			if err != nil {
+				return err
+			}
+			ncpus = sel.CPUs().Len()
+			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads); err != nil {
+				return err
+			}
+		}
+		cBarrier(&b, f, rows, order, ncpus)
 	case "env":
 		fmt.Fprintf(&b, "# barriertune choices %s\n", source(f))
 		shellEnv(&b, es, opts.Threads > 0)
@@ -122,7 +137,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 		switch format {
 		case "omp-env", "env":
 			out = "# " + oneLine("results file: "+opts.Source) + "\n" + out
-		case "c-header":
+		case "c-header", "c-barrier":
 			out = "/* " + strings.ReplaceAll(oneLine("results file: "+opts.Source), "*/", "* /") + " */\n" + out
 		}
 	}

@@ -1,0 +1,145 @@
+package export
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/results"
+)
+
+// cBarrierTemplate is the C11 / C++20 barrier header; the c-barrier export
+// writes it with the machine's table where its marker line is.
+//
+//go:embed cbarrier.h
+var cBarrierTemplate string
+
+// tableMarker is the template's line the table replaces.
+const tableMarker = "/* @@BARRIERTUNE_TABLE@@ */"
+
+// cAlgorithm is one algorithm the header carries: its C identifier
+// (BARRIERTUNE_ALG_<Ident>) and catalog name.
+type cAlgorithm struct{ Ident, Name string }
+
+var cAlgorithmLine = regexp.MustCompile(`(?m)^\s*X\(([A-Z_]+), "([a-z-]+)"\)`)
+
+// cAlgorithms returns the algorithms the header carries, read from its
+// BARRIERTUNE_ALGORITHMS list: what a C or C++ program can run.
+func cAlgorithms() []cAlgorithm {
+	var out []cAlgorithm
+	for _, m := range cAlgorithmLine.FindAllStringSubmatch(cBarrierTemplate, -1) {
+		out = append(out, cAlgorithm{Ident: m[1], Name: m[2]})
+	}
+	return out
+}
+
+// cIdent returns the C identifier of an algorithm the header carries, or
+// "" for one it does not.
+func cIdent(name string) string {
+	for _, a := range cAlgorithms() {
+		if a.Name == name {
+			return a.Ident
+		}
+	}
+	return ""
+}
+
+// CRunnable reports whether a C or C++ program can run the algorithm
+// called name: whether the c-barrier header carries it.
+func CRunnable(name string) bool { return cIdent(name) != "" }
+
+// Substituted is the rule of a C table row whose choice names an
+// algorithm C cannot run (one that exists only in Go, or a hybrid): the
+// header's stand-in serves it.
+const Substituted = "substituted"
+
+// forThreads returns s as a program of OS threads can run it: s itself
+// when the header carries its algorithm, else a stand-in (Substituted):
+// for more threads than allowed CPUs (size) the blocking algorithm for OS
+// threads (results.OSThreadsAlgorithm), else results.FallbackAlgorithm;
+// neither was measured for s's count, so MedianNs is 0.
+func forThreads(s results.Selection, size int) results.Selection {
+	if CRunnable(s.Algorithm) {
+		return s
+	}
+	was := s.Describe()
+	s.Composition, s.LevelKeys, s.FanIn, s.MedianNs, s.Best = "", nil, 0, 0, false
+	s.Policy = "auto"
+	if s.Threads > size {
+		s.Algorithm = results.OSThreadsAlgorithm
+		s.Why = fmt.Sprintf("the choice (%s) runs only in Go: OS threads outnumbering the CPUs block on a central counter (not measured on OS threads)", was)
+	} else {
+		s.Algorithm = results.FallbackAlgorithm
+		s.Why = fmt.Sprintf("the choice (%s) cannot run in C: the fallback stands in (not measured)", was)
+	}
+	s.Rule = Substituted
+	return s
+}
+
+// cBarrier writes the barrier header with the machine's table: rows as
+// the c-header's (headerTable), each naming an algorithm the header
+// carries.
+func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []int, ncpus int) {
+	head, tail, ok := strings.Cut(cBarrierTemplate, tableMarker)
+	if !ok {
+		panic("export: the barrier header template lost its table marker")
+	}
+	b.WriteString(head)
+	fmt.Fprintf(b, "/* The machine's table: %s. */\n", strings.ReplaceAll(source(f), "*/", "* /"))
+	if len(rows) == 0 {
+		b.WriteString("/* The results file holds no choice: every machine gets the safe default. */")
+		b.WriteString(tail)
+		return
+	}
+	cpu := f.Machine.CPU
+	fmt.Fprintf(b, "#define BARRIERTUNE_NCHOICES %d\n", len(rows))
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NCPUS %d\n", ncpus)
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_FAMILY %d\n", cpu.Family)
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_MODEL %d\n", cpu.Model)
+	fmt.Fprintf(b, "#define BARRIERTUNE_BLOCK_WAKE_NS %s\n", cDouble(f.BlockWakeNs))
+	fmt.Fprintf(b, "static const char barriertune_machine_vendor[] = %s;\n", cQuote(cpu.Vendor))
+	fmt.Fprintf(b, "static const char barriertune_machine_cpu[] = %s;\n", cQuote(cpu.Name))
+	shared := false
+	for _, r := range rows {
+		if r.own {
+			fmt.Fprintf(b, "static const int barriertune_cpus_%d[%d] = {%s};\n", r.lo, len(r.sel.CPUs), strings.ReplaceAll(joinInts(r.sel.CPUs), ",", ", "))
+		} else {
+			shared = true
+		}
+	}
+	if shared {
+		fmt.Fprintf(b, "/* the allowed CPUs %s in tree order */\n", cpuset.FormatList(order))
+		fmt.Fprintf(b, "static const int barriertune_allowed_cpus[%d] = {%s};\n", len(order), strings.ReplaceAll(joinInts(order), ",", ", "))
+	}
+	fmt.Fprintf(b, "static const struct barriertune_choice barriertune_choices[BARRIERTUNE_NCHOICES] = {\n")
+	for _, r := range rows {
+		s := r.sel
+		cpus, n := "barriertune_allowed_cpus", len(order)
+		if r.own {
+			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)
+		}
+		pinned := 1
+		if s.Threads > len(order) || cpuset.Placement(s.CPUs).Oversubscribed() {
+			pinned = 0
+		}
+		hi := "INT_MAX"
+		if r.hi > 0 {
+			hi = strconv.Itoa(r.hi)
+		}
+		c := &results.Choice{Spec: results.Spec{Algorithm: s.Algorithm, FanIn: s.FanIn}}
+		note := fmt.Sprintf("%s: %s", s.Rule, s.Why)
+		if s.MedianNs > 0 {
+			note = fmt.Sprintf("%s, %s ns/episode as measured", note, formatNs(s.MedianNs))
+		}
+		median := "NAN" // not measured: no time, never a 0
+		if s.MedianNs > 0 {
+			median = cDouble(s.MedianNs)
+		}
+		fmt.Fprintf(b, "\t{%d, %s, BARRIERTUNE_ALG_%s, %d, %d, %d, %s, %s, %s},\n", r.lo, hi, cIdent(s.Algorithm), fanIn(c), pinned, n, cpus, median, cQuote(oneLine(note)))
+	}
+	b.WriteString("};")
+	b.WriteString(tail)
+}

@@ -1,0 +1,114 @@
+/* The barrier property of barriertune.h, for the test in cbarrier_test.go:
+ *
+ *   prop ALGORITHM|auto N EPISODES BLOCK SEED
+ *
+ * runs N threads through EPISODES episodes of the barrier (the named
+ * algorithm, or the machine's choice for "auto"; BLOCK: -1 from the
+ * allowed CPUs, 0 spin first, 1 sleep quickly), each thread waiting a
+ * random time before it arrives (now and then long enough for the others
+ * to sleep). It checks that no thread leaves an episode before every
+ * thread has arrived in it, and that exactly one thread per episode gets
+ * 1 from barriertune_barrier_wait. Exit 0 and "ok ALGORITHM N" when both
+ * hold; 1 and the first violation otherwise. */
+#define _POSIX_C_SOURCE 200809L
+#include "barriertune.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static struct barriertune_barrier bar;
+static int n, episodes;
+static unsigned long seed;
+static uint64_t arrived;   /* atomic: arrivals so far, all episodes */
+static int *serial;        /* per episode: threads that got 1 (atomic) */
+static int failed;         /* atomic */
+
+static unsigned long next(unsigned long *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void *run(void *arg)
+{
+	int id = (int)(intptr_t)arg, e;
+	unsigned long s = seed * 2654435761UL + (unsigned long)id + 1;
+	for (e = 0; e < episodes; e++) {
+		unsigned long r = next(&s) % 1000;
+		if (r < 5) {
+			struct timespec ts = {0, (long)(next(&s) % 2000000)}; /* up to 2 ms: the others sleep */
+			nanosleep(&ts, NULL);
+		} else if (r < 300) {
+			volatile unsigned long k = next(&s) % 5000, i;
+			for (i = 0; i < k; i++) {
+			}
+		}
+		__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
+		int ret = barriertune_barrier_wait(&bar, id);
+		if (ret != 0 && ret != 1) {
+			fprintf(stderr, "episode %d: thread %d: wait returned %d\n", e, id, ret);
+			__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
+			return NULL;
+		}
+		uint64_t a = __atomic_load_n(&arrived, __ATOMIC_SEQ_CST);
+		if (a < (uint64_t)n * (uint64_t)(e + 1)) {
+			fprintf(stderr, "episode %d: thread %d left after %llu arrivals, before all %d arrived\n", e, id,
+				(unsigned long long)a, n * (e + 1));
+			__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
+		}
+		if (ret == 1)
+			__atomic_add_fetch(&serial[e], 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int block, err, i;
+	pthread_t *t;
+	if (argc != 6) {
+		fprintf(stderr, "usage: prop ALGORITHM|auto N EPISODES BLOCK SEED\n");
+		return 2;
+	}
+	n = atoi(argv[2]);
+	episodes = atoi(argv[3]);
+	block = atoi(argv[4]);
+	seed = strtoul(argv[5], NULL, 10);
+	if (strcmp(argv[1], "auto") == 0)
+		err = barriertune_barrier_init(&bar, n);
+	else
+		err = barriertune_barrier_init_algorithm(&bar, n, argv[1], 0, block);
+	if (err != 0) {
+		fprintf(stderr, "init %s %d: %s\n", argv[1], n, strerror(err));
+		return 1;
+	}
+	serial = calloc((size_t)episodes, sizeof *serial);
+	t = calloc((size_t)n, sizeof *t);
+	if (serial == NULL || t == NULL)
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&t[i], NULL, run, (void *)(intptr_t)i) != 0) {
+			fprintf(stderr, "pthread_create %d failed\n", i);
+			return 1;
+		}
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < episodes; i++) {
+		if (serial[i] != 1) {
+			fprintf(stderr, "episode %d: %d threads got 1 from wait, want exactly 1\n", i, serial[i]);
+			failed = 1;
+			break;
+		}
+	}
+	if (failed)
+		return 1;
+	printf("ok %s %d\n", barriertune_barrier_algorithm(&bar), n);
+	barriertune_barrier_destroy(&bar);
+	free(serial);
+	free(t);
+	return 0;
+}
