@@ -200,7 +200,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("%s, %s, %s each",
 		text.Plural(len(names), "algorithm"), text.Plural(len(cpus), "thread"), text.Plural(opts.samples, "sample")))
 	run, err := measure.Barriers(cpus, cands, mopts)
-	prog.stop()
+	prog.Stop()
 	if err != nil {
 		if se := interruption(ctx); se != nil {
 			return se
@@ -288,7 +288,7 @@ func benchPingPong(ctx context.Context, cpus []int, opts *benchOptions, mopts me
 	}
 	prog := startProgress(stderr, opts.global, "bench", fmt.Sprintf("ping-pong CPU %d <-> CPU %d, %s", cpus[0], cpus[1], text.Plural(opts.samples, "sample")))
 	pp, err := measure.PingPongLatency(cpus[0], cpus[1], mopts)
-	prog.stop()
+	prog.Stop()
 	if se := interruption(ctx); se != nil {
 		return se
 	}

@@ -246,9 +246,9 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	line := newProgressLine(stderr, opts.global, "check")
-	cfg.Progress = func(p check.Progress) { line.update(checkProgressMessage(p), progressFraction(p)) }
+	cfg.Progress = func(p check.Progress) { line.Update(checkProgressMessage(p), progressFraction(p)) }
 	f, runErr := check.Run(ctx, cfg)
-	line.clear()
+	line.Clear()
 	if errors.Is(runErr, check.ErrNothingMeasured) {
 		// Nothing to keep: no file is written, a good one stays.
 		if se := interruption(ctx); se != nil {

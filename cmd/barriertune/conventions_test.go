@@ -152,47 +152,6 @@ func TestFlagValueCompletion(t *testing.T) {
 	}
 }
 
-func TestFormatProgressFits(t *testing.T) {
-	msg := strings.Repeat("placement 3/7 (a0, b1) ", 20)
-	for _, width := range []int{1, 20, 39, 40, 80, 200} {
-		for _, color := range []bool{false, true} {
-			line := formatProgress("check", msg, 0.5, width, color)
-			visible := strings.NewReplacer("\033[32m", "", "\033[0m", "").Replace(line)
-			if n := utf8.RuneCountInString(visible); n > max(width-1, 10) {
-				t.Errorf("width %d: %d columns: %q", width, n, visible)
-			}
-			if !color && strings.Contains(line, "\033") {
-				t.Errorf("escape codes without colour: %q", line)
-			}
-		}
-	}
-	if line := formatProgress("check", "x", 0.5, 80, false); !strings.HasPrefix(line, "[##########----------] check: x") {
-		t.Errorf("half-done bar: %q", line)
-	}
-	if line := formatProgress("bench", "x", -1, 80, true); line != "bench: x" {
-		t.Errorf("no bar without a fraction: %q", line)
-	}
-}
-
-func TestProgressPlainAndQuiet(t *testing.T) {
-	var buf bytes.Buffer
-	p := newProgressLine(&buf, &globalOptions{}, "check")
-	p.update("one", 0.1)
-	p.update("two", 0.2)
-	p.clear()
-	if buf.String() != "check: one\ncheck: two\n" {
-		t.Errorf("not a terminal: want plain lines, got %q", buf.String())
-	}
-	buf.Reset()
-	q := newProgressLine(&buf, &globalOptions{quiet: true}, "check")
-	q.update("one", 0.1)
-	a := startProgress(&buf, &globalOptions{quiet: true}, "bench", "x")
-	a.stop()
-	if buf.Len() != 0 {
-		t.Errorf("--quiet printed %q", buf.String())
-	}
-}
-
 func equalInts(a, b []int) bool { return slices.Equal(a, b) }
 
 func TestVerboseAndQuiet(t *testing.T) {

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/barriertune/barriertune/internal/clidoc"
 )
 
 // TestDocsCurrent fails when docs/cli.md or docs/man/ differ from what
 // the commands generate: run `go generate ./cmd/barriertune` after
 // changing a command.
 func TestDocsCurrent(t *testing.T) {
-	files, err := generateDocs(newRootCmd())
+	files, err := clidoc.Generate(newRootCmd())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,10 +91,10 @@ matrix.`,
 			ctx, stop := notifySignals(cmd.Context())
 			defer stop()
 			line := newProgressLine(cmd.ErrOrStderr(), g, "latency")
-			defer line.clear()
+			defer line.Clear()
 			o.progress = func(done, total int) { // about 20 lines where they are not redrawn
-				if line.tty || done == total || done*20/total != (done-1)*20/total {
-					line.update(fmt.Sprintf("%d/%s measured", done, text.Plural(total, "pair")), float64(done)/float64(total))
+				if line.Redrawn() || done == total || done*20/total != (done-1)*20/total {
+					line.Update(fmt.Sprintf("%d/%s measured", done, text.Plural(total, "pair")), float64(done)/float64(total))
 				}
 			}
 			return runLatency(ctx, &o, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/barriertune/barriertune/internal/progress"
 )
 
 // globalOptions are the persistent flags every command shares.
@@ -338,4 +340,16 @@ func flagValueError(err error) error {
 		want = "a value of type " + ive.GetFlag().Value.Type()
 	}
 	return fmt.Errorf("--%s %q: not %s", ive.GetFlag().Name, elided(ive.GetValue()), want)
+}
+
+// newProgressLine is the progress display of a command on w, as the global
+// --quiet and --verbose ask.
+func newProgressLine(w io.Writer, g *globalOptions, prefix string) *progress.Line {
+	return progress.NewLine(w, g != nil && g.quiet, g != nil && g.verbose, prefix)
+}
+
+// startProgress shows msg on w under prefix until the returned activity
+// stops, as the global --quiet and --verbose ask.
+func startProgress(w io.Writer, g *globalOptions, prefix, msg string) *progress.Activity {
+	return progress.Start(w, g != nil && g.quiet, g != nil && g.verbose, prefix, msg)
 }
