@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,19 +106,6 @@ matrix.`,
 	return cmd
 }
 
-// latencyJSON is `latency --json`'s shape; null marks pairs not
-// measured. Disagreements compare the matrix with the sysfs tree of a
-// measured machine (absent for --from).
-type latencyJSON struct {
-	CPUs            []int                  `json:"cpus"`
-	Matrix          [][]*float64           `json:"matrix"`
-	Levels          []latency.Level        `json:"levels"`
-	PairsMeasured   int                    `json:"pairs_measured"`
-	Disagreements   []latency.Disagreement `json:"disagreements,omitempty"`
-	ClusteredLevels []latency.Level        `json:"clustered_levels"`
-	Groups          int                    `json:"clustered_groups"`
-}
-
 // matrixSource says where loadMatrix gets the matrix.
 type matrixSource struct {
 	from, cpuList string
@@ -199,33 +182,16 @@ func runLatency(ctx context.Context, o *latencyOptions, w, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	clustered, err := latency.Cluster(m)
+	out, clustered, err := latency.NewReport(m, topo)
 	if err != nil {
 		return err
 	}
-	out := latencyJSON{CPUs: m.CPUs, ClusteredLevels: latency.Levels(m, clustered), Groups: len(clustered.Root.Children)}
-	if topo != nil {
-		out.Levels = latency.Levels(m, topo)
-		out.Disagreements = latency.Disagreements(m, topo)
-	} else {
-		out.Levels = out.ClusteredLevels
-	}
-	for i, row := range m.NS {
-		r := make([]*float64, len(row))
-		for j, v := range row {
-			if !math.IsNaN(v) {
-				v := v
-				r[j] = &v
-				if j < i {
-					out.PairsMeasured++
-				}
-			}
-		}
-		out.Matrix = append(out.Matrix, r)
-	}
 	if o.output != "" {
-		if err := writeLatencyFile(o.output, m, out); err != nil {
+		if err := checkParentDir("-o", o.output); err != nil {
 			return err
+		}
+		if err := latency.WriteFile(o.output, m, out); err != nil {
+			return fmt.Errorf("-o %s: %w", o.output, err)
 		}
 	}
 	if o.asJSON {
@@ -306,40 +272,3 @@ func writeLevels(w io.Writer, levels []latency.Level) {
 	}
 }
 
-// writeLatencyFile writes the matrix to path: the --json object for a
-// .json path, else the CSV that latency --from and model --latency read.
-// The directory must exist; the file is written whole or not at all.
-func writeLatencyFile(path string, m *latency.Matrix, out latencyJSON) error {
-	if err := checkParentDir("-o", path); err != nil {
-		return err
-	}
-	var b bytes.Buffer
-	var err error
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		err = writeJSON(&b, out)
-	} else {
-		err = latency.WriteCSV(&b, m)
-	}
-	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".barriertune-latency-*")
-	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	_, err = tmp.Write(b.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	return nil
-}

@@ -170,7 +170,7 @@ func TestLatencyMeasuredBig(t *testing.T) {
 	if err := runLatency(context.Background(), &o, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	var got latencyJSON
+	var got latency.Report
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestLatencyFromAgainstTree(t *testing.T) {
 		if err := runLatency(context.Background(), &o, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		var got latencyJSON
+		var got latency.Report
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}
