@@ -13,12 +13,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/catalog"
-
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
@@ -132,8 +132,8 @@ func (o *benchOptions) validate() error {
 		return usageErrorf("--sample-time %s: want at most %s", o.sampleTime, maxSampleTime)
 	case o.threadsSet && (o.threads < 1 || o.threads > barriers.MaxParticipants):
 		return usageErrorf("--threads %d: want 1..%d threads", o.threads, barriers.MaxParticipants)
-	case o.plot != "" && plotFormat(o.plot) != nil:
-		return usageErrorf("--plot: %v", plotFormat(o.plot))
+	case o.plot != "" && figure.Format(o.plot) != nil:
+		return usageErrorf("--plot: %v", figure.Format(o.plot))
 	}
 	if o.skew != "" {
 		if _, err := parseSkews(o.skew); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -42,7 +43,7 @@ func TestShowAndPlotSayTheHostChanged(t *testing.T) {
 	}
 	// A rejected measurement is no point of its curve.
 	f.Threads[1].Measurements = append(f.Threads[1].Measurements, results.Measurement{CPUs: []int{0, 1}, Pinned: true, Reps: 21, Rejected: "below 0.8x its floor", Summary: results.Summary{MedianNs: 1}, Spec: results.Spec{Algorithm: "central", Policy: "spin"}})
-	if _, pts := curves(f); slices.ContainsFunc(pts["central"], func(q plotter.XY) bool { return q.Y == 1 }) {
+	if _, pts := figure.Curves(f); slices.ContainsFunc(pts["central"], func(q plotter.XY) bool { return q.Y == 1 }) {
 		t.Error("the plot draws a rejected measurement")
 	}
 	p, err := resultsPlot(f, nil)
@@ -50,7 +51,7 @@ func TestShowAndPlotSayTheHostChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "p.svg")
-	if err := savePlot(p, out); err != nil {
+	if err := figure.Save(p, out); err != nil {
 		t.Fatal(err)
 	}
 	svg, err := os.ReadFile(out)

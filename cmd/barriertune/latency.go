@@ -271,4 +271,3 @@ func writeLevels(w io.Writer, levels []latency.Level) {
 		fmt.Fprintf(w, "%-12s %8d %10.1f %8.1f %8.1f %6.2fx\n", l.Level, l.Pairs, l.MedianNs, l.MinNs, l.MaxNs, l.Spread())
 	}
 }
-

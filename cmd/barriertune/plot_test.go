@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/plot/plotutil"
 
+	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
@@ -61,7 +62,7 @@ func plotFixture(t *testing.T) (*results.File, string) {
 
 func TestCurvesTakeTheBestPlacement(t *testing.T) {
 	f, _ := plotFixture(t)
-	algs, pts := curves(f)
+	algs, pts := figure.Curves(f)
 	if strings.Join(algs, ",") != "central,dissemination,mcs" {
 		t.Fatalf("algorithms %v", algs)
 	}
@@ -155,7 +156,7 @@ func TestPlotEmptyAndBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "bench.png")
-	if err := savePlot(p, out); err != nil { // a zero CI bound must not break the scale
+	if err := figure.Save(p, out); err != nil { // a zero CI bound must not break the scale
 		t.Fatal(err)
 	}
 	if _, err := benchPlot(nil, nil); err == nil {

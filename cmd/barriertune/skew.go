@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/text"
 )
@@ -96,7 +97,7 @@ func benchSkews(w io.Writer, cpus []int, cands []measure.Candidate, skew string,
 		if err != nil {
 			return err
 		}
-		if err := savePlot(p, plotPath); err != nil {
+		if err := figure.Save(p, plotPath); err != nil {
 			return err
 		}
 	}
@@ -165,7 +166,7 @@ func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, er
 		p.Legend.Add(r.Algorithm+" ("+r.Policy+")", line, dots)
 	}
 	p.Add(plotter.NewGrid())
-	logAxis(p, lo, hi)
+	figure.LogAxis(p, lo, hi)
 	p.Legend.Top = true
 	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
 	return p, nil
