@@ -229,3 +229,45 @@ func TestExportsNeverClaimZero(t *testing.T) {
 		}
 	}
 }
+
+// TestShowSaysHowCondRan: where the table names cond or channel, a line
+// says whether they ran on pinned, locked OS threads (a kernel wake-up)
+// or as goroutines (as a Go program meets sync.Cond), per thread count.
+func TestShowSaysHowCondRan(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	data, err := os.ReadFile(exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Parse(data, exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every runner-up becomes cond: pinned where each thread has a CPU.
+	named := 0
+	for i := range f.Threads {
+		if b := f.Threads[i].Best; b != nil {
+			b.RunnerUp = "cond"
+			named++
+		}
+	}
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := results.Write(p, f); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execLine("show", p)
+	if code != 0 || named == 0 {
+		t.Fatal(errOut)
+	}
+	out = strings.Join(strings.Fields(out), " ") // wrapped lines read as one
+	if !strings.Contains(out, "cond and channel ran on pinned, locked OS threads at 1, 2, 4, 8 threads") || !strings.Contains(out, "as goroutines at 16 threads") {
+		t.Errorf("no line says how cond ran:\n%s", out)
+	}
+	// Only 16 threads, more than the 8 CPUs, names cond.
+	code, out, _ = execLine("show", exportTestdata)
+	out = strings.Join(strings.Fields(out), " ")
+	if code != 0 || strings.Contains(out, "pinned, locked") || !strings.Contains(out, "cond and channel ran as goroutines at 16 threads") {
+		t.Errorf("the cond line of a table with cond at 16 threads:\n%s", out)
+	}
+}
