@@ -271,3 +271,68 @@ func TestShowSaysHowCondRan(t *testing.T) {
 		t.Errorf("the cond line of a table with cond at 16 threads:\n%s", out)
 	}
 }
+
+// TestPlotEverySeriesItsOwn: a plot of the 14 algorithms draws 14 series
+// colours, tick labels are plain numbers, and the legend's column leaves
+// room for a fallback font a fifth wider than Liberation.
+func TestPlotEverySeriesItsOwn(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	dir := t.TempDir()
+	p, svg := filepath.Join(dir, "s.json"), filepath.Join(dir, "p.svg")
+	if code, _, errOut := execLine("check", "--simulate", "--synthetic", "pack:1 core:4 pu:2", "-o", p, "-q"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := execLine("plot", "-o", svg, p); code != 0 {
+		t.Fatal(errOut)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	if !strings.Contains(doc, "PREDICTED by the cost model, not measured") {
+		t.Errorf("the plot of a simulated file does not say it is predicted")
+	}
+	colours := map[string]bool{}
+	for _, m := range regexp.MustCompile(`stroke:(#[0-9A-Fa-f]{6})`).FindAllStringSubmatch(doc, -1) {
+		colours[strings.ToUpper(m[1])] = true
+	}
+	for _, neutral := range []string{"#000000", "#C0C0C0", "#282828", "#505050", "#787878", "#A0A0A0"} {
+		delete(colours, neutral) // axes, grid, floors
+	}
+	if len(colours) < 14 {
+		t.Errorf("%d series colours for 14 algorithms: %v", len(colours), colours)
+	}
+	// A narrow range: a linear axis, whose labels read 175.00, 1250.00.
+	f, err := results.Read("../../results/testdata/check-2cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin, err := resultsPlot(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]float64{{170, 330}, {1000, 1500}, {100, 1300}} {
+		for _, tk := range lin.Y.Tick.Marker.Ticks(r[0], r[1]) {
+			if strings.HasSuffix(tk.Label, ".00") || strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") {
+				t.Errorf("y from %v to %v: tick %v labelled %q", r[0], r[1], tk.Value, tk.Label)
+			}
+		}
+	}
+	// The legend column: from the plot's right edge (20 cm) to the image's.
+	w := regexp.MustCompile(`<svg width="([0-9.]+)pt"`).FindStringSubmatch(doc)
+	longest := 0
+	for _, m := range regexp.MustCompile(`(?s)font-size:12px"\s*>([^<]*)</text>`).FindAllStringSubmatch(doc, -1) {
+		if l := strings.TrimSpace(m[1]); strings.HasPrefix(l, "floor") || strings.HasPrefix(l, "all-static") {
+			longest = max(longest, len(l))
+		}
+	}
+	width, _ := strconv.ParseFloat(w[1], 64)
+	// Liberation Serif at 12 px averages about 5.5 pt a character; DejaVu
+	// Serif about 6.6: the column must hold the longest entry in the
+	// latter, after the entry's 20 pt sample of line and marker.
+	if col := width - 566.93; longest == 0 || col < 20+float64(longest)*6.6 {
+		t.Errorf("legend column %.0f pt for an entry of %d characters", col, longest)
+	}
+}

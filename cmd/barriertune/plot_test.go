@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot/plotutil"
-
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
@@ -116,7 +114,8 @@ func TestPlotWritesSVGAndPNG(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if n := countColour(img, plotutil.Color(i)); n < 50 {
+		c, _, _ := figure.Style(i)
+		if n := countColour(img, c); n < 50 {
 			t.Errorf("curve %d: only %d pixels of its colour in the PNG", i, n)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/barriertune/barriertune/internal/figure"
@@ -158,10 +157,8 @@ func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, er
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Algorithm, err)
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		dots.Color = plotutil.Color(i)
-		dots.Shape = plotutil.Shape(i)
+		line.Color, dots.Shape, line.Dashes = figure.Style(i)
+		dots.Color = line.Color
 		p.Add(line, dots)
 		p.Legend.Add(r.Algorithm+" ("+r.Policy+")", line, dots)
 	}

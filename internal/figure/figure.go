@@ -14,7 +14,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -44,8 +43,7 @@ func Save(p *plot.Plot, path string) error {
 	defer func() { p.Legend = leg }()
 	p.Title.Padding = max(p.Title.Padding, vg.Points(10)) // the top point clear of the title
 	pad := vg.Points(10)
-	r := leg.Rectangle(draw.Canvas{})
-	lw := r.Max.X - r.Min.X
+	lw := LegendWidth(leg) // room for a wider fallback font
 	if lw > 0 {
 		lw += 2 * pad
 	}
@@ -95,12 +93,14 @@ func Headroom(p *plot.Plot, lo, hi float64) {
 	p.Y.Min, p.Y.Max = max(0, p.Y.Min-span*0.05), p.Y.Max+span*0.05
 }
 
-// LogAxis makes p's y axis logarithmic when the values, all positive,
-// span more than a factor of ten (lo and hi their extremes).
+// LogAxis labels p's y ticks as plain numbers and makes the axis
+// logarithmic when the values, all positive, span more than a factor of
+// ten (lo and hi their extremes).
 func LogAxis(p *plot.Plot, lo, hi float64) {
+	p.Y.Tick.Marker = PlainTicks{Marker: plot.DefaultTicks{}}
 	if lo > 0 && hi/lo > 10 {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = PlainTicks{Marker: plot.LogTicks{Prec: -1}}
 	}
 }
 
@@ -157,6 +157,9 @@ func Results(f *results.File, winners plotter.XYs) (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Barrier episode time on " + f.Machine.CPU.Name
+	if f.Simulated {
+		p.Title.Text = "PREDICTED by the cost model, not measured: barrier episode time on " + f.Machine.CPU.Name
+	}
 	if f.HostChange != "" {
 		p.Title.Text += "\n(the host moved the CPUs during the check: ranked in the state most rounds saw)"
 	}
@@ -184,9 +187,8 @@ func Results(f *results.File, winners plotter.XYs) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plotting %s: %w", a, err)
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		points.Color, points.Shape = plotutil.Color(i), plotutil.Shape(i)
+		line.Color, points.Shape, line.Dashes = Style(i)
+		points.Color = line.Color
 		p.Add(line, points)
 		p.Legend.Add(a, line, points)
 	}
@@ -264,7 +266,7 @@ func Bench(title string, sorted []measure.Result, floor *measure.PingPong) (*plo
 	if err != nil {
 		return nil, err
 	}
-	dots.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(0), Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+	dots.GlyphStyle = draw.GlyphStyle{Color: palette[0], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 	bars, err := plotter.NewYErrorBars(struct {
 		plotter.XYs
 		plotter.YErrors
@@ -272,7 +274,7 @@ func Bench(title string, sorted []measure.Result, floor *measure.PingPong) (*plo
 	if err != nil {
 		return nil, err
 	}
-	bars.Color = plotutil.Color(0)
+	bars.Color = palette[0]
 	p.Add(plotter.NewGrid(), bars, dots)
 	p.Legend.Add("median", dots)
 	w, err := plotter.NewScatter(pts[:1])
