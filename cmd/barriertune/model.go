@@ -181,18 +181,9 @@ func runModel(ctx context.Context, o *modelOptions, w, stderr io.Writer) error {
 // writeWrapped writes s in lines under 160 characters, broken at spaces,
 // the continuations indented.
 func writeWrapped(w io.Writer, s string) {
-	line := ""
-	for _, word := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(word) > 159 {
-			fmt.Fprintln(w, line)
-			line = "  "
-		}
-		if line != "" && line != "  " {
-			line += " "
-		}
-		line += word
+	for _, l := range text.Wrap(s, 159, "  ", 0) {
+		fmt.Fprintln(w, l)
 	}
-	fmt.Fprintln(w, line)
 }
 
 // thisMachinesFit is this machine's results file (the lookup

@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"strings"
 	"text/tabwriter"
-
-	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/text"
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/configsets"
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // setsOptions are the flags of `barriertune sets`.
@@ -100,7 +98,7 @@ func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 	space := configsets.NewSpace(topo)
 	var sets []configsets.Set
 	for t := lo; t <= hi; t++ {
-		got, err := listSets(space, t, method, opts.limit)
+		got, err := space.List(t, method, opts.limit)
 		if err != nil {
 			return err
 		}
@@ -119,9 +117,9 @@ func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 	fmt.Fprintln(tw, "threads\tcpus\tlabel\tconfig")
 	clipped := false
 	for _, s := range sets {
-		cpus, c1 := clipList(cpuset.FormatList(s.CPUs), setsColumn)
-		label, c2 := clipList(s.Label, setsColumn/2)
-		config, c3 := clipList(s.Config, setsColumn)
+		cpus, c1 := text.Clip(cpuset.FormatList(s.CPUs), setsColumn)
+		label, c2 := text.Clip(s.Label, setsColumn/2)
+		config, c3 := text.Clip(s.Config, setsColumn)
 		clipped = clipped || c1 || c2 || c3
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Threads, cpus, label, config)
 	}
@@ -141,28 +139,6 @@ func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s listed of %s (%s method, limit %d per thread count)\n", text.Plural(len(sets), "set"), total, method, opts.limit)
 	return nil
-}
-
-// listSets returns the sets for t threads within limit.
-func listSets(space *configsets.Space, t int, method configsets.Method, limit int) ([]configsets.Set, error) {
-	if method == configsets.Exact {
-		return space.Representatives(t, limit)
-	}
-	if c := space.PaperCounts()[t]; c.Cmp(big.NewInt(configsets.MaxEnumerate)) > 0 {
-		return nil, fmt.Errorf("the paper method has %s sets for %s; too many to list, use --method exact for representatives", c, text.Plural(t, "thread"))
-	}
-	seq, err := space.Enumerate(t, method)
-	if err != nil {
-		return nil, err
-	}
-	var out []configsets.Set
-	for s := range seq {
-		if len(out) == limit {
-			break
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, asJSON bool) error {
@@ -193,37 +169,10 @@ func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, a
 	}
 	all := new(big.Int).Lsh(big.NewInt(1), uint(n))
 	fmt.Fprintf(w, "total: %s %s sets for %s (2^%d = %s placements; paper method %s, exact %s)\n",
-		configsets.Total(counts), method, text.Plural(n, "PU"), n, shorten(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
+		configsets.Total(counts), method, text.Plural(n, "PU"), n, text.Big(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
 	return nil
-}
-
-// shorten writes very large numbers in scientific form.
-func shorten(v *big.Int) string {
-	s := v.String()
-	if len(s) <= 24 {
-		return s
-	}
-	return fmt.Sprintf("%s.%se%d", s[:1], strings.TrimRight(s[1:4], "0"), len(s)-1)
 }
 
 // setsColumn is the widest a CPU list or config gets in the sets table,
 // so that its lines stay under 160 characters.
 const setsColumn = 56
-
-// clipList shortens a comma- or space-separated list longer than n bytes
-// to its head and tail around " … ", cut at separators; it reports
-// whether it cut.
-func clipList(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	keep := (n - len(" … ")) / 2
-	head, tail := s[:keep], s[len(s)-keep:]
-	if i := strings.LastIndexAny(head, ", "); i > 0 {
-		head = strings.TrimRight(head[:i], ", ")
-	}
-	if i := strings.IndexAny(tail, ", "); i >= 0 && i < len(tail)-1 {
-		tail = strings.TrimLeft(tail[i:], ", ")
-	}
-	return head + " … " + tail, true
-}

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/barriertune/barriertune/cpuset"
-
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/text"
@@ -201,23 +200,7 @@ func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
 // wrap breaks prose into lines of at most maxShowLine characters at
 // spaces, continuation lines indented; a word longer than a line (a path)
 // is elided.
-func wrap(s string) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		word = text.Elide(word, maxShowLine-4)
-		switch {
-		case line == "":
-			line = word
-		case len(line)+1+len(word) > maxShowLine:
-			lines = append(lines, line)
-			line = "    " + word
-		default:
-			line += " " + word
-		}
-	}
-	return append(lines, line)
-}
+func wrap(s string) []string { return text.Wrap(s, maxShowLine, "    ", maxShowLine-4) }
 
 // validOr returns cpus when every index fits a cpuset, else nil.
 func validOr(cpus []int) []int {

@@ -2,7 +2,6 @@ package configsets
 
 import (
 	"fmt"
-	"github.com/barriertune/barriertune/internal/text"
 	"iter"
 	"math/big"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // Set is one configuration set: a placement of Threads threads.
@@ -382,4 +382,28 @@ func (e *enumerator) gen(o *hwtree.Object, t int, yield func([]int) bool) bool {
 		return true
 	}
 	return rec(0, t, 0, 0)
+}
+
+// List returns at most limit sets for t threads: representatives
+// (Exact), or the first sets of method's enumeration, refused when there
+// are more than MaxEnumerate of them.
+func (sp *Space) List(t int, method Method, limit int) ([]Set, error) {
+	if method == Exact {
+		return sp.Representatives(t, limit)
+	}
+	if c := sp.PaperCounts()[t]; c.Cmp(big.NewInt(MaxEnumerate)) > 0 {
+		return nil, fmt.Errorf("the paper method has %s sets for %s; too many to list, use --method exact for representatives", c, text.Plural(t, "thread"))
+	}
+	seq, err := sp.Enumerate(t, method)
+	if err != nil {
+		return nil, err
+	}
+	var out []Set
+	for s := range seq {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ package text
 import (
 	"fmt"
 	"io/fs"
+	"math/big"
 	"strings"
 	"unicode/utf8"
 )
@@ -95,4 +96,55 @@ func Abbreviate(names []string, max int) (shown, legend []string) {
 		shown = append(shown, k)
 	}
 	return shown, legend
+}
+
+// Wrap breaks prose into lines of at most width bytes at spaces, every
+// line after the first indented by indent; a word longer than maxWord
+// (0: no limit) is elided in the middle (Elide).
+func Wrap(s string, width int, indent string, maxWord int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if maxWord > 0 {
+			word = Elide(word, maxWord)
+		}
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) > width:
+			lines = append(lines, line)
+			line = indent + word
+		default:
+			line += " " + word
+		}
+	}
+	return append(lines, line)
+}
+
+// Clip shortens a comma- or space-separated list longer than n bytes to
+// its head and tail around " … ", cut at separators; it reports whether it
+// cut.
+func Clip(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	keep := (n - len(" … ")) / 2
+	head, tail := s[:keep], s[len(s)-keep:]
+	if i := strings.LastIndexAny(head, ", "); i > 0 {
+		head = strings.TrimRight(head[:i], ", ")
+	}
+	if i := strings.IndexAny(tail, ", "); i >= 0 && i < len(tail)-1 {
+		tail = strings.TrimLeft(tail[i:], ", ")
+	}
+	return head + " … " + tail, true
+}
+
+// Big writes a number of more than 24 digits in scientific form
+// (1.23e45), a shorter one whole.
+func Big(v *big.Int) string {
+	s := v.String()
+	if len(s) <= 24 {
+		return s
+	}
+	return fmt.Sprintf("%s.%se%d", s[:1], strings.TrimRight(s[1:4], "0"), len(s)-1)
 }

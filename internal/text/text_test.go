@@ -1,6 +1,8 @@
 package text
 
 import (
+	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -53,5 +55,27 @@ func TestAbbreviate(t *testing.T) {
 	}
 	if s, l := Abbreviate([]string{"a", "b"}, 24); len(l) != 0 || s[1] != "b" {
 		t.Errorf("short names: %q %q", s, l)
+	}
+}
+
+// TestWrapClipBig: prose breaks at spaces under the width with the
+// indent, a long list keeps its head and tail cut at separators, and a
+// huge number goes scientific.
+func TestWrapClipBig(t *testing.T) {
+	if got := Wrap("aa bb cc dd", 7, "  ", 0); !slices.Equal(got, []string{"aa bb", "  cc dd"}) {
+		t.Errorf("Wrap = %q", got)
+	}
+	if got, cut := Clip("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", 20); !cut || got != "0,1,2 … 14,15" {
+		t.Errorf("Clip = %q, %v", got, cut)
+	}
+	if got, cut := Clip("0-3", 20); cut || got != "0-3" {
+		t.Errorf("Clip of a short list = %q, %v", got, cut)
+	}
+	huge := new(big.Int).Lsh(big.NewInt(1), 100)
+	if got := Big(huge); got != "1.267e30" {
+		t.Errorf("Big(2^100) = %q", got)
+	}
+	if got := Big(big.NewInt(12345)); got != "12345" {
+		t.Errorf("Big(12345) = %q", got)
 	}
 }
