@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,41 +172,6 @@ func TestVerboseAndQuiet(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "central") {
 		t.Errorf("--quiet dropped the result:\n%s", out.String())
-	}
-}
-
-func TestVersionFromBuildInfo(t *testing.T) {
-	bi := &debug.BuildInfo{
-		Main: debug.Module{Path: "github.com/barriertune/barriertune", Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "8959cec4b20a28b253d649ef0cf9438807677803"},
-			{Key: "vcs.time", Value: "2026-11-22T06:46:11Z"},
-			{Key: "vcs.modified", Value: "true"},
-		},
-	}
-	v := versionFrom(bi)
-	if v.Version != "v1.2.3" || v.Revision != "8959cec4b20a28b253d649ef0cf9438807677803" || !v.Modified || v.Time != "2026-11-22T06:46:11Z" {
-		t.Errorf("versionFrom = %+v", v)
-	}
-	want := "barriertune v1.2.3 (8959cec4b20a-dirty) " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
-	if got := formatVersion(v); got != want {
-		t.Errorf("formatVersion = %q, want %q", got, want)
-	}
-	bi.Main.Version = "(devel)"
-	if v := versionFrom(bi); v.Version != "devel" {
-		t.Errorf("a development build reads %q", v.Version)
-	}
-	if v := versionFrom(nil); v.Version != "devel" || v.Revision != "" {
-		t.Errorf("no build info: %+v", v)
-	}
-	// Issue 26: a development build without VCS stamping says so.
-	bi.Settings = nil
-	if got := formatVersion(versionFrom(bi)); !strings.Contains(got, "devel (no VCS revision: built without VCS stamping") {
-		t.Errorf("no stamping: %q", got)
-	}
-	bi.Main.Version = "v1.2.3" // a module version identifies the build
-	if got := formatVersion(versionFrom(bi)); strings.Contains(got, "no VCS revision") {
-		t.Errorf("a tagged build: %q", got)
 	}
 }
 

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/barriertune/barriertune/internal/buildinfo"
 	"github.com/barriertune/barriertune/internal/progress"
 )
 
@@ -188,75 +187,11 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// buildVersion is the module version and VCS revision from the build info.
-type buildVersion struct {
-	Version  string `json:"version"`
-	Revision string `json:"revision,omitempty"`
-	Time     string `json:"time,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	// NoRevision says why a development build has no revision.
-	NoRevision string `json:"no_revision,omitempty"`
-	Go         string `json:"go"`
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-}
-
-func readBuildVersion() buildVersion {
-	bi, _ := debug.ReadBuildInfo()
-	return versionFrom(bi)
-}
-
-// noRevision says why a development build has no VCS revision.
-const noRevision = "no VCS revision: built without VCS stamping, as go run, -buildvcs=false and builds outside a git checkout are"
-
-// versionFrom reads the version from build info (nil: none).
-func versionFrom(bi *debug.BuildInfo) buildVersion {
-	v := buildVersion{Version: "devel", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if bi == nil {
-		return v
-	}
-	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v.Version = bi.Main.Version
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Revision = s.Value
-		case "vcs.time":
-			v.Time = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	if v.Revision == "" && v.Version == "devel" {
-		v.NoRevision = noRevision
-	}
-	return v
-}
-
 // version is the module version when built from a tagged module, else devel.
-func version() string { return readBuildVersion().Version }
+func version() string { return buildinfo.Read().Version }
 
 // versionLine is the one-line version: module version, revision, Go, platform.
-func versionLine() string { return formatVersion(readBuildVersion()) }
-
-func formatVersion(v buildVersion) string {
-	s := "barriertune " + v.Version
-	if v.Revision != "" {
-		rev := v.Revision
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if v.Modified {
-			rev += "-dirty"
-		}
-		s += " (" + rev + ")"
-	}
-	if v.NoRevision != "" {
-		s += " (" + v.NoRevision + ")"
-	}
-	return fmt.Sprintf("%s %s %s/%s", s, v.Go, v.OS, v.Arch)
-}
+func versionLine() string { return buildinfo.Read().Line("barriertune") }
 
 type versionOptions struct {
 	json bool
@@ -279,7 +214,7 @@ func newVersionCmd() *cobra.Command {
 
 func runVersion(_ context.Context, opts *versionOptions, out, _ io.Writer) error {
 	if opts.json {
-		return writeJSON(out, readBuildVersion())
+		return writeJSON(out, buildinfo.Read())
 	}
 	_, err := fmt.Fprintln(out, versionLine())
 	return err
