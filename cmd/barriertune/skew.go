@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
@@ -32,25 +31,12 @@ func parseSkews(s string) ([]time.Duration, error) {
 		if err != nil || d < 0 || d > measure.MaxSkew {
 			return nil, fmt.Errorf("--skew %q: %q is not a delay from 0 to %v (want ns such as 500, or a duration such as 2us)", elided(s), elided(part), measure.MaxSkew)
 		}
-		if !containsDuration(out, d) {
+		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
-	for i := 1; i < len(out); i++ { // insertion sort: a handful of values
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.Sort(out)
 	return out, nil
-}
-
-func containsDuration(v []time.Duration, d time.Duration) bool {
-	for _, x := range v {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 // skewRun is one algorithm's synchronisation time at each skew.
@@ -139,32 +125,12 @@ func printSkew(w io.Writer, cpus []int, skews []time.Duration, runs []skewRun) e
 // skewPlot draws each algorithm's synchronisation time (median ns per
 // episode minus the skew) against the skew: a line per algorithm.
 func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, error) {
-	if len(runs) == 0 || len(skews) == 0 {
-		return nil, fmt.Errorf("nothing to plot")
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s on %s, the last arriving late", text.Plural(len(cpus), "thread"), onCPUs(cpus))
-	p.X.Label.Text = "skew: the last thread's delay (ns)"
-	p.Y.Label.Text = "synchronisation time (median ns per episode minus the skew)"
-	lo, hi := math.Inf(1), math.Inf(-1)
+	series := make([]figure.Series, len(runs))
 	for i, r := range runs {
-		pts := make(plotter.XYs, 0, len(r.Results))
+		series[i].Name = r.Algorithm + " (" + r.Policy + ")"
 		for k, res := range r.Results {
-			pts = append(pts, plotter.XY{X: float64(skews[k].Nanoseconds()), Y: res.MedianNs})
-			lo, hi = min(lo, res.MedianNs), max(hi, res.MedianNs)
+			series[i].Points = append(series[i].Points, plotter.XY{X: float64(skews[k].Nanoseconds()), Y: res.MedianNs})
 		}
-		line, dots, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Algorithm, err)
-		}
-		line.Color, dots.Shape, line.Dashes = figure.Style(i)
-		dots.Color = line.Color
-		p.Add(line, dots)
-		p.Legend.Add(r.Algorithm+" ("+r.Policy+")", line, dots)
 	}
-	p.Add(plotter.NewGrid())
-	figure.LogAxis(p, lo, hi)
-	p.Legend.Top = true
-	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
-	return p, nil
+	return figure.Skew(fmt.Sprintf("%s on %s, the last arriving late", text.Plural(len(cpus), "thread"), onCPUs(cpus)), series)
 }

@@ -297,3 +297,40 @@ func Bench(title string, sorted []measure.Result, floor *measure.PingPong) (*plo
 	Headroom(p, lo, hi)
 	return p, nil
 }
+
+// Series is one named line of points.
+type Series struct {
+	Name   string
+	Points plotter.XYs
+}
+
+// Skew draws bench --skew under title: each series' synchronisation time
+// (median ns per episode minus the skew) against the skew, a line each.
+func Skew(title string, series []Series) (*plot.Plot, error) {
+	if len(series) == 0 || len(series[0].Points) == 0 {
+		return nil, fmt.Errorf("nothing to plot")
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "skew: the last thread's delay (ns)"
+	p.Y.Label.Text = "synchronisation time (median ns per episode minus the skew)"
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, s := range series {
+		for _, q := range s.Points {
+			lo, hi = min(lo, q.Y), max(hi, q.Y)
+		}
+		line, dots, err := plotter.NewLinePoints(s.Points)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		line.Color, dots.Shape, line.Dashes = Style(i)
+		dots.Color = line.Color
+		p.Add(line, dots)
+		p.Legend.Add(s.Name, line, dots)
+	}
+	p.Add(plotter.NewGrid())
+	LogAxis(p, lo, hi)
+	p.Legend.Top = true
+	p.X.Padding, p.Y.Padding = vg.Points(8), vg.Points(8)
+	return p, nil
+}
