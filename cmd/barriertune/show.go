@@ -65,7 +65,10 @@ auto_policy the one barriers.Auto uses.
 
 In the table, policy is the policy the check measured with (spin when
 every thread had a CPU of its own); barriers.Auto uses the auto policy,
-which spins as fast while every participant has a CPU.`,
+which spins as fast while every participant has a CPU. A name longer than
+32 characters (a hybrid's composition) is a key such as hybrid#1, spelled
+out under the table; where the table names cond or channel, a line says
+whether they ran on pinned, locked OS threads or as goroutines.`,
 		Example: `  barriertune show
   barriertune show --threads 8 --allowed 0-3,8-11
   barriertune show /etc/barriertune/results.json --threads 4 --json`,
