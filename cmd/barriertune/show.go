@@ -365,51 +365,13 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			return err
 		}
 	}
-	if note := blockingNote(f); note != "" {
+	if note := check.BlockingNote(f); note != "" {
 		if len(tieRules) == 0 {
 			fmt.Fprintln(w)
 		}
 		out("%s", note)
 	}
 	return nil
-}
-
-// blockingNote says, when the table names cond or channel, how the check
-// ran them at each count: on pinned, locked OS threads where every thread
-// had a CPU (a wake-up through the kernel, microseconds), else as
-// goroutines, as a Go program meets sync.Cond (hundreds of ns); "" when
-// the table names neither.
-func blockingNote(f *results.File) string {
-	var pinned, goroutines []string
-	for _, t := range f.Threads {
-		b := t.Best
-		if b == nil {
-			continue
-		}
-		names := []string{b.Algorithm, b.RunnerUp}
-		if t.Robust != nil {
-			names = append(names, t.Robust.Algorithm)
-		}
-		if !slices.ContainsFunc(names, func(n string) bool { a, err := barriers.Lookup(n); return err == nil && !a.Spins }) {
-			continue
-		}
-		if cpuset.Placement(validOr(b.CPUs)).Oversubscribed() || !b.Pinned {
-			goroutines = append(goroutines, fmt.Sprint(t.Threads))
-		} else {
-			pinned = append(pinned, fmt.Sprint(t.Threads))
-		}
-	}
-	var ran []string
-	if len(pinned) > 0 {
-		ran = append(ran, "on pinned, locked OS threads at "+strings.Join(pinned, ", ")+" threads, where each wake-up goes through the kernel (microseconds)")
-	}
-	if len(goroutines) > 0 {
-		ran = append(ran, "as goroutines at "+strings.Join(goroutines, ", ")+" threads, as a Go program's goroutines meet sync.Cond (hundreds of ns)")
-	}
-	if len(ran) == 0 {
-		return ""
-	}
-	return "cond and channel ran " + strings.Join(ran, "; ") + ": compare a Go program's Cond with the goroutine rows"
 }
 
 // floorStates says, after a floor, the host states its samples fell into

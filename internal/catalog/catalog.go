@@ -35,3 +35,11 @@ func TakesFanIn(name string) bool {
 	a, err := barriers.Lookup(name)
 	return err == nil && a.FanIn
 }
+
+// Blocks reports whether the algorithm called name blocks whatever the
+// waiting policy (the blocking baselines, cond and channel): the catalog
+// entry's Spins is false.
+func Blocks(name string) bool {
+	a, err := barriers.Lookup(name)
+	return err == nil && !a.Spins
+}
