@@ -264,6 +264,21 @@ func TestShowSaysHowCondRan(t *testing.T) {
 	if !strings.Contains(out, "cond and channel ran on pinned, locked OS threads at 1, 2, 4, 8 threads") || !strings.Contains(out, "as goroutines at 16 threads") {
 		t.Errorf("no line says how cond ran:\n%s", out)
 	}
+	// A simulated 2-CPU machine whose runner-up is cond where threads
+	// outnumber CPUs: inside CPU 0 the table shows no runner-up, so no
+	// cond and no line.
+	sim := filepath.Join(t.TempDir(), "s.json")
+	if code, _, errOut := execLine("check", "--simulate", "--synthetic", "core:2 pu:1", "-o", sim, "-q"); code != 0 {
+		t.Fatal(errOut)
+	}
+	code, out, _ = execLine("show", sim)
+	if code != 0 || !strings.Contains(out, "sync.Cond") {
+		t.Fatalf("no cond line for the simulated file:\n%s", out)
+	}
+	code, out, _ = execLine("show", sim, "--allowed", "0")
+	if code != 0 || strings.Contains(out, "sync.Cond") {
+		t.Errorf("a cond line under a table that shows none:\n%s", out)
+	}
 	// Only 16 threads, more than the 8 CPUs, names cond.
 	code, out, _ = execLine("show", exportTestdata)
 	out = strings.Join(strings.Fields(out), " ")

@@ -14,6 +14,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -365,7 +366,10 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			return err
 		}
 	}
-	if note := check.BlockingNote(f); note != "" {
+	named := slices.ContainsFunc(rows, func(r []string) bool { // in the columns as printed (--allowed replaces some)
+		return slices.ContainsFunc([]string{r[1], r[6], strings.Fields(r[8] + " -")[0]}, catalog.Blocks)
+	})
+	if note := check.BlockingNote(f); note != "" && named {
 		if len(tieRules) == 0 {
 			fmt.Fprintln(w)
 		}
