@@ -71,11 +71,21 @@ func fallbackAlgorithm(n int) string {
 }
 
 // Tuned returns the tuned choice for n participants. The results file is
-// the first of results.Finder's lookup order that applies to this machine:
-// $BARRIERTUNE_RESULTS, the per-user file, then the system-wide
-// /etc/barriertune/results.json; files recorded on another machine (CPU or
-// tree), simulated, or unreadable are skipped with their reasons
-// (Tuning.Skipped). The choice is results.Selector.Select for n inside this
+// this machine's (results.FindHere), the first of results.Finder's lookup
+// order that applies to it:
+//
+//  1. $BARRIERTUNE_RESULTS, a file (or, ending in a slash, a directory
+//     of machines' files);
+//  2. the per-user directory, $XDG_CONFIG_HOME/barriertune/ (else
+//     ~/.config/barriertune/): results.json, then its other *.json files;
+//  3. the system-wide directory /etc/barriertune/, in the same order;
+//  4. barriertune/ in each absolute directory of $XDG_CONFIG_DIRS, in its
+//     order, the same way (a site's directory shared by many nodes, one
+//     file per kind of node).
+//
+// Files recorded on another machine (CPU or tree), simulated, or
+// unreadable are skipped with their reasons (Tuning.Skipped). The choice is
+// results.Selector.Select for n inside this
 // process's allowed CPUs, the rule `barriertune show --threads` and
 // `export` apply: the fastest measured placement class that fits the
 // allowed CPUs, else the nearest measured count's algorithm packed on them,
@@ -108,13 +118,13 @@ type resultsCache struct {
 	loaded *loaded
 }
 
-// loaded is one lookup of a results file with this machine's allowed CPUs.
+// loaded is one lookup of a results file with this machine's allowed CPUs
+// (found.Allowed).
 type loaded struct {
-	key     string // the environment the lookup read
-	found   *results.Found
-	sel     *results.Selector
-	allowed cpuset.Set
-	err     error // no file applies, or fingerprinting failed
+	key   string // the environment the lookup read
+	found *results.Found
+	sel   *results.Selector
+	err   error // no file applies, or fingerprinting failed
 }
 
 var cache resultsCache
@@ -128,12 +138,7 @@ func (c *resultsCache) load() *loaded {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loaded == nil || c.loaded.key != key {
-		allowed, err := osal.Allowed()
-		if err != nil {
-			c.loaded = &loaded{err: fmt.Errorf("cannot fingerprint this machine: %w", err)}
-		} else {
-			c.loaded = find(results.DefaultFinder(results.Host(allowed.String())), allowed)
-		}
+		c.loaded = prepare(results.FindHere())
 		c.loaded.key = key
 	}
 	return c.loaded
@@ -145,10 +150,9 @@ func (c *resultsCache) reset() {
 	c.mu.Unlock()
 }
 
-// find runs the lookup and prepares the file found.
-func find(fd results.Finder, allowed cpuset.Set) *loaded {
-	l := &loaded{allowed: allowed}
-	l.found, l.err = fd.Find()
+// prepare makes a lookup's file ready for selections.
+func prepare(found *results.Found, err error) *loaded {
+	l := &loaded{found: found, err: err}
 	if l.err != nil {
 		return l
 	}
@@ -159,15 +163,15 @@ func find(fd results.Finder, allowed cpuset.Set) *loaded {
 	return l
 }
 
-// TunedFrom is Tuned with an explicit results file (the only one tried),
-// read on every call (no cache).
+// TunedFrom is Tuned with an explicit results file (the only one tried;
+// a directory's *.json files when path ends in a slash), read on every
+// call (no cache).
 func TunedFrom(path string, n int) Tuning {
-	allowed, err := osal.Allowed()
+	fd, err := results.HereFinder()
 	if err != nil {
-		return fallback(n, "cannot fingerprint this machine: "+err.Error())
+		return fallback(n, err.Error())
 	}
-	fd := results.Finder{Env: path, Host: results.Host(allowed.String()), Online: results.OnlineCPUs(), Force: os.Getenv(results.ForceEnv) == "1"}
-	return tuning(find(fd, allowed), n)
+	return tuning(prepare(fd.Only(path).Find()), n)
 }
 
 func tuning(l *loaded, n int) Tuning {
@@ -175,7 +179,7 @@ func tuning(l *loaded, n int) Tuning {
 		return fallback(n, l.err.Error())
 	}
 	path := l.found.Path
-	allowed := l.allowed
+	allowed := l.found.Allowed
 	if l.found.Warning != "" {
 		// Forced onto another machine: select inside what it shares with
 		// this one, else on its whole tree.

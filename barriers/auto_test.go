@@ -232,11 +232,8 @@ func TestTunedBySystemFile(t *testing.T) {
 	}
 }
 
-// tunedBy is Tuned with an explicit lookup order, read on every call.
+// tunedBy is Tuned with an explicit lookup order (its Host names the
+// allowed CPUs), read on every call.
 func tunedBy(fd results.Finder, n int) Tuning {
-	allowed, err := osal.Allowed()
-	if err != nil {
-		return fallback(n, "cannot fingerprint this machine: "+err.Error())
-	}
-	return tuning(find(fd, allowed), n)
+	return tuning(prepare(fd.Find()), n)
 }

@@ -608,13 +608,15 @@ func Save(path string, f *File) (string, error) {
 }
 
 // supersedes reports whether results f may replace old: old is partial,
-// or f is complete and has a winner for every thread count old has one
-// for.
+// or f is complete, reached every placement class old reached (a check
+// confined to part of the machine, by a batch system's step or taskset,
+// lists what it could not reach in Machine.Unmeasured) and has a winner
+// for every thread count old has one for.
 func supersedes(f, old *File) bool {
 	if old.Partial || !old.hasWinner() {
 		return true
 	}
-	if f.Partial {
+	if f.Partial || f.Machine.Unmeasured != "" && old.Machine.Unmeasured == "" {
 		return false
 	}
 	for _, t := range old.Threads {
@@ -633,6 +635,9 @@ func (f *File) hasWinner() bool {
 	return slices.ContainsFunc(f.Threads, func(t Threads) bool { return t.Best != nil })
 }
 
+// readHint ends the error of a file Read refuses.
+const readHint = "give the file `barriertune check` wrote"
+
 // Read loads and validates a results file. A missing file's error wraps
 // os.ErrNotExist; a truncated, corrupted or foreign file gets a one-line
 // error saying what is wrong.
@@ -640,7 +645,7 @@ func (f *File) hasWinner() bool {
 // Only regular files of at most maxFileSize bytes are read: a device
 // (/dev/zero) or a FIFO gets an error, not a hang.
 func Read(path string) (*File, error) {
-	data, err := capped.File{What: "results file", Hint: "give the file `barriertune check` wrote", Limit: maxFileSize}.ReadFile(path)
+	data, err := capped.File{What: "results file", Hint: readHint, Limit: maxFileSize}.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

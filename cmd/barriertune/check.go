@@ -20,7 +20,6 @@ import (
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/sysload"
-	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -96,11 +95,18 @@ missing rounds, and the exit code is 130 or 143.
 Results go to -o FILE, or by default to the per-user config directory
 ($XDG_CONFIG_HOME/barriertune/results.json) unless $BARRIERTUNE_RESULTS
 names another file, where barriers.Auto and
-` + "`barriertune show`" + ` find them.`,
+` + "`barriertune show`" + ` find them. -o DIR/ (a trailing slash) writes this
+machine's file into a directory that several kinds of node share, named
+for the machine (its CPU and a hash of its CPU tree), so the same command
+runs on every node (srun --ntasks-per-node=1 ...): nodes of one kind keep
+the most complete file between them, and each node's programs find their
+own. --system and the default keep another machine's file found at their
+results.json and write beside it under that name.`,
 		Example: `  barriertune check
   sudo barriertune check --system --budget 5m
   barriertune check --threads 2,4 --algorithms dissemination,mcs,central
-  barriertune check --resume ~/.config/barriertune/results.json`,
+  barriertune check --resume ~/.config/barriertune/results.json
+  srun --ntasks-per-node=1 barriertune check -o /site/etc/barriertune/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.plan.validate(cmd.Flags()); err != nil {
@@ -123,7 +129,7 @@ names another file, where barriers.Auto and
 	opts.plan.register(cmd.Flags())
 	opts.system.register(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&opts.output, "output", "o", "", "results `FILE` (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
+	f.StringVarP(&opts.output, "output", "o", "", "results `FILE`, or DIR/ for this machine's file in a directory of several machines' files (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
 	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))
@@ -172,25 +178,19 @@ func (o *checkOptions) config() (check.Config, error) {
 	return cfg, nil
 }
 
-// outputPath is where the results go: -o, else --resume's file, else the
-// per-user default.
-func (o *checkOptions) outputPath() (string, error) {
+// destination is where the results go: --system's directory, -o (a file,
+// or a directory of machines' files), else --resume's file, else the
+// default of the lookup order (results.DefaultDestination).
+func (o *checkOptions) destination() (results.Destination, error) {
 	switch {
+	case o.system.on:
+		return results.SystemDestination(o.system.file()), nil
 	case o.output != "":
-		return o.output, nil
+		return results.OutputDestination("-o", o.output), nil
 	case o.resume != "":
-		return o.resume, nil
+		return results.Destination{File: o.resume}, nil
 	}
-	return defaultResultsPath()
-}
-
-// defaultResultsPath is the results file that barriers.Auto reads:
-// $BARRIERTUNE_RESULTS when set, else the per-user default.
-func defaultResultsPath() (string, error) {
-	if p := os.Getenv(results.ResultsEnv); p != "" {
-		return p, nil
-	}
-	return results.DefaultPath()
+	return results.DefaultDestination()
 }
 
 // runCheck runs the install-time check and writes the results.
@@ -199,20 +199,16 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	path, err := opts.outputPath()
+	dest, err := opts.destination()
 	if err != nil {
 		return err
 	}
-	if opts.output != "" {
-		// An explicit path is taken as given: a typo in its directory is
-		// refused, not created (only the default directories are made).
-		if err := checkParentDir("-o", path); err != nil {
-			return err
-		}
-	}
-	if err := checkOutputPath(path); err != nil {
+	// An explicit path is taken as given: a typo in its directory is
+	// refused, not created (only the default directories are made).
+	if err := dest.Check(); err != nil {
 		return err
 	}
+	path := dest.String()
 	if cfg.Topology, err = opts.src.load(); err != nil {
 		return err
 	}
@@ -262,17 +258,18 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		}
 		return runErr
 	}
-	return writeCheckResults(ctx, opts, path, f, runErr, w)
+	return writeCheckResults(ctx, opts, dest, f, runErr, w)
 }
 
 // writeCheckResults writes what the check measured, prints it and says
 // whether the check was interrupted before it finished.
 //
 // A run less complete than the complete file at path goes beside it, to
-// path.partial (results.Save), and the messages name that file.
-func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *results.File, runErr error, w io.Writer) error {
-	asked := path
-	path, err := results.Save(path, f)
+// path.partial, and a file in a directory of machines' files goes beside
+// another machine's (results.Destination.Save); the messages name the file
+// written.
+func writeCheckResults(ctx context.Context, opts *checkOptions, dest results.Destination, f *results.File, runErr error, w io.Writer) error {
+	path, note, err := dest.Save(f)
 	if err != nil {
 		return err
 	}
@@ -280,12 +277,8 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, path string, f *
 		err = writeJSON(w, f)
 	} else if err = printWinners(w, f); err == nil {
 		_, err = fmt.Fprintf(w, "\nresults written to %s\n", path)
-		if err == nil && path != asked {
-			if f.Busy() && path == asked+results.BusySuffix {
-				_, err = fmt.Fprintf(w, "%s keeps its results, measured on a quiet machine; this run, measured on a busy one, went beside it to %s\n", asked, path)
-			} else {
-				_, err = fmt.Fprintf(w, "%s keeps its complete results; this %s run went beside it\n", asked, completeness(f))
-			}
+		if err == nil && note != "" {
+			_, err = fmt.Fprintln(w, note)
 		}
 	}
 	if err != nil {
@@ -321,14 +314,6 @@ func busyNow() string {
 	return fmt.Sprintf("%s runnable tasks of other processes in the median reading, load average %.2f", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.Load1End)
 }
 
-// completeness says in a word why a run did not replace a complete file.
-func completeness(f *results.File) string {
-	if f.Partial {
-		return "partial"
-	}
-	return "less complete"
-}
-
 // describeCheck is the check's configuration in one line, for --verbose.
 func describeCheck(cfg check.Config) string {
 	threads := "default"
@@ -359,41 +344,6 @@ func progressFraction(p check.Progress) float64 {
 		return 0
 	}
 	return float64(p.Done) / float64(p.Total)
-}
-
-// checkOutputPath refuses, before anything is measured, a results path
-// that is not a regular file (the atomic rename would replace a device
-// such as /dev/zero) or whose directory cannot take the file, so that a
-// long check is not lost at the end.
-func checkOutputPath(path string) error {
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("results file %s is not a regular file (it is %s); want a path for the results JSON", path, text.FileKind(fi.Mode()))
-		}
-	} else if !missing(err) {
-		return fmt.Errorf("results file: %w", err)
-	}
-	// The nearest existing directory must take a new file.
-	dir := filepath.Dir(path)
-	for {
-		fi, err := os.Stat(dir)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("results file %s: %s is not a directory", path, dir)
-			}
-			break
-		}
-		if !missing(err) || filepath.Dir(dir) == dir {
-			return fmt.Errorf("results file %s: %w", path, err)
-		}
-		dir = filepath.Dir(dir)
-	}
-	probe, err := os.CreateTemp(dir, ".barriertune-probe-*")
-	if err != nil {
-		return fmt.Errorf("results file %s: %s: %w", path, missingDirNote(path, dir), errors.Unwrap(err))
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
 }
 
 // missing reports whether err says a path does not exist, also when a

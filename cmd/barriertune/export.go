@@ -34,7 +34,8 @@ func newExportCmd(g *globalOptions) *cobra.Command {
 directly. Without FILE, the first file of the lookup order that applies to
 this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
 /etc/barriertune/results.json, then barriertune/results.json in each
-directory of $XDG_CONFIG_DIRS (a comment names the file used and why the
+directory of $XDG_CONFIG_DIRS, each followed by the other *.json files of
+its directory, one per kind of node (a comment names the file used and why the
 others were not; stderr says once when $BARRIERTUNE_RESULTS is set but
 cannot be used, or when a per-user file hides the system-wide one).
 
@@ -118,8 +119,8 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, o.global, rs)
-	o.global.verbosef(stderr, "results file: %s", rs.summary()) // kv has no comment to name it in
-	if err := export.Write(w, rs.file, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.summary()}); err != nil {
+	o.global.verbosef(stderr, "results file: %s", rs.Summary()) // kv has no comment to name it in
+	if err := export.Write(w, rs.File, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil

@@ -322,8 +322,11 @@ func TestCheckSystemNeedsRoot(t *testing.T) {
 		t.Errorf("--system with -o: exit %d, %v", exitCode(err), err)
 	}
 	o.output, o.system.euid = "", func() int { return 0 }
-	if err := o.system.apply(o); err != nil || o.output != path {
+	if err := o.system.apply(o); err != nil || o.output != "" {
 		t.Errorf("root: %v, output %q", err, o.output)
+	}
+	if d, err := o.destination(); err != nil || d.String() != path || !d.Create {
+		t.Errorf("root: destination %+v, %v; want %s, made when missing", d, err, path)
 	}
 	if os.Geteuid() != 0 {
 		_, err := run(t, "check", "--system", "--threads", "2")

@@ -17,7 +17,6 @@ import (
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
-	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -190,11 +189,7 @@ func writeWrapped(w io.Writer, s string) {
 // barriers.Auto uses) when it applies here, was measured and records a
 // fit; nil otherwise.
 func thisMachinesFit() (*results.File, string) {
-	here, err := osal.Allowed()
-	if err != nil {
-		return nil, ""
-	}
-	found, err := results.DefaultFinder(results.Host(here.String())).Find()
+	found, err := results.FindHere()
 	if err != nil || found.Warning != "" || found.File.Simulated || found.File.Calibration == nil || len(found.File.Calibration.Residuals) == 0 {
 		return nil, ""
 	}

@@ -66,8 +66,8 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, o.global, rs)
-	o.global.verbosef(stderr, "plot: %s", rs.summary())
-	p, err := resultsPlot(rs.file, rs)
+	o.global.verbosef(stderr, "plot: %s", rs.Summary())
+	p, err := resultsPlot(rs.File, rs)
 	if err != nil {
 		return err
 	}
@@ -75,8 +75,8 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 		return err
 	}
 	if !o.global.quiet {
-		if rs.file.HostChange != "" {
-			fmt.Fprintf(stderr, "note: the host changed during the check: %s\n", rs.file.HostChange)
+		if rs.File.HostChange != "" {
+			fmt.Fprintf(stderr, "note: the host changed during the check: %s\n", rs.File.HostChange)
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.out)
 	}

@@ -49,9 +49,12 @@ Without FILE, the first file of the lookup order that applies to this
 machine is shown: $BARRIERTUNE_RESULTS, the per-user file
 ($XDG_CONFIG_HOME/barriertune/results.json), the system-wide
 /etc/barriertune/results.json, then the site's barriertune/results.json in
-each directory of $XDG_CONFIG_DIRS; the output says which file was used and
-why the others were not, and stderr says once when $BARRIERTUNE_RESULTS is
-set but cannot be used, or when a per-user file hides the system-wide one.
+each directory of $XDG_CONFIG_DIRS, each followed by the other *.json
+files of its directory (several machines' files: the one that matches this
+machine is used); the output says which file was used and why the others
+were not, and stderr says once when $BARRIERTUNE_RESULTS is set but cannot
+be used, or when a per-user file hides the system-wide one. FILE ending in
+a slash is such a directory: this machine's file in it is shown.
 
 --threads N prints the one choice barriers.Auto and export make for N
 threads inside the allowed CPUs (--allowed CPULIST; default: this process's
@@ -102,10 +105,10 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, opts.global, rs)
-	opts.global.verbosef(stderr, "show: %s", rs.summary())
-	if rs.why == "given" && opts.threads == 0 && !opts.global.quiet {
+	opts.global.verbosef(stderr, "show: %s", rs.Summary())
+	if rs.Why == "given" && opts.threads == 0 && !opts.global.quiet {
 		if topo, err := hwtree.Live(); err == nil {
-			if why := rs.file.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
+			if why := rs.File.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
 				for _, l := range wrap("warning: these results are from another machine: " + why) {
 					fmt.Fprintln(stderr, l)
 				}
@@ -123,12 +126,12 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		return printChoice(w, rs, sel)
 	}
 	if opts.json {
-		return writeJSON(w, rs.file)
+		return writeJSON(w, rs.File)
 	}
-	for _, l := range wrap("file: " + rs.summary()) {
+	for _, l := range wrap("file: " + rs.Summary()) {
 		fmt.Fprintln(w, l)
 	}
-	return printTable(w, rs.file, rs)
+	return printTable(w, rs.File, rs)
 }
 
 // shownChoice is show --threads --json: the selection with where it came
@@ -153,7 +156,7 @@ type shownChoice struct {
 }
 
 func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
-	sk := rs.skipped
+	sk := rs.Skipped
 	if sk == nil {
 		sk = []results.Skipped{}
 	}
@@ -161,7 +164,7 @@ func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
 	if sel.MedianNs > 0 {
 		ns = &sel.MedianNs
 	}
-	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: barriers.AutoPolicy.String(), Source: rs.path, SourceWhy: rs.why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.file.Simulated, Foreign: rs.foreign}
+	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: barriers.AutoPolicy.String(), Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign}
 }
 
 // printChoice prints one selection for people.
@@ -186,7 +189,7 @@ func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
 		"CPUs by rank: " + rankList(sel.CPUs),
 		measured,
 		fmt.Sprintf("rule %s: %s", sel.Rule, sel.Why),
-		"file: " + rs.summary(),
+		"file: " + rs.Summary(),
 	}
 	if rs.foreign != "" {
 		lines = append(lines, "warning: the file is another machine's: "+rs.foreign)

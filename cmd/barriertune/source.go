@@ -13,7 +13,6 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/cpumodel"
-	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -69,96 +68,72 @@ func withModels(t *hwtree.Topology, err error) (*hwtree.Topology, error) {
 	return t, err
 }
 
-// resultsSource is a results file opened for show, export or plot, with
-// the CPU set its selections are made in.
+// resultsSource is a results file opened for show, export or plot (the
+// file found or given, results.Found), with the CPU set its selections are
+// made in.
 type resultsSource struct {
-	path string
-	why  string // why this file: given, or its place in the lookup order
-	// skipped are the files of the lookup order not used, with reasons.
-	skipped []results.Skipped
-	file    *results.File
-	sel     *results.Selector
+	*results.Found
+	sel *results.Selector
 	// foreign says how the file differs from this machine ("" when it is
 	// this machine's, measured).
 	foreign string
 	// allowed is the set selections are made in, and allowedWhy says why.
 	allowed    cpuset.Set
 	allowedWhy string
-	// notices are what the lookup order did that a user would not expect
-	// (lookupNotices), said once on stderr.
-	notices []string
 }
 
-// lookupNotices says what the lookup order did that surprises: an
-// explicitly set $BARRIERTUNE_RESULTS that was not used, and a per-user
-// file used while a system-wide (or site) file exists behind it.
-func lookupNotices(fd results.Finder, found *results.Found) []string {
-	var out []string
-	for _, k := range found.Skipped {
-		if fd.Env != "" && k.Path == fd.Env {
-			out = append(out, fmt.Sprintf("warning: $%s=%s is not used: %s; using %s (%s)", results.ResultsEnv, k.Path, k.Reason, found.Path, found.Why))
-		}
-	}
-	if fd.User != "" && found.Path == fd.User {
-		for _, p := range append(append([]string{}, fd.System...), fd.Site...) {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && p != found.Path {
-				out = append(out, fmt.Sprintf("note: the per-user file %s hides %s; remove it (or set $%s) to use that one", found.Path, p, results.ResultsEnv))
-				break
-			}
-		}
-	}
-	return out
-}
-
-// warnNotices prints rs's notices on stderr, once, unless --quiet.
+// warnNotices prints what the lookup did that a user would not expect
+// (results.Found.Notices) on stderr, once, unless --quiet.
 func warnNotices(stderr io.Writer, g *globalOptions, rs *resultsSource) {
 	if g != nil && g.quiet {
 		return
 	}
-	for _, n := range rs.notices {
+	for _, n := range rs.Notices() {
 		for _, l := range wrap(n) {
 			fmt.Fprintln(stderr, l)
 		}
 	}
 }
 
-// openResults opens the results file path, or, when path is "", the first
-// file of the lookup order that applies (results.Finder: the one barriers.Auto
-// uses), and sets the allowed CPUs: allowedFlag when given (else a usage
-// error naming it), this process's allowed CPUs when the file is this
-// machine's, else the whole machine the file records.
+// openResults opens the results file path, or, when path is "", this
+// machine's file (results.FindHere: the one barriers.Auto uses), and sets
+// the allowed CPUs: allowedFlag when given (else a usage error naming it),
+// this process's allowed CPUs when the file is this machine's, else the
+// whole machine the file records. A path ending in a slash, a directory of
+// machines' files, gives this machine's file there.
 func openResults(path, allowedFlag string) (*resultsSource, error) {
 	if allowedFlag != "" { // the list's syntax before any file is looked up
 		if _, err := cpuset.ParseList(allowedFlag); err != nil {
 			return nil, usageErrorf("--allowed: %v", err)
 		}
 	}
-	here, err := osal.Allowed()
+	fd, err := results.HereFinder()
 	if err != nil {
-		return nil, fmt.Errorf("cannot read this process's allowed CPUs: %w", err)
+		return nil, err
 	}
-	host := results.Host(here.String())
-	rs := &resultsSource{path: path, why: "given"}
-	if path == "" {
-		fd := results.DefaultFinder(host)
-		found, err := fd.Find()
-		if err != nil {
+	rs := &resultsSource{}
+	if path == "" || results.IsDirPath(path) {
+		if path != "" {
+			fd = fd.Only(path)
+		}
+		if rs.Found, err = fd.Find(); err != nil {
 			return nil, err
 		}
-		rs.path, rs.why, rs.skipped, rs.file = found.Path, found.Why, found.Skipped, found.File
-		rs.notices = lookupNotices(fd, found)
 	} else {
-		if rs.file, err = results.Read(path); err != nil {
+		f, err := results.Read(path)
+		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("no results file at %s: run barriertune check (or give the file it wrote)", path)
 			}
 			return nil, err
 		}
+		allowed, _ := cpuset.ParseList(fd.Host.AllowedCPUs)
+		rs.Found = &results.Found{Path: path, File: f, Why: "given", Allowed: allowed}
 	}
-	if rs.sel, err = rs.file.Selector(); err != nil {
-		return nil, fmt.Errorf("results file %s: %w", rs.path, err)
+	if rs.sel, err = rs.File.Selector(); err != nil {
+		return nil, fmt.Errorf("results file %s: %w", rs.Path, err)
 	}
-	rs.foreign = rs.file.Machine.Mismatch(host)
+	rs.foreign = rs.File.Machine.Mismatch(fd.Host)
 	switch {
 	case allowedFlag != "":
 		set, err := cpuset.ParseList(allowedFlag)
@@ -172,22 +147,10 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 			return nil, usageErrorf("--allowed: %v", err)
 		}
 		rs.allowed, rs.allowedWhy = set, "--allowed"
-	case rs.foreign == "" && rs.sel.CheckAllowed(here) == nil:
-		rs.allowed, rs.allowedWhy = here, "this process's allowed CPUs"
+	case rs.foreign == "" && rs.sel.CheckAllowed(rs.Allowed) == nil:
+		rs.allowed, rs.allowedWhy = rs.Allowed, "this process's allowed CPUs"
 	default:
 		rs.allowed, rs.allowedWhy = rs.sel.CPUs(), "the whole machine of the file"
 	}
 	return rs, nil
-}
-
-// summary names the file, why it was used and why the others were not.
-func (rs *resultsSource) summary() string {
-	s := rs.path + " (" + rs.why + ")"
-	if rs.file.Simulated {
-		s += ", SIMULATED: chosen by the model, not measured"
-	}
-	for _, k := range rs.skipped {
-		s += "; skipped " + k.Path + ": " + k.Reason
-	}
-	return s
 }

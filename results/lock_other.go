@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package results
+
+import "time"
+
+// lockDir has no lock to take here: the write itself stays atomic.
+func lockDir(string, time.Duration) (unlock func()) { return func() {} }
