@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -772,4 +773,24 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// FloorFor is the floor a placement on cpus cannot beat: the slowest
+// measured floor whose pair lies inside it, else the fastest floor (0 when
+// the file measured none).
+func (f *File) FloorFor(cpus []int) float64 {
+	inside, fastest := 0.0, math.Inf(1)
+	for _, fl := range f.Floor {
+		fastest = min(fastest, fl.MedianNs)
+		if slices.Contains(cpus, fl.CPUs[0]) && slices.Contains(cpus, fl.CPUs[1]) {
+			inside = max(inside, fl.MedianNs)
+		}
+	}
+	if inside > 0 {
+		return inside
+	}
+	if math.IsInf(fastest, 1) {
+		return 0
+	}
+	return fastest
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -306,7 +305,7 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 			}
 		}
 		ratio := "-"
-		if fl := floorFor(f.Floor, placed); fl > 0 && median > 0 {
+		if fl := f.FloorFor(placed); fl > 0 && median > 0 {
 			ratio = fmt.Sprintf("%.2f", median/fl)
 		}
 		runner, margin := "-", "-"
@@ -415,23 +414,4 @@ func repeatLines(f *results.File) []string {
 		}
 	}
 	return out
-}
-
-// floorFor is the floor a placement cannot beat: the slowest measured
-// level whose pair lies inside it, else the fastest floor.
-func floorFor(floors []results.Floor, cpus []int) float64 {
-	inside, fastest := 0.0, math.Inf(1)
-	for _, fl := range floors {
-		fastest = min(fastest, fl.MedianNs)
-		if slices.Contains(cpus, fl.CPUs[0]) && slices.Contains(cpus, fl.CPUs[1]) {
-			inside = max(inside, fl.MedianNs)
-		}
-	}
-	if inside > 0 {
-		return inside
-	}
-	if math.IsInf(fastest, 1) {
-		return 0
-	}
-	return fastest
 }
