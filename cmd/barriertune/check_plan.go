@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -129,7 +130,7 @@ func (o *planOptions) machine(src *sourceFlags) (check.PlanMachine, error) {
 	case err != nil && o.fromResults != "":
 		return pm, fmt.Errorf("--from-results: %w", err)
 	case err != nil && o.latencyFile != "":
-		if fe := latencyFormatError("--latency", o.latencyFile, err); fe != err {
+		if fe := latency.NotAMatrix("--latency", o.latencyFile, err); fe != err {
 			return pm, fe
 		}
 		return pm, fmt.Errorf("--latency %w", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -130,7 +129,7 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if s.from != "" {
 		m, err := latency.ReadFile(s.from)
 		if err != nil {
-			return nil, nil, latencyFormatError(s.fromFlag, s.from, err)
+			return nil, nil, latency.NotAMatrix(s.fromFlag, s.from, err)
 		}
 		if s.src.live() {
 			return m, nil, nil
@@ -252,17 +251,6 @@ func writeMatrix(w io.Writer, m *latency.Matrix) {
 			fmt.Fprintln(w)
 		}
 	}
-}
-
-// latencyFormatError says that a file read is not a latency matrix and
-// what is accepted; errors of the file itself (missing, not a regular
-// file, too large) stay as they are.
-func latencyFormatError(flag, path string, err error) error {
-	var fe *latency.FormatError
-	if !errors.As(err, &fe) {
-		return err
-	}
-	return fmt.Errorf("%s is not a latency matrix (want %s): %s", strings.TrimSpace(flag+" "+path), latency.Format, fe.Err)
 }
 
 func writeLevels(w io.Writer, levels []latency.Level) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -114,7 +114,7 @@ func elided(s string) string { return text.Elide(s, text.MaxValue) }
 // twice, or all.
 func algorithmNames(flag string, given []string) ([]string, error) {
 	if len(given) == 1 && strings.TrimSpace(given[0]) == "all" {
-		return catalog.Names(), nil
+		return algname.All(), nil
 	}
 	var names []string
 	for _, a := range given {
@@ -128,7 +128,7 @@ func algorithmNames(flag string, given []string) ([]string, error) {
 		names = append(names, a)
 	}
 	if len(names) == 0 {
-		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(catalog.Names(), ","))
+		return nil, usageErrorf("%s: empty list (want algorithms such as %s, or all)", flag, strings.Join(algname.All(), ","))
 	}
 	return names, nil
 }

@@ -125,22 +125,6 @@ func ReadFile(path string) (*Matrix, error) {
 	return m, nil
 }
 
-// Format is the matrix format ReadFile reads, in one line.
-const Format = "plain CSV without a header, N rows for N CPUs, row i holding the one-way ns to CPUs 0..i-1 " +
-	"and the diagonal and upper triangle empty (docs/model.md, Latency matrix files), or latency --json output"
-
-// FormatError is ReadFile's error for a file it could read that holds no
-// matrix in Format: Err says what is wrong with the content.
-type FormatError struct {
-	Path string
-	Err  error
-}
-
-func (e *FormatError) Error() string { return e.Path + ": " + e.Err.Error() }
-
-// Unwrap returns what is wrong with the content.
-func (e *FormatError) Unwrap() error { return e.Err }
-
 // isJSON peeks at the first non-blank byte.
 func isJSON(br *bufio.Reader) bool {
 	for n := 1; n <= 4096; n++ {
