@@ -44,8 +44,9 @@ const SystemPath = "/etc/barriertune/results.json"
 // User, System and Site name a file, results.json by convention; the other
 // *.json files of its directory are tried right after it, by name, so one
 // directory may hold several machines' files (`check -o DIR/` writes this
-// machine's as Machine.FileName). Hidden files are not read, and at most
-// maxDirFiles files and maxDirBytes bytes of one directory are.
+// machine's as Machine.FileName). Hidden files are not read, and of one
+// directory at most 4,096 entries are listed, 256 *.json files tried and
+// 64 MiB read.
 //
 // The first file that exists, reads, and applies to this machine is used;
 // each one skipped is reported with its reason (Found.Skipped): a
@@ -299,15 +300,30 @@ func (fd Finder) Find() (*Found, error) {
 	tried := map[string]bool{}
 	allowed, _ := cpuset.ParseList(fd.Host.AllowedCPUs)
 	for i, place := range fd.Paths() {
-		files, notes := fd.files(place)
-		skipped = append(skipped, notes...)
+		// The place first; its directory is listed only when the place
+		// does not apply (a node's own results.json costs no listing).
+		var files []string
+		if !IsDirPath(place) {
+			files = []string{place}
+		}
+		listedDir := !IsDirPath(place) && !fd.shared(place) // nothing to list
+		placeMissing := false
 		budget := int64(maxDirBytes)
-		for j, p := range files {
+		for j := 0; ; j++ {
+			if j == len(files) && !listedDir {
+				more, notes := fd.beside(place)
+				skipped = append(skipped, notes...)
+				files, listedDir = append(files, more...), true
+			}
+			if j == len(files) {
+				break
+			}
+			p := files[j]
 			if tried[p] {
 				continue
 			}
 			tried[p] = true
-			if j > 0 { // a file beside the place: the directory's budget
+			if p != place { // a file beside the place: the directory's budget
 				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 					if fi.Size() > budget {
 						skipped = append(skipped, Skipped{p, fmt.Sprintf("not read: with the files of its directory read before it, over %d MiB", maxDirBytes>>20)})
@@ -320,8 +336,9 @@ func (fd Finder) Find() (*Found, error) {
 			if err != nil {
 				reason := err.Error()
 				if errors.Is(err, os.ErrNotExist) {
-					if len(files) > 1 {
-						continue // the directory holds other files: they speak for it
+					if p == place && fd.shared(place) {
+						placeMissing = true // said below unless its directory holds others
+						continue
 					}
 					reason, missing = "no such file", missing+1
 				}
@@ -338,6 +355,9 @@ func (fd Finder) Find() (*Found, error) {
 				found.Warning = "forced: " + why
 			}
 			return found, nil
+		}
+		if placeMissing && len(files) == 1 {
+			skipped, missing = append(skipped, Skipped{place, "no such file"}), missing+1
 		}
 	}
 	paths := fd.Paths()
@@ -361,18 +381,15 @@ func (fd Finder) Find() (*Found, error) {
 	return nil, noResults{fmt.Sprintf("no results file applies: %s; run barriertune check on this machine%s%s", strings.Join(listed(skipped, maxListed), "; "), here, force)}
 }
 
-// files are the files Find tries for place: place itself, or, when place
-// names a directory (IsDirPath), its *.json files; for a place that may share its
-// directory with other machines' files (User, System, Site), the place
-// first, then the directory's other *.json files by name. notes are
-// directories cut short by the caps.
-func (fd Finder) files(place string) (files []string, notes []Skipped) {
+// beside lists the files Find tries after place: when place names a
+// directory (IsDirPath), its *.json files; for a place that may share its
+// directory with other machines' files (User, System, Site), the other
+// *.json files of its directory, by name. notes are directories cut short
+// by the caps.
+func (fd Finder) beside(place string) (files []string, notes []Skipped) {
 	dir := place
 	if !IsDirPath(place) {
-		if !fd.shared(place) {
-			return []string{place}, nil
-		}
-		files, dir = []string{place}, filepath.Dir(place)
+		dir = filepath.Dir(place)
 	}
 	names, note := jsonFiles(dir)
 	if note != "" {
