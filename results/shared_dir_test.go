@@ -274,3 +274,32 @@ func TestSystemDirectoryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveRacingNodes: two nodes of one kind finishing at once into an
+// empty shared directory, one complete and one interrupted, end with the
+// complete file, whichever writes first (the directory's lock holds each
+// from reading the old file to the rename).
+func TestSaveRacingNodes(t *testing.T) {
+	_, epyc := twoMachines(t)
+	partial := *epyc
+	partial.Partial = true
+	for round := range 30 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(round))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		shared := results.OutputDestination("-o", dir+"/")
+		var wg sync.WaitGroup
+		for _, f := range []*results.File{epyc, &partial} {
+			wg.Go(func() {
+				if _, _, err := shared.Save(f); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if f, err := results.Read(filepath.Join(dir, epyc.Machine.FileName())); err != nil || f.Partial {
+			t.Fatalf("round %d: the partial run replaced the complete one (%v)", round, err)
+		}
+	}
+}
