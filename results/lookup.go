@@ -265,6 +265,9 @@ func (f *Found) Notices() []string {
 			out = append(out, fmt.Sprintf("warning: $%s=%s is not used: %s; using %s (%s)", ResultsEnv, k.Path, k.Reason, f.Path, f.Why))
 		}
 	}
+	if IsDirPath(fd.Env) && f.place != fd.Env {
+		out = append(out, fmt.Sprintf("warning: $%s=%s is not used: no file there applies to this machine; using %s (%s)", ResultsEnv, fd.Env, f.Path, f.Why))
+	}
 	if fd.User != "" && f.place == fd.User && fd.role(fd.User, 0) == "the per-user file" {
 		behind := Finder{System: fd.System, Site: fd.Site, Host: fd.Host, Online: fd.Online, Force: fd.Force}
 		if other, err := behind.Find(); err == nil {

@@ -138,6 +138,21 @@ func TestSiteDirectoryMatchesNone(t *testing.T) {
 	if s := found.Summary(); !strings.Contains(s, "skipped 3 files of other machines in "+dir+" (0.json, 1.json, 2.json)") || strings.Contains(s, "Neoverse") {
 		t.Errorf("summary %q", s)
 	}
+	// The same directory as $BARRIERTUNE_RESULTS=DIR/: found there, no
+	// notice; for a node with no file there, a notice names it.
+	fd := finderFor(xeon.Machine, filepath.Join(dir, "results.json"))
+	fd.Env = dir + "/"
+	if found, err := fd.Find(); err != nil || filepath.Base(found.Path) != "9.json" || !strings.Contains(found.Why, "$BARRIERTUNE_RESULTS") || len(found.Notices()) != 0 {
+		t.Errorf("$BARRIERTUNE_RESULTS=%s/: %+v, %v", dir, found, err)
+	}
+	if err := os.Rename(filepath.Join(dir, "9.json"), filepath.Join(dir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	fd.Env = filepath.Join(t.TempDir(), "other") + "/"
+	found, err = fd.Find()
+	if err != nil || len(found.Notices()) != 1 || !strings.Contains(found.Notices()[0], "$BARRIERTUNE_RESULTS="+fd.Env+" is not used") {
+		t.Errorf("an empty $BARRIERTUNE_RESULTS directory: %+v, %v", found, err)
+	}
 }
 
 // TestSiteDirectoryCaps: of a directory of many *.json files only the
