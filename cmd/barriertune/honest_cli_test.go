@@ -351,3 +351,20 @@ func TestPlotEverySeriesItsOwn(t *testing.T) {
 		t.Errorf("legend column %.0f pt for an entry of %d characters", col, longest)
 	}
 }
+
+// TestReadmeInstallWorks: the README's install section leads with a
+// command that works from a clone; go install ...@latest, which fails
+// while the module is unpublished, is only a later note.
+func TestReadmeInstallWorks(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Install")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok || strings.Contains(block, "@latest") || !strings.Contains(block, "./cmd/barriertune") {
+		t.Errorf("the install section's first command block:\n%s", block)
+	}
+}
