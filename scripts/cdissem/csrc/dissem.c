@@ -6,6 +6,12 @@
 //   dissem CPU0,CPU1[,...] EPISODES SAMPLES
 //
 // prints one line per sample: ns per episode.
+//
+//   dissem pingpong CPU0,CPU1 ROUNDTRIPS
+//
+// prints the one-way latency of a flag ping-pong between the two CPUs, in
+// ns: the host state the samples beside it ran in (a VM's vCPUs on one
+// core's siblings or on separate cores).
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -63,7 +69,49 @@ static double now(void) {
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static volatile unsigned long ping __attribute__((aligned(128)));
+static volatile unsigned long pong __attribute__((aligned(128)));
+
+static void *pingpong(void *arg) {
+	int id = (int)(long)arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[id], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+		fprintf(stderr, "dissem: cannot pin thread %d to CPU %d\n", id, cpus[id]);
+		exit(1);
+	}
+	for (unsigned long i = 1; i <= (unsigned long)episodes; i++) {
+		if (id == 0) {
+			__atomic_store_n(&ping, i, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&pong, __ATOMIC_ACQUIRE) < i)
+				relax();
+		} else {
+			while (__atomic_load_n(&ping, __ATOMIC_ACQUIRE) < i)
+				relax();
+			__atomic_store_n(&pong, i, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv) {
+	if (argc == 4 && strcmp(argv[1], "pingpong") == 0) {
+		for (char *s = strtok(argv[2], ","); s && n < 2; s = strtok(NULL, ","))
+			cpus[n++] = atoi(s);
+		episodes = atol(argv[3]);
+		if (n < 2 || episodes < 1) {
+			fprintf(stderr, "dissem: pingpong wants two CPUs and ROUNDTRIPS >= 1\n");
+			return 2;
+		}
+		pthread_t t;
+		double t0 = now();
+		pthread_create(&t, NULL, pingpong, (void *)1L);
+		pingpong((void *)0L);
+		pthread_join(t, NULL);
+		printf("%.2f\n", (now() - t0) / (double)episodes / 2);
+		return 0;
+	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: dissem CPU0,CPU1[,...] EPISODES SAMPLES\n");
 		return 2;
