@@ -194,9 +194,6 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 			pre := clockFirst
 			if a.limit.Load() == 0 {
 				pre = quickSpin
-			} else if v, ok := f.bare(target, eq); ok {
-				a.quick(a.limit.Load())
-				return v
 			}
 			for i := 1; i < pre; i++ {
 				if v := f.v.Load(); reached(v, target, eq) {
@@ -209,9 +206,14 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		return f.waitBounded(target, eq, w)
 	}
 	if w.policy == Spin {
-		if v, ok := f.bare(target, eq); ok {
-			return v
-		}
+		// A relax hint after every check, never a run of bare checks:
+		// a signal that arrives during a relax hint waits for it to end,
+		// but bare checks cost more where the line comes back. The
+		// waiter's loads queue on the line the setter wants to own, and
+		// leaving a bare loop on a changed line flushes the loads in
+		// flight; the barrier's episode then costs the transfer plus that
+		// (docs/algorithms.md gives the figures). AutoPolicy's first
+		// checks have the same shape.
 		for {
 			if v := f.v.Load(); reached(v, target, eq) {
 				return v
@@ -243,24 +245,6 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 	atomic.AddInt32(&f.parked, -1)
 	f.mu.Unlock()
 	return v
-}
-
-// bareChecks is how many times a spinning waiter checks its flag before
-// its first relax hint. A relax hint (PAUSE) takes 20-50 ns on the x86
-// VMs measured (docs/algorithms.md), about a third of a cache-line transfer between its
-// cores, and a signal that arrives during one waits for it to end: the
-// checks of a balanced episode's wait (one transfer long) go without.
-const bareChecks = 128
-
-// bare checks the flag bareChecks times without a relax hint: the value
-// and true once it reaches target, else false.
-func (f *flag) bare(target uint64, eq bool) (uint64, bool) {
-	for range bareChecks {
-		if v := f.v.Load(); reached(v, target, eq) {
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 // breakFlag stores the sentinel and wakes every parked waiter.
