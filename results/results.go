@@ -315,6 +315,13 @@ type Threads struct {
 	// Repeated (v1.3) lists the candidates measured again beside the
 	// floor before they could win, and the outcome.
 	Repeated []Repeat `json:"repeated,omitempty"`
+	// OSThreads (v1.3, optional) is, for more threads than allowed CPUs,
+	// the fastest algorithm measured on OS threads of their own (each
+	// locked to its thread, unpinned, waits blocking in the kernel), as a
+	// C or C++ program's threads run; Best there is the goroutines'
+	// choice, which means nothing to OS threads. Its CPUs are the
+	// round-robin placement, Pinned false.
+	OSThreads *Choice `json:"os_threads,omitempty"`
 }
 
 // Choice is a winning algorithm and placement.
@@ -734,6 +741,9 @@ func (f *File) validate() error {
 		seen[t.Threads] = true
 		if t.Best != nil && (t.Best.Algorithm == "" || len(t.Best.CPUs) != t.Threads) {
 			return fmt.Errorf("thread count %d: best entry needs an algorithm and %d CPUs", t.Threads, t.Threads)
+		}
+		if o := t.OSThreads; o != nil && (o.Algorithm == "" || len(o.CPUs) != t.Threads) {
+			return fmt.Errorf("thread count %d: os_threads entry needs an algorithm and %d CPUs", t.Threads, t.Threads)
 		}
 	}
 	return checkTimes(f)

@@ -205,6 +205,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		}()
 	}
 	deadline := start.Add(cfg.Budget)
+	outer := ctx // the OS-thread pass after the plan runs past the budget's deadline (a few ms a count)
 	ctx, cancel := m.Bound(ctx, deadline)
 	defer cancel()
 	s, err := measurePlan(ctx, p, cfg, prev, deadline)
@@ -220,6 +221,9 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		load = nil
 	}
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
+	if err == nil {
+		measureOSThreads(outer, f, m)
+	}
 	annotate(f, s.notes)
 	if f != nil && !f.Simulated && cfg.Calibration == nil {
 		refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's

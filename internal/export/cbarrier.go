@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,12 +57,29 @@ func CRunnable(name string) bool { return cIdent(name) != "" }
 // header's stand-in serves it.
 const Substituted = "substituted"
 
-// forThreads returns s as a program of OS threads can run it: s itself
-// when the header carries its algorithm, else a stand-in (Substituted):
-// for more threads than allowed CPUs (size) the blocking algorithm for OS
-// threads (results.OSThreadsAlgorithm), else results.FallbackAlgorithm;
-// neither was measured for s's count, so MedianNs is 0.
-func forThreads(s results.Selection, size int) results.Selection {
+// forThreads returns s as a program of OS threads can run it. Above the
+// allowed CPUs (size) that is the check's measurement on OS threads
+// (results.Threads.OSThreads) of s's count (RuleMeasured), else of the
+// nearest count that has one (Substituted); without any, or when s's
+// algorithm is one the header does not carry, a stand-in (Substituted):
+// results.OSThreadsAlgorithm above the allowed CPUs, else
+// results.FallbackAlgorithm, with no time.
+func forThreads(f *results.File, s results.Selection, size int) results.Selection {
+	if s.Threads > size {
+		if t, o := osThreadsChoice(f, s.Threads); o != nil && CRunnable(o.Algorithm) {
+			was := s.Describe()
+			s.Spec = results.Spec{Algorithm: o.Algorithm, Policy: o.Policy, FanIn: o.FanIn}
+			s.From, s.Best, s.MedianNs = t, false, 0
+			if t == s.Threads && slices.Equal(o.CPUs, s.CPUs) {
+				s.Rule, s.MedianNs = results.RuleMeasured, o.MedianNs
+				s.Why = fmt.Sprintf("the check's best for %d threads on OS threads (the goroutines' is %s)", t, was)
+			} else {
+				s.Rule = Substituted
+				s.Why = fmt.Sprintf("more threads than allowed CPUs: the best of %d threads measured on OS threads (not measured for this count)", t)
+			}
+			return s
+		}
+	}
 	if CRunnable(s.Algorithm) {
 		return s
 	}
@@ -77,6 +95,29 @@ func forThreads(s results.Selection, size int) results.Selection {
 	}
 	s.Rule = Substituted
 	return s
+}
+
+// osThreadsChoice returns the OS-thread measurement of n threads, else of
+// the nearest count that has one (ties go to the larger), and its count.
+func osThreadsChoice(f *results.File, n int) (int, *results.Choice) {
+	best, bt := (*results.Choice)(nil), 0
+	for _, t := range f.Threads {
+		if t.OSThreads == nil {
+			continue
+		}
+		d, bd := abs(t.Threads-n), abs(bt-n)
+		if best == nil || d < bd || d == bd && t.Threads > bt {
+			best, bt = t.OSThreads, t.Threads
+		}
+	}
+	return bt, best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // cBarrier writes the barrier header with the machine's table: rows as

@@ -464,3 +464,24 @@ func thisMachine(t *testing.T) *results.File {
 		},
 	}
 }
+
+// Above the allowed CPUs the C exports take the check's measurement on OS
+// threads: measured for its own count, the nearest's for the others,
+// whatever the goroutines' best.
+func TestCExportsUseOSThreads(t *testing.T) {
+	f := goroutineFile()
+	f.Threads[1].OSThreads = &results.Choice{Spec: results.Spec{Algorithm: "combining", Policy: "park"}, CPUs: []int{0, 1, 0, 1}, MedianNs: 9000}
+	var h bytes.Buffer
+	if err := Write(&h, f, "c-header", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{3, 3, 4, "substituted", "combining", 4, "park", 0, 2, barriertune_allowed_cpus, NAN}`,
+		`{4, 4, 4, "measured", "combining", 4, "park", 0, 4, barriertune_cpus_4, 9000.0}`,
+		`{5, INT_MAX, 4, "substituted", "combining", 4, "park", 0, 2, barriertune_allowed_cpus, NAN}`,
+	} {
+		if !strings.Contains(h.String(), want) {
+			t.Errorf("c-header lacks the row %s:\n%s", want, h.String())
+		}
+	}
+}

@@ -49,7 +49,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(s, size)
+		s = forThreads(f, s, size)
 		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.RuleMeasured}}, order, nil
 	}
 	last := size + 1
@@ -64,7 +64,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(s, size)
+		s = forThreads(f, s, size)
 		// A measured choice has its own row (its CPUs and time); the
 		// others share the allowed CPUs' order and no time.
 		own := s.Rule == results.RuleMeasured || s.MedianNs > 0

@@ -126,13 +126,6 @@ func TestNearestRule(t *testing.T) {
 	}
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 func kvField(line, key string) string {
 	for _, f := range strings.Fields(line) {
 		if k, v, ok := strings.Cut(f, "="); ok && k == key {

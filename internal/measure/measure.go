@@ -103,6 +103,11 @@ type Options struct {
 	// late arrival (Hoefler's synchronisation time under skew). The
 	// floor is never skewed. At most MaxSkew.
 	Skew time.Duration
+	// OSThreads runs every participant on an OS thread of its own (locked,
+	// unpinned where the placement is oversubscribed), as a C or C++
+	// program's threads run: a participant that blocks then sleeps in the
+	// kernel instead of parking in the Go scheduler.
+	OSThreads bool
 }
 
 // MaxSkew caps Options.Skew: longer delays measure the delay, not the
@@ -456,6 +461,10 @@ func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []b
 	orders := roundOrders(opts.Samples, len(works))
 	target := float64(opts.SampleTarget.Nanoseconds())
 	err = tm.Run(func(rank int) {
+		if opts.OSThreads {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
 		// Warm up and calibrate each workload: double k until one run of
 		// k episodes takes the target time, twice in a row (calibrate).
 		for i, w := range works {

@@ -1,0 +1,112 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
+	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/results"
+)
+
+// Above the allowed CPUs the check's best is what goroutines need (the Go
+// scheduler's switches, parking in user space), and it may be the
+// goroutine barrier, which means nothing to a C or C++ program. Such a
+// program's threads are OS threads: a waiter that blocks sleeps in the
+// kernel and its wake-up is the kernel's. So for every count above the
+// allowed CPUs the check also times the algorithms a C program can run
+// on OS threads of their own (each participant locked to its thread,
+// unpinned, blocking waits) and records the fastest as the entry's
+// OSThreads, which the C exports use.
+
+// osThreadsMeasurer is a Measurer that can time candidates on OS threads
+// (Hardware; the model cannot say what the kernel's wake-ups cost).
+type osThreadsMeasurer interface {
+	OSThreads(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
+}
+
+// OSThreads times the candidates on cpus, every participant on an OS
+// thread of its own (measure.Options.OSThreads).
+func (Hardware) OSThreads(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+	opts.OSThreads = true
+	return measure.Barriers(cpus, cands, opts)
+}
+
+// osThreadAlgorithms are the candidates on OS threads: one counter and one
+// wake-up of all (central), counters in a tree (combining), a tree of flags
+// with one release (static-tree), and the logarithmic exchanges
+// (dissemination, tournament), all blocking waits.
+var osThreadAlgorithms = [...]string{algname.Central, algname.Combining, algname.StaticTree, algname.Dissemination, algname.Tournament}
+
+// osThreadsSamples and osThreadsTarget size the measurement: about 5 ms
+// per candidate and count after calibration.
+const (
+	osThreadsSamples = 9
+	osThreadsTarget  = 500 * time.Microsecond
+)
+
+// measureOSThreads fills OSThreads for every count of f above its allowed
+// CPUs that has a best, until ctx ends. Where the measurer cannot time OS
+// threads (a simulation) nothing is recorded; a count whose measurement
+// fails is left without, with a cut saying why.
+func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
+	om, ok := m.(osThreadsMeasurer)
+	if !ok || f == nil {
+		return
+	}
+	allowed, err := cpuset.ParseList(f.Machine.AllowedCPUs)
+	if err != nil {
+		return
+	}
+	cands := make([]measure.Candidate, len(osThreadAlgorithms))
+	for i, a := range osThreadAlgorithms {
+		cands[i] = measure.Candidate{Algorithm: a, Policy: barriers.Park}
+	}
+	for i := range f.Threads {
+		t := &f.Threads[i]
+		if t.Threads <= allowed.Len() || t.Best == nil || len(t.Best.CPUs) != t.Threads || ctx.Err() != nil {
+			continue
+		}
+		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget})
+		if err != nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: %v", t.Threads, err))
+			continue
+		}
+		t.OSThreads = bestOnOSThreads(run, t.Best.CPUs)
+	}
+}
+
+// bestOnOSThreads is the fastest result of run (by median), with the
+// runner-up and its margin, or nil when none was measured.
+func bestOnOSThreads(run measure.Run, cpus []int) *results.Choice {
+	var best, second *measure.Result
+	for i := range run.Results {
+		r := &run.Results[i]
+		if r.Reps == 0 || !(r.MedianNs > 0) {
+			continue
+		}
+		switch {
+		case best == nil || r.MedianNs < best.MedianNs:
+			best, second = r, best
+		case second == nil || r.MedianNs < second.MedianNs:
+			second = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	c := &results.Choice{
+		Spec:     results.Spec{Algorithm: best.Algorithm, Policy: best.Policy, FanIn: best.FanIn},
+		CPUs:     append([]int(nil), cpus...),
+		Label:    "oversubscribed, OS threads",
+		MedianNs: best.MedianNs, CILowNs: best.CILowNs, CIHighNs: best.CIHighNs,
+	}
+	if second != nil {
+		c.RunnerUp = second.Algorithm
+		c.MarginPct = 100 * (second.MedianNs/best.MedianNs - 1)
+	}
+	return c
+}
