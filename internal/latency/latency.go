@@ -18,6 +18,7 @@ import (
 
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/capped"
+	"github.com/barriertune/barriertune/internal/text"
 
 	"github.com/barriertune/barriertune/internal/measure"
 )
@@ -202,7 +203,7 @@ func Measure(ctx context.Context, cpus []int, opts Options) (*Matrix, error) {
 
 func checkCPUs(cpus []int) error {
 	if len(cpus) < 2 {
-		return fmt.Errorf("latency: %d CPUs given; measuring needs at least 2", len(cpus))
+		return fmt.Errorf("latency: %s given; measuring needs at least 2 (a pair)", text.Plural(len(cpus), "CPU"))
 	}
 	if len(cpus) > MaxCPUs {
 		return fmt.Errorf("latency: %d CPUs given; at most %d are accepted", len(cpus), MaxCPUs)

@@ -135,3 +135,10 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("implausible latency %v", m.NS)
 	}
 }
+
+// TestTooFewCPUsSaysSo: one CPU is one CPU, not "1 CPUs".
+func TestTooFewCPUsSaysSo(t *testing.T) {
+	if err := checkCPUs([]int{0}); err == nil || !strings.Contains(err.Error(), "1 CPU given") || strings.Contains(err.Error(), "1 CPUs") {
+		t.Errorf("one CPU: %v", err)
+	}
+}
