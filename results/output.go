@@ -88,18 +88,27 @@ func OutputDestination(flag, path string) Destination {
 // A directory named without one is refused as a file would be.
 func IsDirPath(path string) bool { return strings.HasSuffix(path, string(filepath.Separator)) }
 
-// DefaultDestination is where `barriertune check` writes without a flag,
-// the first place of the lookup order (DefaultFinder) a check can write:
-// $BARRIERTUNE_RESULTS when set, else the per-user file (DefaultPath).
+// DefaultDestination is where `barriertune check` writes without a flag:
+// DefaultFinder's Destination.
 func DefaultDestination() (Destination, error) {
-	if p := os.Getenv(ResultsEnv); p != "" {
-		return OutputDestination("", p), nil
+	return DefaultFinder(Machine{}).Destination()
+}
+
+// Destination is the first place of the lookup order a check writes: Env
+// when set, else the per-user file (in its directory, beside another
+// machine's file there).
+func (fd Finder) Destination() (Destination, error) {
+	switch {
+	case fd.Env != "":
+		return OutputDestination("", fd.Env), nil
+	case fd.User != "":
+		return Destination{Dir: filepath.Dir(fd.User), Name: filepath.Base(fd.User), Create: true}, nil
 	}
-	p, err := DefaultPath()
-	if err != nil {
-		return Destination{}, err
+	_, err := DefaultPath()
+	if err == nil {
+		err = errors.New("no per-user results file to write (give a path)")
 	}
-	return Destination{Dir: filepath.Dir(p), Name: filepath.Base(p), Create: true}, nil
+	return Destination{}, err
 }
 
 // String names the destination: the file, or the directory's file.
