@@ -28,10 +28,11 @@ const (
 	BusyOthers = 1
 	// BusyDelayShare: the machine is busy when this process's threads
 	// waited for a CPU at least this share of the wall time, summed over
-	// its threads (0.2: a fifth of a CPU's time). Its own threads
+	// its threads (0.5: half a CPU's time; one competitor on the CPU of
+	// one of two spinning threads makes about that). Its own threads
 	// preempting each other (a woken thread waits for a CPU a spinning
 	// one holds) add a few percent.
-	BusyDelayShare = 0.2
+	BusyDelayShare = 0.5
 )
 
 // Proc reads the proc filesystem mounted at Root ("/proc" when empty).
