@@ -107,7 +107,8 @@ type File struct {
 // check's, of its threads' run delay, and of the load average. A busy
 // check's timings measure the competition as much as the barriers.
 type Load struct {
-	// Busy is true when the machine was busy; Why says what made it so.
+	// Busy is true when the machine was busy (another process's task was
+	// runnable in the median reading); Why says what made it so.
 	Busy bool   `json:"busy"`
 	Why  string `json:"why,omitempty"`
 	// Readings were taken over Seconds of the check.
@@ -118,7 +119,9 @@ type Load struct {
 	OtherRunnable    float64 `json:"other_runnable"`
 	OtherRunnableMax int     `json:"other_runnable_max"`
 	// RunDelayShare is the time the check's threads waited for a CPU,
-	// summed over its threads, over the check's wall time.
+	// summed over its threads, over the wall time of the intervals in
+	// which no more of them were runnable than it had CPUs; recorded, it
+	// decides nothing (see sysload.Summary.Busy).
 	RunDelayShare float64 `json:"run_delay_share"`
 	// LoadAvgStart and LoadAvgEnd are the one-minute load average at the
 	// first and the last reading.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,13 +27,6 @@ const (
 	// BusyOthers: the machine is busy when, in the median reading, at
 	// least this many runnable tasks were not this process's.
 	BusyOthers = 1
-	// BusyDelayShare: the machine is busy when this process's threads
-	// waited for a CPU at least this share of the wall time, summed over
-	// its threads (0.5: half a CPU's time; one competitor on the CPU of
-	// one of two spinning threads makes about that). Its own threads
-	// preempting each other (a woken thread waits for a CPU a spinning
-	// one holds) add a few percent.
-	BusyDelayShare = 0.5
 )
 
 // Proc reads the proc filesystem mounted at Root ("/proc" when empty).
@@ -41,6 +35,17 @@ type Proc struct {
 	// Self is the process whose threads count as its own ("self" when
 	// empty).
 	Self string
+	// CPUs is how many CPUs the process may use (runtime.NumCPU() when
+	// 0): its threads' run delay counts only while no more of them were
+	// runnable (see Summarise).
+	CPUs int
+}
+
+func (p Proc) cpus() int {
+	if p.CPUs > 0 {
+		return p.CPUs
+	}
+	return runtime.NumCPU()
 }
 
 func (p Proc) path(parts ...string) string {
@@ -169,17 +174,23 @@ type Summary struct {
 	OthersMax    int
 	// DelayShare is the run delay the process's threads gained over the
 	// watch, summed over its threads, over the wall time: 0.5 is half a
-	// CPU's worth of waiting for CPUs.
+	// CPU's worth of waiting for CPUs. Only the intervals between two
+	// readings that each saw no more of the process's threads runnable
+	// than it may use CPUs count (the reader's own thread aside): more
+	// of them than CPUs wait for one another, whatever else runs (a
+	// check measures 8 threads on 2 CPUs on purpose).
 	DelayShare float64
 	// Load1Start and Load1End are the one-minute load average at the
 	// first and the last reading.
 	Load1Start, Load1End float64
 }
 
-// Summarise sums up readings, oldest first. A thread's run delay counts
-// from its first reading to its last (a thread that came or went between
-// two readings adds what the readings saw of it).
-func Summarise(rs []Reading) Summary {
+// Summarise sums up readings, oldest first, of a process that may use
+// cpus CPUs. A thread's run delay counts from its first reading to its
+// last (a thread that came or went between two readings adds what the
+// readings saw of it), over the intervals whose two readings each saw at
+// most cpus of its threads runnable besides the reader's.
+func Summarise(rs []Reading, cpus int) Summary {
 	var s Summary
 	if len(rs) == 0 {
 		return s
@@ -194,39 +205,40 @@ func Summarise(rs []Reading) Summary {
 		s.OthersMax = max(s.OthersMax, r.Others())
 	}
 	s.OthersMedian = median(others)
-	var delay int64
+	var delay, counted int64
 	for i := 1; i < len(rs); i++ {
+		if rs[i-1].Own-1 > cpus || rs[i].Own-1 > cpus {
+			continue
+		}
+		counted += int64(rs[i].When.Sub(rs[i-1].When))
 		for tid, d := range rs[i].Delay {
 			if prev, ok := rs[i-1].Delay[tid]; ok && d >= prev {
 				delay += d - prev
 			}
 		}
 	}
-	if s.Duration > 0 {
-		s.DelayShare = float64(delay) / float64(s.Duration)
+	if counted > 0 {
+		s.DelayShare = float64(delay) / float64(counted)
 	}
 	return s
 }
 
 // Busy reports whether the machine was busy, and why in words: in the
-// median reading another process's task was runnable (BusyOthers), or the
-// process's threads waited for a CPU BusyDelayShare of the time or more.
+// median reading another process's task was runnable (BusyOthers). The
+// process's own run delay is said beside it, but decides nothing: a
+// process that keeps every CPU busy itself (a check's pinned spinning
+// threads, its timer and reader threads beside them) makes its threads
+// wait for one another, half a CPU's time on a quiet 2-CPU machine.
 // Fewer than two readings say nothing.
 func (s Summary) Busy() (bool, string) {
-	if s.Readings < 2 {
+	if s.Readings < 2 || s.OthersMedian < BusyOthers {
 		return false, ""
 	}
-	var why []string
-	if s.OthersMedian >= BusyOthers {
-		why = append(why, fmt.Sprintf("%s runnable tasks of other processes in the median reading (at most %d)", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.OthersMax))
+	why := fmt.Sprintf("%s runnable tasks of other processes in the median reading (at most %d)", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.OthersMax)
+	if s.DelayShare > 0 {
+		why += fmt.Sprintf("; its threads waited for a CPU %.0f%% of the time", 100*s.DelayShare)
 	}
-	if s.DelayShare >= BusyDelayShare {
-		why = append(why, fmt.Sprintf("its threads waited for a CPU %.0f%% of the time", 100*s.DelayShare))
-	}
-	if len(why) == 0 {
-		return false, ""
-	}
-	return true, strings.Join(why, "; ")
+	return true, why
 }
 
 func median(v []float64) float64 {
@@ -311,5 +323,5 @@ func (w *Watch) Stop() (Summary, error) {
 	if w.err != nil && len(w.readings) < 2 {
 		return Summary{}, w.err
 	}
-	return Summarise(w.readings), nil
+	return Summarise(w.readings, w.p.cpus()), nil
 }
