@@ -189,13 +189,18 @@ func verdict(r float64) string {
 }
 
 // stateFactor: two clusters of rounds' ping-pongs this factor apart or
-// more are two host states (as the check tells them: internal/check).
-const stateFactor = 1.5
+// more, each of minStateRounds rounds or more, are two host states (as the
+// check tells them: internal/check).
+const (
+	stateFactor    = 1.5
+	minStateRounds = 3
+)
 
 // hostStates groups the rounds that stayed in one host state by their
 // ping-pong, fastest state first: one group, or two split where the
 // logarithms' between-class variance is largest (Otsu), when the two
-// sides' medians are stateFactor apart.
+// sides' medians are stateFactor apart and each side holds
+// minStateRounds rounds.
 func hostStates(pp []float64, mixed []bool) [][]int {
 	var idx []int
 	for i := range pp {
@@ -215,6 +220,9 @@ func hostStates(pp []float64, mixed []bool) [][]int {
 	best, bestScore, sum := -1, 0.0, 0.0
 	for k := 1; k < n; k++ {
 		sum += math.Log(pp[idx[k-1]])
+		if k < minStateRounds || n-k < minStateRounds {
+			continue // a state of one or two rounds is an outlier
+		}
 		m0, m1 := sum/float64(k), (total-sum)/float64(n-k)
 		if score := float64(k) * float64(n-k) * (m1 - m0) * (m1 - m0); score > bestScore {
 			best, bestScore = k, score
