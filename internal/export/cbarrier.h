@@ -305,6 +305,9 @@ static inline int barriertune_contended_(int64_t now)
 }
 
 #define BARRIERTUNE_BUSY_HOLD_NS 50000000
+#ifndef BARRIERTUNE_YIELDS
+#define BARRIERTUNE_YIELDS 1
+#endif
 
 static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w)
 {
@@ -313,9 +316,11 @@ static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int
 	if (w->block) {
 		/* Outnumbered: a partner that has not arrived may be queued on
 		 * this CPU; yield to it once, then sleep. */
-		sched_yield();
-		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
-			return;
+		for (i = 0; i < BARRIERTUNE_YIELDS; i++) {
+			sched_yield();
+			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
+				return;
+		}
 		barriertune_sleep_(f, e, eq);
 		return;
 	}
