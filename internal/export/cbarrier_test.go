@@ -267,6 +267,9 @@ func TestCBarrierThreadSanitizer(t *testing.T) {
 				cmd.Env = env
 				out, err := cmd.CombinedOutput()
 				cancel()
+				if strings.Contains(string(out), "unexpected memory mapping") {
+					t.Skipf("this kernel's address layout defeats ThreadSanitizer (vm.mmap_rnd_bits too high for this toolchain): %s", firstLine(string(out)))
+				}
 				if err != nil || !strings.HasPrefix(string(out), "ok ") {
 					t.Errorf("%s, %s threads: %v\n%s", a.Name, n, err, out)
 				}
