@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -492,7 +493,7 @@ func TestAutoSleepStress(t *testing.T) {
 			continue
 		}
 		for _, n := range []int{2, 3, 5} {
-			if oversubscribed(n) {
+			if cpuset.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", a.Name, n), func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // brokenPolicies lists the policies a broken-barrier test runs under.
@@ -22,7 +24,7 @@ func forEach(t *testing.T, n int, stress bool, f func(t *testing.T, b Barrier)) 
 			if !a.Spins && p != AutoPolicy {
 				continue
 			}
-			if stress && p == Spin && oversubscribed(n) {
+			if stress && p == Spin && cpuset.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/policy=%s", a.Name, p), func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -91,7 +92,7 @@ func TestHybridStress(t *testing.T) {
 func TestHybridPolicies(t *testing.T) {
 	for _, p := range []Policy{Spin, Yield, Park} {
 		for _, n := range []int{4, 9, 17} {
-			if p == Spin && oversubscribed(n) {
+			if p == Spin && cpuset.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", p, n), func(t *testing.T) {
@@ -262,7 +263,7 @@ func TestHybridBreakReleasesWaiters(t *testing.T) {
 func TestHybridBreakMidEpisode(t *testing.T) {
 	for _, p := range []Policy{Spin, Yield, Park} {
 		n := 7
-		if p == Spin && oversubscribed(n) {
+		if p == Spin && cpuset.Oversubscribed(n) {
 			continue
 		}
 		t.Run(p.String(), func(t *testing.T) {

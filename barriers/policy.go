@@ -2,8 +2,9 @@ package barriers
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
+
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // Policy is how a participant waits for a flag another participant sets.
@@ -83,18 +84,11 @@ const (
 	oversubscribedSpinBudget = 0
 )
 
-// oversubscribed reports whether n participants exceed GOMAXPROCS or the
-// CPUs this process may use: then a spinning participant holds a CPU that
-// another participant needs.
-func oversubscribed(n int) bool {
-	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
-}
-
 // resolve turns AutoPolicy into a concrete waiter for n participants;
 // budget < 0 means "not set".
 func resolve(p Policy, budget, n int) waiter {
 	if p == AutoPolicy {
-		if oversubscribed(n) {
+		if cpuset.Oversubscribed(n) {
 			if budget < 0 {
 				budget = oversubscribedSpinBudget
 			}

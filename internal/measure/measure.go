@@ -166,13 +166,6 @@ func (r *Result) setStats(s Stats) {
 	r.Summary, r.Reps = s.Summary, s.N
 }
 
-// Oversubscribed reports whether the placement puts more threads than
-// distinct CPUs, or than GOMAXPROCS: then threads run as plain goroutines
-// and pure spinning is the wrong policy.
-func Oversubscribed(cpus []int) bool {
-	return cpuset.Placement(cpus).Oversubscribed() || len(cpus) > runtime.GOMAXPROCS(0)
-}
-
 // team returns the team a placement runs on. The CPUs must be allowed
 // even when the team runs unpinned: a CPU outside the set is a mistake.
 func team(cpus []int) (*osal.Team, error) {
@@ -183,7 +176,7 @@ func team(cpus []int) (*osal.Team, error) {
 			}
 		}
 	}
-	if Oversubscribed(cpus) {
+	if cpuset.Placement(cpus).OversubscribedHere() {
 		return osal.NewUnpinnedTeam(len(cpus))
 	}
 	return osal.NewTeam(cpus)
@@ -270,7 +263,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		}
 		works = append(works, instancesWorkload(bs))
 	}
-	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !Oversubscribed(cpus)
+	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !cpuset.Placement(cpus).OversubscribedHere()
 	if floor {
 		fws, err := floorWorkloads()
 		if err != nil {
@@ -287,7 +280,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.FanIn, r.Composition = c.FanIn, c.composition()
-		r.CPUs, r.Pinned = append([]int(nil), cpus...), !Oversubscribed(cpus)
+		r.CPUs, r.Pinned = append([]int(nil), cpus...), !cpuset.Placement(cpus).OversubscribedHere()
 		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
 		r.SkewNs = float64(opts.Skew.Nanoseconds())
 		run.Results = append(run.Results, r)
@@ -616,7 +609,7 @@ func summarise(s []float64) Result {
 // spin when every thread has a CPU of its own, else Auto, which parks at
 // once and so never lets spinners starve the participant they wait for.
 func DefaultPolicy(cpus []int) barriers.Policy {
-	if Oversubscribed(cpus) {
+	if cpuset.Placement(cpus).OversubscribedHere() {
 		return barriers.AutoPolicy
 	}
 	return barriers.Spin

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 func TestSummarise(t *testing.T) {
@@ -76,7 +77,7 @@ func TestBarriersMeasures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cpus) == 2 && !Oversubscribed(cpus) {
+	if len(cpus) == 2 && !cpuset.Placement(cpus).OversubscribedHere() {
 		if f := run.Floor; f == nil || f.Reps != 5 || f.MedianNs <= 0 {
 			t.Errorf("floor %+v: want 5 samples interleaved with the candidates", f)
 		}
@@ -93,7 +94,7 @@ func TestBarriersMeasures(t *testing.T) {
 
 func TestOversubscribedRunsUnpinned(t *testing.T) {
 	cpus := []int{0, 0, 0, 0, 0}
-	if !Oversubscribed(cpus) || Oversubscribed([]int{0}) {
+	if !cpuset.Placement(cpus).OversubscribedHere() || cpuset.Placement([]int{0}).OversubscribedHere() {
 		t.Fatal("Oversubscribed is wrong")
 	}
 	run, err := Barriers(cpus, []Candidate{{Algorithm: "combining", Policy: barriers.AutoPolicy}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})

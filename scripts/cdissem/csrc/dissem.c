@@ -48,8 +48,8 @@ static void barrier(int id, unsigned long e) {
 	}
 }
 
-static void *run(void *arg) {
-	int id = (int)(long)arg;
+// pin binds the calling thread to cpus[id], or ends the program.
+static void pin(int id) {
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpus[id], &set);
@@ -57,6 +57,11 @@ static void *run(void *arg) {
 		fprintf(stderr, "dissem: cannot pin thread %d to CPU %d\n", id, cpus[id]);
 		exit(1);
 	}
+}
+
+static void *run(void *arg) {
+	int id = (int)(long)arg;
+	pin(id);
 	barrier(id, base + 1); // start together
 	for (long i = 2; i <= episodes + 1; i++)
 		barrier(id, base + (unsigned long)i);
@@ -74,13 +79,7 @@ static volatile unsigned long pong __attribute__((aligned(128)));
 
 static void *pingpong(void *arg) {
 	int id = (int)(long)arg;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpus[id], &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-		fprintf(stderr, "dissem: cannot pin thread %d to CPU %d\n", id, cpus[id]);
-		exit(1);
-	}
+	pin(id);
 	for (unsigned long i = 1; i <= (unsigned long)episodes; i++) {
 		if (id == 0) {
 			__atomic_store_n(&ping, i, __ATOMIC_RELEASE);
