@@ -143,25 +143,11 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 	fmt.Fprintf(b, "#define BARRIERTUNE_BLOCK_WAKE_NS %s\n", cDouble(f.BlockWakeNs))
 	fmt.Fprintf(b, "static const char barriertune_machine_vendor[] = %s;\n", cQuote(cpu.Vendor))
 	fmt.Fprintf(b, "static const char barriertune_machine_cpu[] = %s;\n", cQuote(cpu.Name))
-	shared := false
-	for _, r := range rows {
-		if r.own {
-			fmt.Fprintf(b, "static const int barriertune_cpus_%d[%d] = {%s};\n", r.lo, len(r.sel.CPUs), strings.ReplaceAll(joinInts(r.sel.CPUs), ",", ", "))
-		} else {
-			shared = true
-		}
-	}
-	if shared {
-		fmt.Fprintf(b, "/* the allowed CPUs %s in tree order */\n", cpuset.FormatList(order))
-		fmt.Fprintf(b, "static const int barriertune_allowed_cpus[%d] = {%s};\n", len(order), strings.ReplaceAll(joinInts(order), ",", ", "))
-	}
+	cPlacements(b, rows, order)
 	fmt.Fprintf(b, "static const struct barriertune_choice barriertune_choices[BARRIERTUNE_NCHOICES] = {\n")
 	for _, r := range rows {
 		s := r.sel
-		cpus, n := "barriertune_allowed_cpus", len(order)
-		if r.own {
-			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)
-		}
+		cpus, n := r.cPlacement(order)
 		pinned := 1
 		if s.Threads > len(order) || cpuset.Placement(s.CPUs).Oversubscribed() {
 			pinned = 0

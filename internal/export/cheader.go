@@ -24,6 +24,33 @@ type headerEntry struct {
 	own bool
 }
 
+// cPlacements writes the C arrays the rows' threads are placed by: each
+// own placement as barriertune_cpus_LO, and the allowed CPUs in tree order
+// as barriertune_allowed_cpus when a row runs on them.
+func cPlacements(b *strings.Builder, rows []headerEntry, order []int) {
+	shared := false
+	for _, r := range rows {
+		if r.own {
+			fmt.Fprintf(b, "static const int barriertune_cpus_%d[%d] = {%s};\n", r.lo, len(r.sel.CPUs), strings.ReplaceAll(joinInts(r.sel.CPUs), ",", ", "))
+		} else {
+			shared = true
+		}
+	}
+	if shared {
+		fmt.Fprintf(b, "/* the allowed CPUs %s in tree order */\n", cpuset.FormatList(order))
+		fmt.Fprintf(b, "static const int barriertune_allowed_cpus[%d] = {%s};\n", len(order), strings.ReplaceAll(joinInts(order), ",", ", "))
+	}
+}
+
+// cPlacement names the C array (cPlacements) that r's threads are placed
+// by, and its length.
+func (r headerEntry) cPlacement(order []int) (array string, n int) {
+	if r.own {
+		return fmt.Sprintf("barriertune_cpus_%d", r.lo), len(r.sel.CPUs)
+	}
+	return "barriertune_allowed_cpus", len(order)
+}
+
 // headerTable computes the rows of the C header: for one count (single)
 // its selection alone; else the selection of every count from 1 up,
 // merged into ranges of counts the rule treats alike. Past the largest
@@ -140,26 +167,12 @@ struct barriertune_choice {
 `)
 		return
 	}
-	shared := false
-	for _, r := range rows {
-		if r.own {
-			fmt.Fprintf(b, "static const int barriertune_cpus_%d[%d] = {%s};\n", r.lo, len(r.sel.CPUs), strings.ReplaceAll(joinInts(r.sel.CPUs), ",", ", "))
-		} else {
-			shared = true
-		}
-	}
-	if shared {
-		fmt.Fprintf(b, "/* the allowed CPUs %s in tree order */\n", cpuset.FormatList(order))
-		fmt.Fprintf(b, "static const int barriertune_allowed_cpus[%d] = {%s};\n", len(order), strings.ReplaceAll(joinInts(order), ",", ", "))
-	}
+	cPlacements(b, rows, order)
 	fmt.Fprintf(b, "\nstatic const struct barriertune_choice barriertune_choices[BARRIERTUNE_NCHOICES] = {\n")
 	for _, r := range rows {
 		s := r.sel
 		c := &results.Choice{Spec: results.Spec{Algorithm: s.Algorithm, FanIn: s.FanIn}}
-		cpus, n := "barriertune_allowed_cpus", len(order)
-		if r.own {
-			cpus, n = fmt.Sprintf("barriertune_cpus_%d", r.lo), len(s.CPUs)
-		}
+		cpus, n := r.cPlacement(order)
 		pinned := 1 // as the other formats: pinned when no CPU repeats
 		if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 			pinned = 0
