@@ -154,10 +154,11 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	cpus, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong)
+	list, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong)
 	if err != nil {
 		return err
 	}
+	cpus := cpuset.Placement(list)
 	ctx, stop := notifySignals(ctx)
 	defer stop()
 	mopts := measure.Options{Samples: opts.samples, SampleTarget: opts.sampleTime, Context: ctx, Instances: opts.instances}
@@ -180,8 +181,8 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if !opts.policySet {
 		policy = measure.DefaultPolicy(cpus)
 	}
-	if policy == barriers.Spin && cpuset.Placement(cpus).OversubscribedHere() && !opts.global.quiet {
-		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(cpuset.Placement(cpus).CPUs()), "CPU"))
+	if policy == barriers.Spin && cpus.OversubscribedHere() && !opts.global.quiet {
+		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(cpus.CPUs()), "CPU"))
 	}
 	var cands []measure.Candidate
 	for _, n := range names {
@@ -240,7 +241,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 
 // benchPlacement is the CPU of each thread: --cpus as given (each allowed
 // for this process), else --threads round-robin over the allowed CPUs.
-func benchPlacement(opts *benchOptions, cpus []int) ([]int, error) {
+func benchPlacement(opts *benchOptions, cpus cpuset.Placement) (cpuset.Placement, error) {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		return nil, err
@@ -361,8 +362,8 @@ func benchJSONResults(rs []measure.Result) []benchResult {
 }
 
 // unpinnedReason says why threads on cpus ran as goroutines.
-func unpinnedReason(cpus []int) string {
-	d := cpuset.Placement(cpus).CPUs()
+func unpinnedReason(cpus cpuset.Placement) string {
+	d := cpus.CPUs()
 	if len(cpus) > len(d) {
 		return fmt.Sprintf("%s on %s (%s), run as plain goroutines where the Go scheduler put them",
 			text.Plural(len(cpus), "thread"), text.Plural(len(d), "CPU"), cpuset.FormatList(slices.Sorted(slices.Values(d))))

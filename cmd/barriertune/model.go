@@ -264,7 +264,7 @@ const maxCPUListLen = 100
 // as ranges ("0-3,8"), a placement that repeats one block as the block and
 // its count ("0-7 (×125)": 1000 threads wrapping around 8 CPUs), and the
 // result capped at maxCPUListLen bytes (text.Elide).
-func cpuList(cpus []int) string {
+func cpuList(cpus cpuset.Placement) string {
 	block, times := cpus, 1
 	for p := 1; p <= len(cpus)/2; p++ {
 		if len(cpus)%p == 0 && repeats(cpus, p) {
@@ -280,7 +280,7 @@ func cpuList(cpus []int) string {
 }
 
 // repeats reports whether cpus is its first p entries over and over.
-func repeats(cpus []int, p int) bool {
+func repeats(cpus cpuset.Placement, p int) bool {
 	for i := p; i < len(cpus); i++ {
 		if cpus[i] != cpus[i-p] {
 			return false

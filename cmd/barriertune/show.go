@@ -209,7 +209,7 @@ func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
 func wrap(s string) []string { return text.Wrap(s, maxShowLine, "    ", maxShowLine-4) }
 
 // validOr returns cpus when every index fits a cpuset, else nil.
-func validOr(cpus []int) []int {
+func validOr(cpus cpuset.Placement) cpuset.Placement {
 	for _, c := range cpus {
 		if c < 0 || c > cpuset.MaxCPU {
 			return nil
@@ -221,7 +221,7 @@ func validOr(cpus []int) []int {
 // rankList shows a rank-ordered CPU list: ranges where ranks run over
 // consecutive CPUs ("0-3,8", model.go's cpuList), "round-robin over S"
 // when CPUs repeat.
-func rankList(cpus []int) string {
+func rankList(cpus cpuset.Placement) string {
 	for _, c := range cpus {
 		if c < 0 || c > cpuset.MaxCPU {
 			return joinInts(cpus)

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/text"
@@ -47,7 +48,7 @@ type skewRun struct {
 }
 
 // measureSkews times every candidate with the last rank late by each skew.
-func measureSkews(cpus []int, cands []measure.Candidate, skews []time.Duration, opts measure.Options) ([]skewRun, error) {
+func measureSkews(cpus cpuset.Placement, cands []measure.Candidate, skews []time.Duration, opts measure.Options) ([]skewRun, error) {
 	runs := make([]skewRun, len(cands))
 	for i, c := range cands {
 		runs[i] = skewRun{Algorithm: c.Algorithm, Policy: policyLabel(measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String()})}
@@ -68,7 +69,7 @@ func measureSkews(cpus []int, cands []measure.Candidate, skews []time.Duration, 
 
 // benchSkews is bench --skew: it measures and prints the table (or JSON),
 // and with plotPath draws synchronisation time against skew there.
-func benchSkews(w io.Writer, cpus []int, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool, plotPath string) error {
+func benchSkews(w io.Writer, cpus cpuset.Placement, cands []measure.Candidate, skew string, opts measure.Options, asJSON bool, plotPath string) error {
 	skews, err := parseSkews(skew)
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func benchSkews(w io.Writer, cpus []int, cands []measure.Candidate, skew string,
 
 // printSkew writes one row per algorithm: the median synchronisation time
 // (episode time minus the skew) at each skew.
-func printSkew(w io.Writer, cpus []int, skews []time.Duration, runs []skewRun) error {
+func printSkew(w io.Writer, cpus cpuset.Placement, skews []time.Duration, runs []skewRun) error {
 	fmt.Fprintf(w, "%s on %s; the last rank arrives late by the skew.\n", text.Plural(len(cpus), "thread"), onCPUs(cpus))
 	fmt.Fprintf(w, "Synchronisation time: median ns per episode minus the skew (what the barrier adds after the late arrival).\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -124,7 +125,7 @@ func printSkew(w io.Writer, cpus []int, skews []time.Duration, runs []skewRun) e
 
 // skewPlot draws each algorithm's synchronisation time (median ns per
 // episode minus the skew) against the skew: a line per algorithm.
-func skewPlot(cpus []int, skews []time.Duration, runs []skewRun) (*plot.Plot, error) {
+func skewPlot(cpus cpuset.Placement, skews []time.Duration, runs []skewRun) (*plot.Plot, error) {
 	series := make([]figure.Series, len(runs))
 	for i, r := range runs {
 		series[i].Name = r.Algorithm + " (" + r.Policy + ")"

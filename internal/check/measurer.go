@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
@@ -27,12 +28,12 @@ type Measurer interface {
 	Floor(a, b int, opts measure.Options) (measure.PingPong, error)
 	// Placement times the candidates on cpus (thread i on cpus[i]),
 	// interleaved, with the floor beside them when opts.Floor asks.
-	Placement(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
+	Placement(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
 	// LevelLatencies measures the per-level latencies of topo within
 	// limit (with the floors already measured), and says what it skipped.
 	LevelLatencies(ctx context.Context, topo *hwtree.Topology, opts measure.Options, limit time.Duration, floors []results.Floor) ([]results.LevelLatency, string)
 	// Policy is the waiting policy the placement cpus is measured with.
-	Policy(cpus []int) barriers.Policy
+	Policy(cpus cpuset.Placement) barriers.Policy
 	// Now is the clock the budget is kept by.
 	Now() time.Time
 	// Machine fingerprints the machine the measurements are of, for the
@@ -67,7 +68,7 @@ func (Hardware) Floor(a, b int, opts measure.Options) (measure.PingPong, error) 
 }
 
 // Placement times the candidates on cpus with measure.Barriers.
-func (Hardware) Placement(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+func (Hardware) Placement(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
 	return measure.Barriers(cpus, cands, opts)
 }
 
@@ -78,7 +79,7 @@ func (Hardware) LevelLatencies(ctx context.Context, topo *hwtree.Topology, opts 
 
 // Policy is measure.DefaultPolicy: spin when every thread has a CPU (and
 // a P) of its own, else auto.
-func (Hardware) Policy(cpus []int) barriers.Policy { return measure.DefaultPolicy(cpus) }
+func (Hardware) Policy(cpus cpuset.Placement) barriers.Policy { return measure.DefaultPolicy(cpus) }
 
 // Now is the wall clock.
 func (Hardware) Now() time.Time { return time.Now() }

@@ -25,12 +25,12 @@ import (
 // osThreadsMeasurer is a Measurer that can time candidates on OS threads
 // (Hardware; the model cannot say what the kernel's wake-ups cost).
 type osThreadsMeasurer interface {
-	OSThreads(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
+	OSThreads(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
 }
 
 // OSThreads times the candidates on cpus, every participant on an OS
 // thread of its own (measure.Options.OSThreads).
-func (Hardware) OSThreads(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+func (Hardware) OSThreads(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
 	opts.OSThreads = true
 	return measure.Barriers(cpus, cands, opts)
 }
@@ -81,7 +81,7 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 
 // bestOnOSThreads is the fastest result of run (by median), with the
 // runner-up and its margin, or nil when none was measured.
-func bestOnOSThreads(run measure.Run, cpus []int) *results.Choice {
+func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
 	var best, second *measure.Result
 	for i := range run.Results {
 		r := &run.Results[i]

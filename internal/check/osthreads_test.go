@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
@@ -18,7 +19,7 @@ type osFake struct {
 	cands []measure.Candidate
 }
 
-func (o *osFake) OSThreads(cpus []int, cands []measure.Candidate, _ measure.Options) (measure.Run, error) {
+func (o *osFake) OSThreads(cpus cpuset.Placement, cands []measure.Candidate, _ measure.Options) (measure.Run, error) {
 	o.asked = append(o.asked, cpus)
 	o.cands = cands
 	var run measure.Run

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
@@ -489,7 +490,7 @@ func (p *plan) modelCosts() model.Costs {
 }
 
 // predict is the model's time for c on cpus with the plan's constants.
-func (p *plan) predict(c cand, cpus []int) (float64, error) {
+func (p *plan) predict(c cand, cpus cpuset.Placement) (float64, error) {
 	if c.alg == algname.Hybrid {
 		_, ns, err := model.HybridForWith(p.kind, p.topo, cpus, p.costs, p.params)
 		return ns, err

@@ -92,12 +92,12 @@ func (m *ModelMeasurer) Floor(a, b int, opts measure.Options) (measure.PingPong,
 
 // Placement predicts every candidate on cpus; a candidate the model has
 // no pattern for is reported dropped with no samples.
-func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+func (m *ModelMeasurer) Placement(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
 	if len(cpus) == 0 || len(cands) == 0 {
 		return measure.Run{}, fmt.Errorf("model measurer: %d CPUs and %d candidates (want at least one of each)", len(cpus), len(cands))
 	}
 	m.spend(len(cands)+1, opts)
-	pinned := !cpuset.Placement(cpus).Oversubscribed()
+	pinned := !cpus.Oversubscribed()
 	var run measure.Run
 	for _, c := range cands {
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), FanIn: c.FanIn,
@@ -127,7 +127,7 @@ func (m *ModelMeasurer) Placement(cpus []int, cands []measure.Candidate, opts me
 // its composition (model.HybridForWith's prediction with the measurer's
 // constants when it composes the same levels, else model.PriceComposition:
 // the critical path of its pattern and its levels' overheads).
-func (m *ModelMeasurer) predict(c measure.Candidate, cpus []int) (float64, error) {
+func (m *ModelMeasurer) predict(c measure.Candidate, cpus cpuset.Placement) (float64, error) {
 	if c.Algorithm != algname.Hybrid {
 		return model.PredictWith(m.kind, c.Algorithm, cpus, m.costs, c.FanIn, m.params)
 	}
@@ -167,8 +167,8 @@ func (m *ModelMeasurer) LevelLatencies(_ context.Context, topo *hwtree.Topology,
 // Policy is the placement's: spin when every thread has a CPU of its own,
 // else auto (the host's GOMAXPROCS does not matter to a simulated
 // machine).
-func (m *ModelMeasurer) Policy(cpus []int) barriers.Policy {
-	if cpuset.Placement(cpus).Oversubscribed() {
+func (m *ModelMeasurer) Policy(cpus cpuset.Placement) barriers.Policy {
+	if cpus.Oversubscribed() {
 		return barriers.AutoPolicy
 	}
 	return barriers.Spin

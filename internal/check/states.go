@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/results"
 )
@@ -172,7 +173,7 @@ func (ps *pairStates) describe(pair [2]int) string {
 }
 
 // pairOf is the floor pair of a placement: its first two CPUs, ordered.
-func pairOf(cpus []int) [2]int {
+func pairOf(cpus cpuset.Placement) [2]int {
 	return [2]int{min(cpus[0], cpus[1]), max(cpus[0], cpus[1])}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/model"
@@ -86,7 +87,7 @@ type movingHost struct {
 	repeats      int
 }
 
-func (h *movingHost) Placement(cpus []int, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+func (h *movingHost) Placement(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
 	h.spend(len(cands)+1, opts)
 	repeat := len(cands) == 1 && opts.DropFactor == 0
 	if repeat {

@@ -168,7 +168,7 @@ func (r *Result) setStats(s Stats) {
 
 // team returns the team a placement runs on. The CPUs must be allowed
 // even when the team runs unpinned: a CPU outside the set is a mistake.
-func team(cpus []int) (*osal.Team, error) {
+func team(cpus cpuset.Placement) (*osal.Team, error) {
 	if allowed, err := osal.Allowed(); err == nil {
 		for _, c := range cpus {
 			if !allowed.Has(c) {
@@ -176,7 +176,7 @@ func team(cpus []int) (*osal.Team, error) {
 			}
 		}
 	}
-	if cpuset.Placement(cpus).OversubscribedHere() {
+	if cpus.OversubscribedHere() {
 		return osal.NewUnpinnedTeam(len(cpus))
 	}
 	return osal.NewTeam(cpus)
@@ -230,7 +230,7 @@ type Run struct {
 
 // Barriers times each candidate on the placement cpus (thread i on
 // cpus[i]).
-func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
+func Barriers(cpus cpuset.Placement, cands []Candidate, opts Options) (Run, error) {
 	if len(cpus) == 0 {
 		return Run{}, errors.New("measure: no CPUs to run on")
 	}
@@ -263,7 +263,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		}
 		works = append(works, instancesWorkload(bs))
 	}
-	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !cpuset.Placement(cpus).OversubscribedHere()
+	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !cpus.OversubscribedHere()
 	if floor {
 		fws, err := floorWorkloads()
 		if err != nil {
@@ -280,7 +280,7 @@ func Barriers(cpus []int, cands []Candidate, opts Options) (Run, error) {
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.FanIn, r.Composition = c.FanIn, c.composition()
-		r.CPUs, r.Pinned = append([]int(nil), cpus...), !cpuset.Placement(cpus).OversubscribedHere()
+		r.CPUs, r.Pinned = append([]int(nil), cpus...), !cpus.OversubscribedHere()
 		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
 		r.SkewNs = float64(opts.Skew.Nanoseconds())
 		run.Results = append(run.Results, r)
@@ -438,7 +438,7 @@ type control struct {
 // sample runs the workloads interleaved on a team and returns, per
 // workload, the ns-per-episode samples, the episodes per sample, and
 // whether it was dropped.
-func sample(cpus []int, works []workload, opts Options) ([][]float64, []int, []bool, error) {
+func sample(cpus cpuset.Placement, works []workload, opts Options) ([][]float64, []int, []bool, error) {
 	opts.defaults()
 	tm, err := team(cpus)
 	if err != nil {
@@ -608,8 +608,8 @@ func summarise(s []float64) Result {
 // DefaultPolicy is the waiting policy the tuner uses for a placement: pure
 // spin when every thread has a CPU of its own, else Auto, which parks at
 // once and so never lets spinners starve the participant they wait for.
-func DefaultPolicy(cpus []int) barriers.Policy {
-	if cpuset.Placement(cpus).OversubscribedHere() {
+func DefaultPolicy(cpus cpuset.Placement) barriers.Policy {
+	if cpus.OversubscribedHere() {
 		return barriers.AutoPolicy
 	}
 	return barriers.Spin

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/catalog"
@@ -72,12 +73,12 @@ func candidates() []candidate {
 // BestFlat returns the flat algorithm (and fan-in, 0 where it takes none)
 // with the lowest predicted time on cpus, among the catalog's spinning
 // algorithms the model has a pattern for.
-func BestFlat(k Kind, cpus []int, c Costs) (alg string, fanIn int, ns float64, err error) {
+func BestFlat(k Kind, cpus cpuset.Placement, c Costs) (alg string, fanIn int, ns float64, err error) {
 	return BestFlatWith(k, cpus, c, DefaultParams())
 }
 
 // BestFlatWith is BestFlat with the default model's constants given.
-func BestFlatWith(k Kind, cpus []int, c Costs, prm Params) (alg string, fanIn int, ns float64, err error) {
+func BestFlatWith(k Kind, cpus cpuset.Placement, c Costs, prm Params) (alg string, fanIn int, ns float64, err error) {
 	ns = math.Inf(1)
 	var firstErr error
 	for _, cand := range candidates() {
@@ -113,14 +114,14 @@ func BestFlatWith(k Kind, cpus []int, c Costs, prm Params) (alg string, fanIn in
 // Where the composition is not predicted faster than the best flat
 // algorithm over all participants, Hybrid returns that flat algorithm
 // instead, so the hybrid is never predicted worse than flat.
-func Hybrid(k Kind, levels []LevelKeys, cpus []int, c Costs) (Composition, float64, error) {
+func Hybrid(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs) (Composition, float64, error) {
 	return HybridWith(k, levels, cpus, c, DefaultParams())
 }
 
 // HybridWith is Hybrid with the default model's constants given (a
 // check's calibration, say): every level's candidates and the flat
 // algorithms are predicted with them.
-func HybridWith(k Kind, levels []LevelKeys, cpus []int, c Costs, prm Params) (Composition, float64, error) {
+func HybridWith(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, prm Params) (Composition, float64, error) {
 	n := len(cpus)
 	if n < 1 {
 		return Composition{}, 0, fmt.Errorf("hybrid: no CPUs (want at least one participant)")
@@ -140,11 +141,11 @@ func HybridWith(k Kind, levels []LevelKeys, cpus []int, c Costs, prm Params) (Co
 // HybridAgainst is Hybrid with the best flat algorithm already predicted
 // (BestFlat's results), for callers that predict every flat algorithm
 // anyway.
-func HybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
+func HybridAgainst(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
 	return hybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS, DefaultParams())
 }
 
-func hybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg string, flatK int, flatNS float64, prm Params) (Composition, float64, error) {
+func hybridAgainst(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, flatAlg string, flatK int, flatNS float64, prm Params) (Composition, float64, error) {
 	n := len(cpus)
 	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seqInts(n)}}}}
 
@@ -202,12 +203,12 @@ func hybridAgainst(k Kind, levels []LevelKeys, cpus []int, c Costs, flatAlg stri
 // levels as the placement sees them (TreeLevels), composed greedily
 // (Hybrid). The check measures the hybrid with
 // barriers.WithHierarchy(comp.Levels) and records comp.String().
-func HybridFor(k Kind, t *hwtree.Topology, cpus []int, c Costs) (Composition, float64, error) {
+func HybridFor(k Kind, t *hwtree.Topology, cpus cpuset.Placement, c Costs) (Composition, float64, error) {
 	return HybridForWith(k, t, cpus, c, DefaultParams())
 }
 
 // HybridForWith is HybridFor with the default model's constants given.
-func HybridForWith(k Kind, t *hwtree.Topology, cpus []int, c Costs, prm Params) (Composition, float64, error) {
+func HybridForWith(k Kind, t *hwtree.Topology, cpus cpuset.Placement, c Costs, prm Params) (Composition, float64, error) {
 	levels, err := TreeLevels(t, cpus)
 	if err != nil {
 		return Composition{}, 0, err
@@ -220,7 +221,7 @@ func HybridForWith(k Kind, t *hwtree.Topology, cpus []int, c Costs, prm Params) 
 // path of its pattern plus, under the default model, each level's
 // overheads beyond the critical path for its slowest group and the
 // release down the levels.
-func PriceComposition(k Kind, levels []barriers.Level, cpus []int, c Costs, prm Params) (float64, error) {
+func PriceComposition(k Kind, levels []barriers.Level, cpus cpuset.Placement, c Costs, prm Params) (float64, error) {
 	p, err := HybridPattern(levels, len(cpus))
 	if err != nil {
 		return 0, err
@@ -261,7 +262,7 @@ func PriceComposition(k Kind, levels []barriers.Level, cpus []int, c Costs, prm 
 // chooseLevel picks the candidate whose slowest group is predicted fastest.
 // It also returns what the model predicts beyond the critical path for that
 // group (0 under the critical-path model).
-func chooseLevel(k Kind, name string, groups [][]int, cpus []int, c Costs, prm Params) (barriers.Level, float64, error) {
+func chooseLevel(k Kind, name string, groups [][]int, cpus cpuset.Placement, c Costs, prm Params) (barriers.Level, float64, error) {
 	best, bestNS, bestOver := candidate{}, math.Inf(1), 0.0
 	var firstErr error
 	for _, cand := range candidates() {
@@ -396,7 +397,7 @@ var treeLevelTypes = []struct {
 // as the level below (a whole-package level is then named "package") and
 // levels grouping everybody into one are left out. Participants
 // sharing a CPU (oversubscription) share every group.
-func TreeLevels(t *hwtree.Topology, cpus []int) ([]LevelKeys, error) {
+func TreeLevels(t *hwtree.Topology, cpus cpuset.Placement) ([]LevelKeys, error) {
 	pu := map[int]*hwtree.Object{}
 	for _, o := range t.PUs() {
 		pu[o.OSIndex] = o
@@ -510,7 +511,7 @@ func LevelNames(levels []LevelKeys) string {
 // group's other members spin on, so the last of them sees the refetches of
 // the others (queuedFinishes' flag line); per level, the slowest group's
 // delay beyond its slowest link.
-func releaseQueue(levels []barriers.Level, cpus []int, c Costs, prm Params) float64 {
+func releaseQueue(levels []barriers.Level, cpus cpuset.Placement, c Costs, prm Params) float64 {
 	total := 0.0
 	for _, lv := range levels {
 		worst := 0.0

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/algname"
 )
 
@@ -297,7 +298,7 @@ func binomial(n int) Pattern {
 // p sends at f_p(s−1) and its signal reaches q at f_p(s−1) + L(cpu p, cpu q);
 // f_q(s) is the max of f_q(s−1) and q's arrivals in stage s; the episode is
 // the latest finish. cpus[r] is rank r's CPU (len(cpus) ranks).
-func CriticalPath(p Pattern, cpus []int, c Costs) float64 {
+func CriticalPath(p Pattern, cpus cpuset.Placement, c Costs) float64 {
 	end := 0.0
 	for _, v := range Finishes(p, cpus, c) {
 		if v > end || math.IsNaN(v) {
@@ -310,7 +311,7 @@ func CriticalPath(p Pattern, cpus []int, c Costs) float64 {
 // Finishes returns every rank's finish f_r(last stage) under the
 // critical-path model (CriticalPath is their maximum): when rank r has
 // received, directly or through others, every signal it depends on.
-func Finishes(p Pattern, cpus []int, c Costs) []float64 {
+func Finishes(p Pattern, cpus cpuset.Placement, c Costs) []float64 {
 	f := make([]float64, len(cpus))
 	g := make([]float64, len(cpus))
 	for _, st := range p {
@@ -479,13 +480,13 @@ func (p plus) Latency(a, b int) float64 {
 
 // Predict predicts one episode of alg on cpus (rank r on cpus[r]) with model k
 // and DefaultParams.
-func Predict(k Kind, alg string, cpus []int, c Costs, fanIn int) (float64, error) {
+func Predict(k Kind, alg string, cpus cpuset.Placement, c Costs, fanIn int) (float64, error) {
 	return PredictWith(k, alg, cpus, c, fanIn, DefaultParams())
 }
 
 // PredictWith is Predict with the default model's constants given
 // (calibrated ones, say); the critical-path model ignores them.
-func PredictWith(k Kind, alg string, cpus []int, c Costs, fanIn int, prm Params) (float64, error) {
+func PredictWith(k Kind, alg string, cpus cpuset.Placement, c Costs, fanIn int, prm Params) (float64, error) {
 	p, err := PatternOf(alg, len(cpus), fanIn)
 	if err != nil {
 		return 0, err
@@ -509,12 +510,12 @@ type Prediction struct {
 }
 
 // PredictAll predicts every algorithm, fastest first.
-func PredictAll(k Kind, cpus []int, c Costs, fanIn int) ([]Prediction, error) {
+func PredictAll(k Kind, cpus cpuset.Placement, c Costs, fanIn int) ([]Prediction, error) {
 	return PredictAllWith(k, cpus, c, fanIn, DefaultParams())
 }
 
 // PredictAllWith is PredictAll with the default model's constants given.
-func PredictAllWith(k Kind, cpus []int, c Costs, fanIn int, prm Params) ([]Prediction, error) {
+func PredictAllWith(k Kind, cpus cpuset.Placement, c Costs, fanIn int, prm Params) ([]Prediction, error) {
 	var out []Prediction
 	for _, a := range Algorithms() {
 		v, err := PredictWith(k, a, cpus, c, fanIn, prm)
@@ -527,7 +528,7 @@ func PredictAllWith(k Kind, cpus []int, c Costs, fanIn int, prm Params) ([]Predi
 	return out, nil
 }
 
-func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float64 {
+func defaultModel(alg string, p Pattern, cpus cpuset.Placement, c Costs, prm Params) float64 {
 	distinct := map[int]bool{}
 	for _, cpu := range cpus {
 		distinct[cpu] = true
@@ -593,7 +594,7 @@ func defaultModel(alg string, p Pattern, cpus []int, c Costs, prm Params) float6
 // widest level its signals cross (a signal between two CPUs cannot arrive
 // sooner than the floor between them). No prediction of the default model
 // is below it, whatever the fitted constants.
-func Floor(p Pattern, cpus []int, c Costs) float64 {
+func Floor(p Pattern, cpus cpuset.Placement, c Costs) float64 {
 	f := 0.0
 	for _, st := range p {
 		for _, s := range st {
@@ -653,7 +654,7 @@ func lineKinds(alg string, p Pattern) []lineKind {
 // that k waiters spin on reaches the last of them about k transfers
 // after it is set, and signals that reach a line at different times do
 // not wait for each other.
-func queuedFinishes(p Pattern, kinds []lineKind, cpus []int, c Costs, prm Params) []float64 {
+func queuedFinishes(p Pattern, kinds []lineKind, cpus cpuset.Placement, c Costs, prm Params) []float64 {
 	n := len(cpus)
 	f := make([]float64, n)
 	g := make([]float64, n)
