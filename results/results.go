@@ -791,7 +791,7 @@ func abs(x int) int {
 // FloorFor is the floor a placement on cpus cannot beat: the slowest
 // measured floor whose pair lies inside it, else the fastest floor (0 when
 // the file measured none).
-func (f *File) FloorFor(cpus []int) float64 {
+func (f *File) FloorFor(cpus cpuset.Placement) float64 {
 	inside, fastest := 0.0, math.Inf(1)
 	for _, fl := range f.Floor {
 		fastest = min(fastest, fl.MedianNs)

@@ -322,7 +322,7 @@ func rebuildable(alg, composition string, keys [][]int) bool {
 func threadsWord(n int) string { return text.Plural(n, "thread") }
 
 // labelOr names a placement: its label, else its CPUs.
-func labelOr(label string, cpus []int) string {
+func labelOr(label string, cpus cpuset.Placement) string {
 	if label != "" {
 		return label
 	}
@@ -333,7 +333,7 @@ func labelOr(label string, cpus []int) string {
 }
 
 // validCPUs reports whether every CPU index is one a cpuset holds.
-func validCPUs(cpus []int) bool {
+func validCPUs(cpus cpuset.Placement) bool {
 	for _, c := range cpus {
 		if c < 0 || c > cpuset.MaxCPU {
 			return false

@@ -155,7 +155,7 @@ func newPlacer(topo *hwtree.Topology) *placer {
 }
 
 // count returns how many of cpus lie below each object.
-func (p *placer) count(cpus []int) map[*hwtree.Object]int {
+func (p *placer) count(cpus cpuset.Placement) map[*hwtree.Object]int {
 	m := map[*hwtree.Object]int{}
 	for _, c := range cpus {
 		for o := p.pu[c]; o != nil; o = o.Parent {
@@ -196,7 +196,7 @@ type realizer struct {
 // inside allowed (in the same rank order), or nil when no automorphism of
 // the tree takes cpus inside allowed. A placement already inside allowed
 // maps to itself. Every CPU must be distinct and in the tree.
-func (p *placer) realize(cpus []int, allowed cpuset.Set) []int {
+func (p *placer) realize(cpus cpuset.Placement, allowed cpuset.Set) cpuset.Placement {
 	if !validCPUs(cpus) {
 		return nil
 	}

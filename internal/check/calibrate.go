@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
@@ -61,7 +60,7 @@ func (s *samples) calibrate(p *plan, composer *hybridComposer, cfg Config) {
 
 // observation is one measurement as the model's fit takes it: a hybrid
 // counts only where it degenerated to a flat algorithm ("flat:ALG").
-func observation(alg, composition, policy string, fanIn int, cpus cpuset.Placement, ns float64) (model.Observation, bool) {
+func observation(alg, composition, policy string, fanIn int, cpus []int, ns float64) (model.Observation, bool) {
 	if alg == algname.Hybrid {
 		var ok bool
 		if alg, fanIn, ok = model.FlatOf(composition); !ok {

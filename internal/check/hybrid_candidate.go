@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
@@ -42,7 +41,7 @@ func newHybridComposer(topo *hwtree.Topology, floors []results.Floor, latency []
 
 // compose returns the hybrid's levels (with their groups) for the placement
 // cpus.
-func (h *hybridComposer) compose(cpus cpuset.Placement) (model.Composition, error) {
+func (h *hybridComposer) compose(cpus []int) (model.Composition, error) {
 	if h.costs == nil {
 		h.costs = model.NewTreeCostsFrom(h.topo, h.byLevel)
 	}
@@ -63,12 +62,12 @@ type annotation struct {
 
 // annotationKey identifies a candidate of a check: its algorithm and
 // placement (one candidate per algorithm per placement).
-func annotationKey(alg string, cpus cpuset.Placement) string { return fmt.Sprint(alg, cpus) }
+func annotationKey(alg string, cpus []int) string { return fmt.Sprint(alg, cpus) }
 
 // candidates returns the measure candidates for algs on the placement cpus
 // (the hybrid composed, the tree algorithms at their default fan-in, all
 // with policy) and what to record about each.
-func (h *hybridComposer) candidates(algs []cand, cpus cpuset.Placement, policy barriers.Policy) ([]measure.Candidate, []annotation, error) {
+func (h *hybridComposer) candidates(algs []cand, cpus []int, policy barriers.Policy) ([]measure.Candidate, []annotation, error) {
 	cands := make([]measure.Candidate, len(algs))
 	notes := make([]annotation, len(algs))
 	for i, c := range algs {
@@ -120,7 +119,7 @@ func annotate(f *results.File, notes map[string]annotation) {
 // HybridCandidate composes the hybrid barrier the live check measures on a
 // placement (see newHybridComposer): the options that build it with
 // barriers.New(algname.Hybrid, len(cpus), opts...) and its composition string.
-func HybridCandidate(topo *hwtree.Topology, cpus cpuset.Placement, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
+func HybridCandidate(topo *hwtree.Topology, cpus []int, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
 	comp, err := newHybridComposer(topo, floors, nil).compose(cpus)
 	if err != nil {
 		return nil, "", err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/text"
 )
@@ -138,7 +139,7 @@ func label(i int) string {
 
 // describe writes threads per configuration for a placement, e.g.
 // "(a1, b0, c2)".
-func (pc paperConfigs) describe(cpus []int) string {
+func (pc paperConfigs) describe(cpus cpuset.Placement) string {
 	counts := make([]int, len(pc.configs))
 	for _, cpu := range cpus {
 		for i, c := range pc.configs {
@@ -196,7 +197,7 @@ func (sp *Space) PaperCounts() []*big.Int {
 }
 
 // Describe writes threads per paper configuration for a placement.
-func (sp *Space) Describe(cpus []int) string { return sp.pc.describe(cpus) }
+func (sp *Space) Describe(cpus cpuset.Placement) string { return sp.pc.describe(cpus) }
 
 // Enumerate returns the configuration sets for threads threads, lazily and
 // in a deterministic order. The exact method lists one representative per

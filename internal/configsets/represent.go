@@ -2,6 +2,7 @@ package configsets
 
 import (
 	"fmt"
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/text"
 	"math/big"
 	"slices"
@@ -315,7 +316,7 @@ func joinUs(u []int) string {
 // its used children's occupancies, largest first, down to PU counts, e.g.
 // "uneven [[2 1] [1]]" (two packages, the first with a core holding two
 // threads and one holding one).
-func (sp *Space) spreadLabel(cpus []int) string {
+func (sp *Space) spreadLabel(cpus cpuset.Placement) string {
 	sel := map[*hwtree.Object]bool{}
 	want := map[int]bool{}
 	for _, c := range cpus {

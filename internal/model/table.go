@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/algname"
 )
@@ -26,7 +25,7 @@ type TableOptions struct {
 	// to the number of CPUs in the order (or len(CPUs) when CPUs is given).
 	Threads int
 	// CPUs fixes the placement (rank r on CPUs[r]); nil for Compact.
-	CPUs cpuset.Placement
+	CPUs []int
 	// Params are the default model's constants (nil: DefaultParams), a
 	// results file's calibration say; the hybrid is composed with them.
 	Params *Params
@@ -116,7 +115,7 @@ func PredictTable(ctx context.Context, c Costs, tree *hwtree.Topology, order []i
 	return rows, nil
 }
 
-func predictRow(c Costs, tree *hwtree.Topology, cpus cpuset.Placement, o TableOptions) ([]Prediction, error) {
+func predictRow(c Costs, tree *hwtree.Topology, cpus []int, o TableOptions) ([]Prediction, error) {
 	var out []Prediction
 	prm := DefaultParams()
 	if o.Params != nil {

@@ -16,14 +16,14 @@ import (
 // uses plain goroutines, which the Go scheduler switches in user space (the
 // right choice when participants outnumber the CPUs).
 type Team struct {
-	cpus []int // nil for an unpinned team
+	cpus cpuset.Placement // nil for an unpinned team
 	n    int
 }
 
 // NewTeam returns a team whose participant i runs on a locked OS thread
 // pinned to cpus[i]. Several participants may share a CPU. Every CPU must be
 // in the allowed set; the error names the CPU and that set.
-func NewTeam(cpus []int) (*Team, error) {
+func NewTeam(cpus cpuset.Placement) (*Team, error) {
 	if len(cpus) == 0 {
 		return nil, errors.New("a team needs at least one CPU")
 	}

@@ -61,7 +61,7 @@ type candidate struct {
 	make func() (barriers.Barrier, error) // nil: the C program
 }
 
-func run(cpus []int, rounds, episodes int) error {
+func run(cpus cpuset.Placement, rounds, episodes int) error {
 	dir, err := os.MkdirTemp("", "cdissem")
 	if err != nil {
 		return err
@@ -280,7 +280,7 @@ func orFallback(t barriers.Tuning) string {
 
 // sample runs episodes episodes of b on a team pinned on cpus, started
 // for the sample, and returns ns per episode.
-func sample(b barriers.Barrier, cpus []int, episodes int) (float64, error) {
+func sample(b barriers.Barrier, cpus cpuset.Placement, episodes int) (float64, error) {
 	team, err := osal.NewTeam(cpus)
 	if err != nil {
 		return 0, err

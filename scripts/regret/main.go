@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
@@ -312,7 +313,7 @@ func (ts truthSpec) String() string {
 // one draw: on a 2-vCPU VM two benches of 16 allocations each, back to
 // back, disagreed on the best of four algorithms by up to 1.15x, as
 // much as the target a check is held to (docs/results.md).
-func (ts truthSpec) truth(bin string, cpus []int, algs []string) (map[string]float64, float64, error) {
+func (ts truthSpec) truth(bin string, cpus cpuset.Placement, algs []string) (map[string]float64, float64, error) {
 	var benches []map[string]float64
 	var floors []float64
 	for range ts.runs {
@@ -350,7 +351,7 @@ func mean(v []float64) float64 {
 
 // bench runs one truth bench: every algorithm interleaved on cpus, samples
 // each; it returns each algorithm's median and the floor's.
-func bench(bin string, cpus []int, algs []string, samples, instances int) (map[string]float64, float64, error) {
+func bench(bin string, cpus cpuset.Placement, algs []string, samples, instances int) (map[string]float64, float64, error) {
 	var cs []string
 	for _, c := range cpus {
 		cs = append(cs, strconv.Itoa(c))
