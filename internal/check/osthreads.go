@@ -49,7 +49,8 @@ const (
 )
 
 // measureOSThreads fills OSThreads for every count of f above its allowed
-// CPUs that has a best, until ctx ends. Where the measurer cannot time OS
+// CPUs that has a best and none yet (a resumed entry keeps its own), until
+// ctx ends. Where the measurer cannot time OS
 // threads (a simulation) nothing is recorded; a count whose measurement
 // fails is left without, with a cut saying why.
 func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
@@ -67,7 +68,7 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 	}
 	for i := range f.Threads {
 		t := &f.Threads[i]
-		if t.Threads <= allowed.Len() || t.Best == nil || len(t.Best.CPUs) != t.Threads || ctx.Err() != nil {
+		if t.Threads <= allowed.Len() || t.Best == nil || t.OSThreads != nil || len(t.Best.CPUs) != t.Threads || ctx.Err() != nil {
 			continue
 		}
 		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget})
@@ -75,7 +76,9 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: %v", t.Threads, err))
 			continue
 		}
-		t.OSThreads = bestOnOSThreads(run, t.Best.CPUs)
+		if t.OSThreads = bestOnOSThreads(run, t.Best.CPUs); t.OSThreads == nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: no candidate finished a sample", t.Threads))
+		}
 	}
 }
 

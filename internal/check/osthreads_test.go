@@ -77,7 +77,13 @@ func TestOSThreadsOnHardware(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	cpus := append(allowed.Members(), allowed.Members()...)[:max(2, allowed.Len())+1]
+	// One more thread than the allowed CPUs, round-robin over them (two
+	// threads on one CPU under taskset -c 0).
+	members := allowed.Members()
+	cpus := make([]int, len(members)+1)
+	for i := range cpus {
+		cpus[i] = members[i%len(members)]
+	}
 	cands := []measure.Candidate{{Algorithm: "central", Policy: barriers.Park}, {Algorithm: "dissemination", Policy: barriers.Park}}
 	run, err := Hardware{}.OSThreads(cpus, cands, measure.Options{Samples: 3, SampleTarget: 200_000})
 	if err != nil {
