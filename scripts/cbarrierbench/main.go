@@ -29,7 +29,6 @@ package main
 
 import (
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -55,18 +54,7 @@ var benchSource []byte
 // relative to the module root.
 const dissemPath = "scripts/cdissem/csrc/dissem.c"
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "cbarrierbench:", err)
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
-}
-
-type usageError struct{ error }
+func main() { lab.Main("cbarrierbench", run) }
 
 // candidate is one barrier: a binary and the environment it runs with.
 type candidate struct {
@@ -89,13 +77,13 @@ func run() error {
 	only := flag.String("scenarios", "pinned,oversubscribed,competing,late", "scenarios to run, comma-separated")
 	flag.Parse()
 	if flag.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (cbarrierbench takes flags only)", flag.Arg(0))}
+		return lab.Usagef("unexpected argument %q (cbarrierbench takes flags only)", flag.Arg(0))
 	}
 	if *rounds < 3 || *rounds > 101 {
-		return usageError{fmt.Errorf("-rounds %d out of range (want 3 to 101)", *rounds)}
+		return lab.Usagef("-rounds %d out of range (want 3 to 101)", *rounds)
 	}
 	if *target < 10*time.Millisecond || *target > 5*time.Second {
-		return usageError{fmt.Errorf("-run %s out of range (want 10ms to 5s)", *target)}
+		return lab.Usagef("-run %s out of range (want 10ms to 5s)", *target)
 	}
 	allowed, err := osal.Allowed()
 	if err != nil {

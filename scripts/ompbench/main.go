@@ -23,7 +23,6 @@ import (
 	"bufio"
 	"bytes"
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -42,18 +41,7 @@ import (
 //go:embed csrc/ompbarrier.c
 var loopSource []byte
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "ompbench:", err)
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
-}
-
-type usageError struct{ error }
+func main() { lab.Main("ompbench", run) }
 
 // config is one cell of the table: a runtime at a thread count, under its
 // defaults or under our export.
@@ -78,16 +66,16 @@ func run() error {
 	budget := flag.Duration("budget", 30*time.Second, "the check's --budget when no -results is given")
 	flag.Parse()
 	if flag.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (ompbench takes flags only)", flag.Arg(0))}
+		return lab.Usagef("unexpected argument %q (ompbench takes flags only)", flag.Arg(0))
 	}
 	if *rounds < 3 || *rounds > 1000 {
-		return usageError{fmt.Errorf("-rounds %d out of range (want 3 to 1000)", *rounds)}
+		return lab.Usagef("-rounds %d out of range (want 3 to 1000)", *rounds)
 	}
 	if !(*seconds >= 0.01 && *seconds <= 10) {
-		return usageError{fmt.Errorf("-seconds %g out of range (want 0.01 to 10)", *seconds)}
+		return lab.Usagef("-seconds %g out of range (want 0.01 to 10)", *seconds)
 	}
 	if *work < 0 || *work > 1000000 {
-		return usageError{fmt.Errorf("-work %d out of range (want 0 to 1000000)", *work)}
+		return lab.Usagef("-work %d out of range (want 0 to 1000000)", *work)
 	}
 	allowed, err := osal.Allowed()
 	if err != nil {
@@ -100,7 +88,7 @@ func run() error {
 		for _, s := range strings.Split(*threadsFlag, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || n < 1 || n > 1024 {
-				return usageError{fmt.Errorf("-threads: %q is not a thread count (want 1 to 1024, comma-separated)", s)}
+				return lab.Usagef("-threads: %q is not a thread count (want 1 to 1024, comma-separated)", s)
 			}
 			counts = append(counts, n)
 		}

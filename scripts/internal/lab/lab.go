@@ -93,3 +93,25 @@ func Median(v []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// Usagef is an error in a script's arguments: Main exits 2 for it.
+func Usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+type usageError struct{ error }
+
+// Main runs a script's run function and exits: 0 when it succeeds, 2 for
+// an error made by Usagef, else 1, the error printed after the script's
+// name.
+func Main(name string, run func() error) {
+	err := run()
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+	if errors.As(err, new(usageError)) {
+		os.Exit(2)
+	}
+	os.Exit(1)
+}

@@ -1,0 +1,145 @@
+package sysload
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Proc reads the proc filesystem mounted at Root ("/proc" when empty).
+type Proc struct {
+	Root string
+	// Self is the process whose threads count as its own ("self" when
+	// empty).
+	Self string
+	// CPUs is how many CPUs the process may use (runtime.NumCPU() when
+	// 0): its threads' run delay counts only while no more of them were
+	// runnable (see Summarise).
+	CPUs int
+}
+
+func (p Proc) cpus() int {
+	if p.CPUs > 0 {
+		return p.CPUs
+	}
+	return runtime.NumCPU()
+}
+
+func (p Proc) path(parts ...string) string {
+	root := p.Root
+	if root == "" {
+		root = "/proc"
+	}
+	return filepath.Join(append([]string{root}, parts...)...)
+}
+
+func (p Proc) self() string {
+	if p.Self == "" {
+		return "self"
+	}
+	return p.Self
+}
+
+// Reading is one look at the machine.
+type Reading struct {
+	When time.Time
+	// Delay is the run delay in ns of each of the process's threads, by
+	// thread id (threads whose schedstat could not be read are absent).
+	Delay map[int]int64
+	// Own is how many of the process's threads were runnable (state R).
+	Own int
+	// Running is procs_running: runnable tasks on the whole machine.
+	Running int
+	// Load1 is the one-minute load average.
+	Load1 float64
+}
+
+// Others is how many runnable tasks were not the process's own.
+func (r Reading) Others() int { return max(r.Running-r.Own, 0) }
+
+// Read takes one reading. It fails where the system has no proc
+// filesystem (or not these files).
+func (p Proc) Read() (Reading, error) {
+	r := Reading{When: time.Now(), Delay: map[int]int64{}}
+	// The process's threads first, then the machine's count: a thread of
+	// this process that becomes runnable in between counts as another's
+	// at worst, and one reading decides nothing (see Summary).
+	tasks, err := os.ReadDir(p.path(p.self(), "task"))
+	if err != nil {
+		return r, fmt.Errorf("sysload: %w", err)
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if d, ok := schedDelay(p.path(p.self(), "task", t.Name(), "schedstat")); ok {
+			r.Delay[tid] = d
+		}
+		if taskRunnable(p.path(p.self(), "task", t.Name(), "stat")) {
+			r.Own++
+		}
+	}
+	stat, err := os.ReadFile(p.path("stat"))
+	if err != nil {
+		return r, fmt.Errorf("sysload: %w", err)
+	}
+	running, ok := statField(string(stat), "procs_running")
+	if !ok {
+		return r, fmt.Errorf("sysload: %s has no procs_running line", p.path("stat"))
+	}
+	r.Running = running
+	if la, err := os.ReadFile(p.path("loadavg")); err == nil {
+		if f := strings.Fields(string(la)); len(f) > 0 {
+			r.Load1, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return r, nil
+}
+
+// schedDelay is the run delay (the second field) of a schedstat file.
+func schedDelay(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	d, err := strconv.ParseInt(f[1], 10, 64)
+	return d, err == nil && d >= 0
+}
+
+// taskRunnable reports whether a task's stat file says state R. The
+// state follows the command name in parentheses, which may itself hold
+// spaces and parentheses: it is the field after the last ')'.
+func taskRunnable(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	return len(f) > 0 && f[0] == "R"
+}
+
+// statField is the value of a "name value" line of /proc/stat.
+func statField(stat, name string) (int, bool) {
+	for line := range strings.Lines(stat) {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == name {
+			v, err := strconv.Atoi(f[1])
+			return v, err == nil && v >= 0
+		}
+	}
+	return 0, false
+}
