@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -49,11 +51,50 @@ func cIdent(name string) string {
 }
 
 // CRunnable reports whether a C or C++ program can run the algorithm
-// called name: whether the c-barrier header carries it.
+// called name: whether the c-barrier header carries it (for the hybrid,
+// cHybrid says whether it carries a given composition).
 func CRunnable(name string) bool { return cIdent(name) != "" }
 
+// cMaxLevels is the header's BARRIERTUNE_MAX_LEVELS, the cap on a
+// hybrid's levels.
+const cMaxLevels = 16
+
+// cHybrid returns the levels of the hybrid s (its composition) and their
+// keys for its s.Threads participants (the recorded level keys; none
+// needed for one level), as the c-barrier header runs them; the error
+// says why the header cannot: a level whose algorithm only Go runs, too
+// many levels, or keys that do not give the groups.
+func cHybrid(s results.Selection) (barriers.Hierarchy, [][]int, error) {
+	levels, err := barriers.ParseHierarchy(s.Composition)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(levels) > cMaxLevels {
+		return nil, nil, fmt.Errorf("%d levels (the C barrier takes up to %d)", len(levels), cMaxLevels)
+	}
+	for _, l := range levels {
+		if a := l.Algorithm; a == algname.Hybrid || a != "" && !CRunnable(a) {
+			return nil, nil, fmt.Errorf("its level %s runs %s, which only Go runs", l.Name, a)
+		}
+	}
+	keys := s.LevelKeys
+	if len(keys) == 0 && len(levels) == 1 {
+		keys = [][]int{make([]int, s.Threads)}
+	}
+	for l, row := range keys {
+		if len(row) != s.Threads {
+			return nil, nil, fmt.Errorf("level_keys row %d has %d entries for %d threads", l, len(row), s.Threads)
+		}
+	}
+	if _, err := levels.Grouped(keys); err != nil {
+		return nil, nil, err
+	}
+	return levels, keys, nil
+}
+
 // Substituted is the rule of a C table row whose choice names an
-// algorithm C cannot run (one that exists only in Go, or a hybrid): the
+// algorithm C cannot run (one that exists only in Go, a hybrid with such
+// a level, or any hybrid in the c-header, which carries no groups): the
 // header's stand-in serves it.
 const Substituted = "substituted"
 
@@ -63,8 +104,9 @@ const Substituted = "substituted"
 // nearest count that has one (Substituted); without any, or when s's
 // algorithm is one the header does not carry, a stand-in (Substituted):
 // results.OSThreadsAlgorithm above the allowed CPUs, else
-// results.FallbackAlgorithm, with no time.
-func forThreads(f *results.File, s results.Selection, size int) results.Selection {
+// results.FallbackAlgorithm, with no time. hybrids: the format carries a
+// hybrid whose levels C runs (cHybrid); else every hybrid substitutes.
+func forThreads(f *results.File, s results.Selection, size int, hybrids bool) results.Selection {
 	if s.Threads > size {
 		if t, o := osThreadsChoice(f, s.Threads); o != nil && CRunnable(o.Algorithm) {
 			was := s.Describe()
@@ -80,8 +122,18 @@ func forThreads(f *results.File, s results.Selection, size int) results.Selectio
 			return s
 		}
 	}
-	if CRunnable(s.Algorithm) {
+	why := "" // why a hybrid cannot run in C
+	switch {
+	case s.Algorithm != algname.Hybrid && CRunnable(s.Algorithm):
 		return s
+	case s.Algorithm == algname.Hybrid && hybrids:
+		_, _, err := cHybrid(s)
+		if err == nil {
+			return s
+		}
+		why = ": " + err.Error()
+	case s.Algorithm == algname.Hybrid:
+		why = ": this format carries no hybrid's groups (the c-barrier export carries them)"
 	}
 	was := s.Describe()
 	s.Composition, s.LevelKeys, s.FanIn, s.MedianNs, s.Best = "", nil, 0, 0, false
@@ -91,7 +143,7 @@ func forThreads(f *results.File, s results.Selection, size int) results.Selectio
 		s.Why = fmt.Sprintf("the choice (%s) runs only in Go: OS threads outnumbering the CPUs block on a central counter (not measured on OS threads)", was)
 	} else {
 		s.Algorithm = results.FallbackAlgorithm
-		s.Why = fmt.Sprintf("the choice (%s) cannot run in C: the fallback stands in (not measured)", was)
+		s.Why = fmt.Sprintf("the choice (%s) cannot run in C%s: the fallback stands in (not measured)", was, why)
 	}
 	s.Rule = Substituted
 	return s
@@ -144,6 +196,12 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 	fmt.Fprintf(b, "static const char barriertune_machine_vendor[] = %s;\n", cQuote(cpu.Vendor))
 	fmt.Fprintf(b, "static const char barriertune_machine_cpu[] = %s;\n", cQuote(cpu.Name))
 	cPlacements(b, rows, order)
+	hybrid := map[int]string{} // a hybrid row's levels, by its lo
+	for _, r := range rows {
+		if r.sel.Algorithm == algname.Hybrid {
+			hybrid[r.lo] = cLevels(b, r)
+		}
+	}
 	fmt.Fprintf(b, "static const struct barriertune_choice barriertune_choices[BARRIERTUNE_NCHOICES] = {\n")
 	for _, r := range rows {
 		s := r.sel
@@ -165,8 +223,39 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 		if s.MedianNs > 0 {
 			median = cDouble(s.MedianNs)
 		}
-		fmt.Fprintf(b, "\t{%d, %s, BARRIERTUNE_ALG_%s, %d, %d, %d, %s, %s, %s},\n", r.lo, hi, cIdent(s.Algorithm), fanIn(c), pinned, n, cpus, median, cQuote(oneLine(note)))
+		levels, ok := hybrid[r.lo]
+		if !ok {
+			levels = "0, NULL, NULL"
+		}
+		fmt.Fprintf(b, "\t{%d, %s, BARRIERTUNE_ALG_%s, %d, %d, %d, %s, %s, %s, %s},\n", r.lo, hi, cIdent(s.Algorithm), fanIn(c), pinned, n, cpus, median, cQuote(oneLine(note)), levels)
 	}
 	b.WriteString("};")
 	b.WriteString(tail)
+}
+
+// cLevels writes the C arrays of a hybrid row's levels ((algorithm,
+// fan-in) pairs, lowest first) and keys (level by level, one per
+// participant), and returns the row's fields naming them. The row is one
+// forThreads kept, so cHybrid accepts it.
+func cLevels(b *strings.Builder, r headerEntry) string {
+	levels, keys, err := cHybrid(r.sel)
+	if err != nil {
+		panic("export: a hybrid row C cannot run: " + err.Error())
+	}
+	pairs := make([]string, 0, 2*len(levels))
+	for _, l := range levels {
+		a := l.Algorithm
+		if a == "" {
+			a = "dissemination"
+		}
+		pairs = append(pairs, "BARRIERTUNE_ALG_"+cIdent(a), strconv.Itoa(l.FanIn))
+	}
+	var flat []int
+	for _, row := range keys {
+		flat = append(flat, row...)
+	}
+	fmt.Fprintf(b, "/* the hybrid for %d threads: %s */\n", r.lo, strings.ReplaceAll(r.sel.Composition, "*/", "* /"))
+	fmt.Fprintf(b, "static const int barriertune_levels_%d[%d] = {%s};\n", r.lo, len(pairs), strings.Join(pairs, ", "))
+	fmt.Fprintf(b, "static const int barriertune_level_keys_%d[%d] = {%s};\n", r.lo, len(flat), strings.ReplaceAll(joinInts(flat), ",", ", "))
+	return fmt.Sprintf("%d, barriertune_levels_%d, barriertune_level_keys_%d", len(levels), r.lo, r.lo)
 }

@@ -20,7 +20,8 @@
  * and semantics (arrive, wait, arrive_and_wait, arrive_and_drop, max).
  *
  * Which barrier: the table below is the check's choice per thread count on
- * the machine it was measured on. A binary may run elsewhere, so init
+ * the machine it was measured on; a hybrid choice carries its levels and
+ * groups (barriertune_barrier_init_hybrid builds it). A binary may run elsewhere, so init
  * recognises the machine first (its CPU's vendor, family, model and brand
  * string from CPUID, and its CPU count from /proc/cpuinfo, against the
  * table's): on another machine, or where that
@@ -103,7 +104,11 @@ extern "C" {
 	X(BINOMIAL, "binomial") \
 	X(BUTTERFLY, "butterfly") \
 	X(PAIRWISE, "pairwise") \
-	X(MCS, "mcs")
+	X(MCS, "mcs") \
+	X(HYBRID, "hybrid")
+
+/* BARRIERTUNE_MAX_LEVELS is the cap on a hybrid's levels. */
+#define BARRIERTUNE_MAX_LEVELS 16
 
 #define BARRIERTUNE_ENUM_(id, name) BARRIERTUNE_ALG_##id,
 enum barriertune_algorithm { BARRIERTUNE_ALGORITHMS(BARRIERTUNE_ENUM_) BARRIERTUNE_NALGS };
@@ -119,6 +124,12 @@ struct barriertune_choice {
 	const int *cpus;
 	double median_ns; /* measured ns per episode; NAN: not measured */
 	const char *note; /* how the check chose it */
+	/* A hybrid (measured for exactly lo == hi threads): its levels, lowest
+	 * first, as (algorithm, fan_in) pairs, and per level the group of
+	 * every participant (level_keys[l * lo + i]). 0, NULL, NULL else. */
+	int nlevels;
+	const int *levels;
+	const int *level_keys;
 };
 
 /* @@BARRIERTUNE_TABLE@@ */
@@ -178,7 +189,9 @@ struct barriertune_barrier {
 	struct barriertune_flag_ *a, *b; /* the algorithm's flags */
 	struct barriertune_slot_ *slots; /* per participant; then the counters */
 	struct barriertune_slot_ *counters;
-	int *ints; /* combining's leaves and parents, mcs's child bits */
+	int *ints; /* combining's leaves and parents, mcs's child bits, hybrid's paths */
+	struct barriertune_barrier *subs; /* hybrid: its groups' barriers */
+	int nsubs, depth; /* hybrid: the groups' barriers, steps per participant's path */
 	void *mem_;
 };
 
@@ -504,6 +517,173 @@ static inline int barriertune_log2ceil_(int n)
 
 #define BARRIERTUNE_MAGIC 0x62747462
 
+/* barriertune_alloc_ allocates b's flags (na then nb), n participants'
+ * slots, nc counters and ni ints in one zeroed block. 0 or ENOMEM. */
+static inline int barriertune_alloc_(struct barriertune_barrier *b, int n, int na, int nb, int nc, int ni)
+{
+	size_t size = (size_t)(na + nb) * sizeof(struct barriertune_flag_) + (size_t)(n + nc) * sizeof(struct barriertune_slot_) +
+		      (size_t)ni * sizeof(int);
+	char *mem;
+	size = (size + 127) / 128 * 128;
+	mem = (char *)aligned_alloc(128, size);
+	if (mem == NULL)
+		return ENOMEM;
+	memset(mem, 0, size);
+	b->mem_ = mem;
+	b->a = (struct barriertune_flag_ *)mem;
+	b->b = b->a + na;
+	b->slots = (struct barriertune_slot_ *)(b->b + nb);
+	b->counters = b->slots + n;
+	b->ints = (int *)(b->counters + nc);
+#if !defined(BARRIERTUNE_FUTEX)
+	{
+		int i;
+		for (i = 0; i < na + nb; i++) {
+			pthread_mutex_init(&b->a[i].mu, NULL);
+			pthread_cond_init(&b->a[i].cond, NULL);
+			b->a[i].ready_ = 1;
+		}
+	}
+#endif
+	return 0;
+}
+
+/* barriertune_ready_ sets b's wait for n participants (block as
+ * barriertune_barrier_init_algorithm's) and marks it initialised. */
+static inline void barriertune_ready_(struct barriertune_barrier *b, int n, int block)
+{
+	int allowed = barriertune_allowed_cpus_();
+	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
+	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
+	b->magic = BARRIERTUNE_MAGIC;
+}
+
+static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block);
+static inline void barriertune_barrier_destroy(struct barriertune_barrier *b);
+
+/* A participant in a hybrid's grouping: its group key and id. */
+struct barriertune_member_ {
+	int key, id;
+};
+
+static inline int barriertune_member_cmp_(const void *x, const void *y)
+{
+	const struct barriertune_member_ *p = (const struct barriertune_member_ *)x, *q = (const struct barriertune_member_ *)y;
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* barriertune_barrier_init_hybrid prepares b as the hierarchical barrier
+ * for n participants: nlevels levels, lowest first, levels[2l] the
+ * algorithm of level l (enum barriertune_algorithm, not the hybrid) and
+ * levels[2l+1] its fan-in (0: the default). keys[l * n + i] is the group
+ * at level l of participant i (the results file's level_keys; keys NULL:
+ * one group per level): at level 0 the participants sharing a key form a
+ * group, and at each higher level the groups' representatives (their
+ * lowest ids) are grouped so. Each group of two or more waits on a
+ * barrier of its level's algorithm; the representatives go on up; where
+ * the highest level leaves several groups a dissemination level joins
+ * their representatives. Release goes back down, a flag per group.
+ * block as barriertune_barrier_init_algorithm's. 0; EINVAL for n outside
+ * 1..BARRIERTUNE_MAX_THREADS, nlevels outside 1..BARRIERTUNE_MAX_LEVELS,
+ * an algorithm the header does not carry or the hybrid, a fan-in outside
+ * 0..64; ENOMEM. */
+static inline int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
+						  int block)
+{
+	struct barriertune_member_ *m;
+	int *reps, *steps, *subn, *subalg, nm = n, nsubs = 0, nrel = 0, depth = nlevels + 1, l, i, k, err = 0;
+	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || nlevels < 1 || nlevels > BARRIERTUNE_MAX_LEVELS || levels == NULL)
+		return EINVAL;
+	for (l = 0; l < nlevels; l++) {
+		if (levels[2 * l] < 0 || levels[2 * l] >= BARRIERTUNE_ALG_HYBRID || levels[2 * l + 1] < 0 || levels[2 * l + 1] > 64)
+			return EINVAL;
+	}
+	if (block < 0) {
+		int allowed = barriertune_allowed_cpus_();
+		block = allowed > 0 && n > allowed;
+	}
+	m = (struct barriertune_member_ *)malloc((size_t)n * sizeof *m);
+	reps = (int *)malloc((size_t)n * 3 * sizeof *reps);
+	steps = (int *)malloc(((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
+	if (m == NULL || reps == NULL || steps == NULL) {
+		free(m), free(reps), free(steps);
+		return ENOMEM;
+	}
+	subn = reps + n, subalg = subn + n; /* per group barrier: size, level */
+	for (i = 0; i < n; i++) {
+		reps[i] = i;
+		steps[(size_t)n * (size_t)depth * 3 + (size_t)i] = 0; /* the path's length */
+	}
+	/* Group each level's members by key (sorted: key, then id), the top
+	 * level's all in one; a member's position is its rank in its group. */
+	for (l = 0;; l++) {
+		int top = l >= nlevels, runs = 0, s, t, last;
+		for (i = 0; i < nm; i++) {
+			m[i].id = reps[i];
+			m[i].key = top || keys == NULL ? 0 : keys[(size_t)l * (size_t)n + (size_t)reps[i]];
+		}
+		qsort(m, (size_t)nm, sizeof *m, barriertune_member_cmp_);
+		for (s = 0; s < nm; s = t) {
+			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
+			}
+			runs++;
+		}
+		last = top || (l == nlevels - 1 && runs == 1);
+		k = 0;
+		for (s = 0; s < nm; s = t) {
+			int sub = -1, rel = -1;
+			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
+			}
+			if (t - s > 1) {
+				sub = nsubs++;
+				subn[sub] = t - s;
+				subalg[sub] = top ? -1 : l;
+				if (!last)
+					rel = nrel++;
+			}
+			for (i = s; i < t; i++) {
+				int id = m[i].id, *len = &steps[(size_t)n * (size_t)depth * 3 + (size_t)id], *st = &steps[((size_t)id * (size_t)depth + (size_t)*len) * 3];
+				st[0] = sub, st[1] = i - s, st[2] = rel;
+				(*len)++;
+			}
+			reps[k++] = m[s].id;
+		}
+		nm = k;
+		if (last)
+			break;
+	}
+	memset(b, 0, sizeof *b);
+	b->n = n;
+	b->algorithm = BARRIERTUNE_ALG_HYBRID;
+	b->depth = depth;
+	if (barriertune_alloc_(b, n, nrel, 0, 0, n * depth * 3 + n) != 0 ||
+	    (nsubs > 0 && (b->subs = (struct barriertune_barrier *)calloc((size_t)nsubs, sizeof *b->subs)) == NULL)) {
+		err = ENOMEM;
+	} else {
+		memcpy(b->ints, steps, ((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
+		/* The groups' barriers wait as the whole barrier does: block is
+		 * decided for all n participants, not the group. */
+		for (k = 0; k < nsubs && err == 0; k++) {
+			int lv = subalg[k];
+			err = barriertune_barrier_init_algorithm(&b->subs[k], subn[k],
+								 barriertune_algorithm_name(lv < 0 ? BARRIERTUNE_ALG_DISSEMINATION : levels[2 * lv]),
+								 lv < 0 ? 0 : levels[2 * lv + 1], block);
+			if (err == 0)
+				b->nsubs = k + 1;
+		}
+	}
+	free(m), free(reps), free(steps);
+	if (err != 0) {
+		if (b->mem_ != NULL)
+			barriertune_barrier_destroy(b);
+		return err;
+	}
+	barriertune_ready_(b, n, block);
+	return 0;
+}
+
 /* barriertune_barrier_init_algorithm is barriertune_barrier_init with the
  * algorithm given by name (a catalog name this header carries) and fan_in
  * (0: 4, the default; trees only), for tests and comparisons; block 1
@@ -514,10 +694,13 @@ static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier 
 {
 	int alg = barriertune_algorithm_of(algorithm);
 	int na = 0, nb = 0, nc = 0, ni = 0, r, i;
-	size_t size;
-	char *mem;
 	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || alg < 0 || fan_in < 0 || fan_in > 64)
 		return EINVAL;
+	if (alg == BARRIERTUNE_ALG_HYBRID) {
+		/* Without levels: one dissemination level over all. */
+		static const int flat[2] = {BARRIERTUNE_ALG_DISSEMINATION, 0};
+		return barriertune_barrier_init_hybrid(b, n, 1, flat, NULL, block);
+	}
 	memset(b, 0, sizeof *b);
 	if (fan_in < 2)
 		fan_in = 4;
@@ -570,26 +753,8 @@ static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier 
 		break;
 	}
 	}
-	size = (size_t)(na + nb) * sizeof(struct barriertune_flag_) + (size_t)(n + nc) * sizeof(struct barriertune_slot_) +
-	       (size_t)ni * sizeof(int);
-	size = (size + 127) / 128 * 128;
-	mem = (char *)aligned_alloc(128, size);
-	if (mem == NULL)
+	if (barriertune_alloc_(b, n, na, nb, nc, ni) != 0)
 		return ENOMEM;
-	memset(mem, 0, size);
-	b->mem_ = mem;
-	b->a = (struct barriertune_flag_ *)mem;
-	b->b = b->a + na;
-	b->slots = (struct barriertune_slot_ *)(b->b + nb);
-	b->counters = b->slots + n;
-	b->ints = (int *)(b->counters + nc);
-#if !defined(BARRIERTUNE_FUTEX)
-	for (i = 0; i < na + nb; i++) {
-		pthread_mutex_init(&b->a[i].mu, NULL);
-		pthread_cond_init(&b->a[i].cond, NULL);
-		b->a[i].ready_ = 1;
-	}
-#endif
 	if (alg == BARRIERTUNE_ALG_COMBINING) {
 		/* ints: leaf[n], then per node its children and its parent. */
 		int *leaf = b->ints, *children = b->ints + n, *parent = children + nc;
@@ -619,12 +784,7 @@ static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier 
 		for (i = 1; i < n; i++)
 			b->ints[(i - 1) / 4] |= 1 << ((i - 1) % 4);
 	}
-	{
-		int allowed = barriertune_allowed_cpus_();
-		b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
-		b->w.spin_ns = barriertune_spin_ns_(b->recognised);
-	}
-	b->magic = BARRIERTUNE_MAGIC;
+	barriertune_ready_(b, n, block);
 	return 0;
 }
 
@@ -660,7 +820,9 @@ static inline int barriertune_barrier_init(struct barriertune_barrier *b, int n)
 		 * threads than CPUs. */
 		c = barriertune_choose_(INT_MAX, recognised);
 	}
-	if (c != NULL) {
+	if (c != NULL && c->algorithm == BARRIERTUNE_ALG_HYBRID && c->nlevels > 0 && c->lo == n && c->hi == n) {
+		err = barriertune_barrier_init_hybrid(b, n, c->nlevels, c->levels, c->level_keys, -1);
+	} else if (c != NULL) {
 		err = barriertune_barrier_init_algorithm(b, n, barriertune_algorithm_name(c->algorithm), c->fan_in, -1);
 	} else {
 		err = barriertune_barrier_init_algorithm(b, n, allowed > 0 && n > allowed ? "central" : "dissemination", 0, -1);
@@ -670,6 +832,11 @@ static inline int barriertune_barrier_init(struct barriertune_barrier *b, int n)
 	b->recognised = recognised;
 	b->choice = c;
 	b->w.spin_ns = barriertune_spin_ns_(recognised);
+	{
+		int k;
+		for (k = 0; k < b->nsubs; k++)
+			b->subs[k].w.spin_ns = b->w.spin_ns;
+	}
 	return 0;
 }
 
@@ -679,6 +846,12 @@ static inline void barriertune_barrier_destroy(struct barriertune_barrier *b)
 {
 	if (b == NULL || b->mem_ == NULL)
 		return;
+	if (b->subs != NULL) {
+		int k;
+		for (k = 0; k < b->nsubs; k++)
+			barriertune_barrier_destroy(&b->subs[k]);
+		free(b->subs);
+	}
 #if !defined(BARRIERTUNE_FUTEX)
 	{
 		int i, nf = (int)(((char *)b->slots - (char *)b->a) / (ptrdiff_t)sizeof(struct barriertune_flag_));
@@ -903,6 +1076,28 @@ static inline void barriertune_mcs_(struct barriertune_barrier *b, int id, uint6
 		barriertune_store_(&b->b[2 * id + 2], (uint32_t)e, &b->w);
 }
 
+static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
+
+/* hybrid: up through the groups' barriers of the participant's path (it
+ * stops at the first level where it is not its group's representative),
+ * then waits for its group's release and releases the groups below,
+ * highest first. */
+static inline void barriertune_hybrid_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int depth = b->depth, len = b->ints[b->n * depth * 3 + id], k;
+	const int *st = b->ints + id * depth * 3;
+	for (k = 0; k < len; k++) {
+		if (st[3 * k] >= 0)
+			(void)barriertune_barrier_wait(&b->subs[st[3 * k]], st[3 * k + 1]);
+	}
+	if (st[3 * (len - 1) + 2] >= 0)
+		barriertune_await_(&b->a[st[3 * (len - 1) + 2]], (uint32_t)e, 0, &b->w);
+	for (k = len - 2; k >= 0; k--) {
+		if (st[3 * k + 2] >= 0)
+			barriertune_store_(&b->a[st[3 * k + 2]], (uint32_t)e, &b->w);
+	}
+}
+
 /* barriertune_barrier_wait waits until all n participants of b have
  * called it for this episode. Participant id (0..n-1) calls it once per
  * episode. Returns 1 in exactly one participant per episode (participant
@@ -953,6 +1148,9 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 		break;
 	case BARRIERTUNE_ALG_MCS:
 		barriertune_mcs_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_HYBRID:
+		barriertune_hybrid_(b, id, e);
 		break;
 	}
 #if defined(BARRIERTUNE_DEBUG)

@@ -23,8 +23,8 @@ import (
 
 // The header carries every catalog algorithm a C program can run: all but
 // the ones that exist only in Go (the goroutine barrier and the blocking
-// baselines built on Go's sync.Cond and channels) and the hybrid, whose
-// choices the C exports serve with a stand-in (Substituted).
+// baselines built on Go's sync.Cond and channels). It carries the hybrid,
+// whose levels are the other algorithms it carries, up to cMaxLevels.
 func TestCBarrierCarriesCatalog(t *testing.T) {
 	var carried []string
 	for _, a := range cAlgorithms() {
@@ -36,7 +36,7 @@ func TestCBarrierCarriesCatalog(t *testing.T) {
 		}
 		carried = append(carried, a.Name)
 	}
-	goOnly := []string{"hybrid", "goroutine", "cond", "channel"}
+	goOnly := []string{"goroutine", "cond", "channel"}
 	for _, a := range barriers.Algorithms() {
 		if slices.Contains(carried, a.Name) == slices.Contains(goOnly, a.Name) {
 			t.Errorf("%s: carried %v, Go only %v", a.Name, slices.Contains(carried, a.Name), slices.Contains(goOnly, a.Name))
@@ -44,6 +44,9 @@ func TestCBarrierCarriesCatalog(t *testing.T) {
 	}
 	if !strings.Contains(cBarrierTemplate, tableMarker) {
 		t.Fatal("the template has no table marker")
+	}
+	if want := fmt.Sprintf("\n#define BARRIERTUNE_MAX_LEVELS %d\n", cMaxLevels); !strings.Contains(cBarrierTemplate, want) {
+		t.Errorf("the template lacks %q (cMaxLevels)", strings.TrimSpace(want))
 	}
 }
 
@@ -99,9 +102,23 @@ func TestCExportsNameRunnable(t *testing.T) {
 			}
 		}
 	}
-	var h bytes.Buffer
+	var h, b bytes.Buffer
 	if err := Write(&h, goroutineFile(), "c-header", Options{}); err != nil {
 		t.Fatal(err)
+	}
+	// The c-barrier carries the one-level hybrid that c-header substitutes.
+	if err := Write(&b, goroutineFile(), "c-barrier", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"static const int barriertune_levels_2[2] = {BARRIERTUNE_ALG_DISSEMINATION, 0};",
+		"static const int barriertune_level_keys_2[2] = {0, 0};",
+		"\t{2, 2, BARRIERTUNE_ALG_HYBRID, 0, 1, 2, barriertune_cpus_2, 50.0, \"measured: ",
+		", 1, barriertune_levels_2, barriertune_level_keys_2},",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("c-barrier lacks %s:\n%s", want, b.String())
+		}
 	}
 	for _, want := range []string{
 		`{2, 2, 2, "substituted", "dissemination", 0, "auto", 1, 2, barriertune_allowed_cpus, NAN}`,
@@ -274,6 +291,15 @@ func TestCBarrierThreadSanitizer(t *testing.T) {
 					t.Errorf("%s, %s threads: %v\n%s", a.Name, n, err, out)
 				}
 			}
+			// A three-level hybrid with uneven, interleaved groups.
+			hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			hcmd := exec.CommandContext(hctx, filepath.Join(dir, "prop-tsan"), "hybrid:central%3,tournament/4,binomial/9", "11", "100", "0", "1")
+			hcmd.Env = env
+			out, err := hcmd.CombinedOutput()
+			hcancel()
+			if err != nil || !strings.HasPrefix(string(out), "ok hybrid 11") {
+				t.Errorf("hybrid, 11 threads: %v\n%s", err, out)
+			}
 			cxx := cTool(t, c.cxx)
 			compileIn(t, dir, cxx, "cxx-tsan", "cxx.cpp", "-std=c++20", "-O1", "-g", "-fsanitize=thread")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -290,7 +316,8 @@ func TestCBarrierThreadSanitizer(t *testing.T) {
 // The header builds without a warning under -Wall -Wextra -Werror
 // -pedantic as C11 and C17 with gcc and clang, as C++20 with g++ and
 // clang++ (TestCXXBarrier builds the C++ class so), in the debug and
-// portable variants too; each program runs its barrier.
+// portable variants too, and with tables of this machine and of a
+// hybrid; each program runs its barrier.
 func TestCBarrierWarnings(t *testing.T) {
 	strict := []string{"-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"}
 	cases := []struct {
@@ -304,15 +331,18 @@ func TestCBarrierWarnings(t *testing.T) {
 		{"g++", "warn.c", []string{"-x", "c++", "-std=c++20"}},
 		{"clang++", "warn.c", []string{"-x", "c++", "-std=c++20", "-stdlib=libc++"}},
 	}
-	for k, f := range []*results.File{fixture(t), thisMachine(t)} {
+	for k, f := range []*results.File{fixture(t), thisMachine(t), hybridFile()} {
 		dir := headerDir(t, f)
 		for i, c := range cases {
 			name := c.cc + " " + strings.Join(c.flags, " ")
-			if k == 1 && i != 0 && i != 4 {
+			if k >= 1 && i != 0 && i != 4 {
 				continue // the table's rows: C11 and C++20 suffice
 			}
 			if k == 1 {
 				name += " (this machine's table)"
+			}
+			if k == 2 {
+				name += " (a hybrid's table)"
 			}
 			t.Run(name, func(t *testing.T) {
 				path := cTool(t, c.cc)
@@ -407,14 +437,18 @@ func TestCXXBarrier(t *testing.T) {
 }
 
 // A header exported on this machine uses the table here: the row for two
-// threads (tournament, recorded as this machine's best) when two CPUs are
-// allowed; the fixture's (another CPU) never: the safe default.
+// threads (tournament, or a two-level hybrid, recorded as this machine's
+// best) when two CPUs are allowed; the fixture's (another CPU) never: the
+// safe default.
 func TestCBarrierRecognisesMachine(t *testing.T) {
 	path := cTool(t, "gcc")
+	hybrid := thisMachine(t)
+	hybrid.Threads[0].Best.Spec = results.Spec{Algorithm: "hybrid", Policy: "auto", Composition: "core:mcs,package:dissemination", LevelKeys: [][]int{{0, 1}, {0, 0}}}
 	for _, c := range []struct {
 		f          *results.File
 		recognised bool
-	}{{fixture(t), false}, {thisMachine(t), true}} {
+		alg        string
+	}{{fixture(t), false, ""}, {thisMachine(t), true, "tournament"}, {hybrid, true, "hybrid"}} {
 		dir := headerDir(t, c.f)
 		compileIn(t, dir, path, "warn", "warn.c", "-std=c11", "-O2")
 		out, err := runLimited(time.Minute, dir, filepath.Join(dir, "warn"))
@@ -424,7 +458,7 @@ func TestCBarrierRecognisesMachine(t *testing.T) {
 		want := "dissemination 1000 0\n"
 		switch {
 		case c.recognised && runtime.NumCPU() >= 2:
-			want = "tournament 1000 1\n"
+			want = c.alg + " 1000 1\n"
 		case c.recognised:
 			want = "central 1000 1\n" // two threads on one allowed CPU
 		case runtime.NumCPU() < 2:

@@ -57,7 +57,10 @@ func (r headerEntry) cPlacement(order []int) (array string, n int) {
 // measured count and the allowed CPUs the rule picks the same for every
 // count, so the last row serves every larger one. order is the allowed
 // CPUs in tree order.
-func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []headerEntry, order []int, err error) {
+//
+// hybrids: the rows may keep a hybrid C runs (the c-barrier export);
+// else every hybrid is substituted (forThreads).
+func headerTable(f *results.File, allowed cpuset.Set, single int, hybrids bool) (rows []headerEntry, order []int, err error) {
 	sel, err := f.Selector()
 	if err != nil {
 		return nil, nil, err
@@ -76,7 +79,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(f, s, size)
+		s = forThreads(f, s, size, hybrids)
 		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.RuleMeasured}}, order, nil
 	}
 	last := size + 1
@@ -91,7 +94,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int) (rows []header
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(f, s, size)
+		s = forThreads(f, s, size, hybrids)
 		// A measured choice has its own row (its CPUs and time); the
 		// others share the allowed CPUs' order and no time.
 		own := s.Rule == results.RuleMeasured || s.MedianNs > 0
@@ -126,8 +129,9 @@ func cHeader(b *strings.Builder, f *results.File, rows []headerEntry, order []in
  * rule says how it was chosen ("measured": this count's measurement;
  * "nearest": the nearest measured count's algorithm, packed on the allowed
  * CPUs; "oversubscribed": more threads than allowed CPUs, round-robin;
- * "substituted": the choice runs only in Go, so what a C program runs
- * instead, as `+"`export --format c-barrier`"+` does), and median_ns is NAN
+ * "substituted": the choice runs only in Go, or is a hybrid, whose
+ * groups this table does not carry, so what a C program runs instead;
+ * `+"`export --format c-barrier`"+` carries hybrids), and median_ns is NAN
  * (isnan) unless it was measured. Every algorithm named is one a C program
  * can run. Thread i runs on
  * cpus[i %% ncpus]. NULL when n < 1, the table is empty, or (an export for

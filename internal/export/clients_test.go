@@ -98,7 +98,7 @@ int main(void)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s = forThreads(f, s, allowed.Len()) // what a C program can run
+			s = forThreads(f, s, allowed.Len(), false) // what a C program can run
 			pinned := "1"
 			if s.Rule == results.RuleOversubscribed || cpuset.Placement(s.CPUs).Oversubscribed() {
 				pinned = "0"

@@ -105,7 +105,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 		var order []int
 		if len(es) > 0 {
 			var err error
-			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads); err != nil {
+			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads, false); err != nil {
 				return err
 			}
 		}
@@ -120,7 +120,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 				return err
 			}
 			ncpus = sel.CPUs().Len()
-			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads); err != nil {
+			if rows, order, err = headerTable(f, opts.Allowed, opts.Threads, true); err != nil {
 				return err
 			}
 		}

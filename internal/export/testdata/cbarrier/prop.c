@@ -1,9 +1,12 @@
 /* The barrier property of barriertune.h, for the test in cbarrier_test.go:
  *
- *   prop ALGORITHM|auto N EPISODES BLOCK SEED
+ *   prop ALGORITHM|auto|hybrid:LEVELS N EPISODES BLOCK SEED
  *
  * runs N threads through EPISODES episodes of the barrier (the named
- * algorithm, or the machine's choice for "auto"; BLOCK: -1 from the
+ * algorithm, the machine's choice for "auto", or a hybrid whose LEVELS,
+ * lowest first, are ALGORITHM/K (participant i's group at the level is
+ * i / K: contiguous groups, the last one short) or ALGORITHM%K (i % K:
+ * interleaved groups), comma-separated; BLOCK: -1 from the
  * allowed CPUs, 0 spin first, 1 sleep quickly), each thread waiting a
  * random time before it arrives (now and then long enough for the others
  * to sleep). It checks that no thread leaves an episode before every
@@ -23,6 +26,38 @@ static unsigned long seed;
 static uint64_t arrived;   /* atomic: arrivals so far, all episodes */
 static int *serial;        /* per episode: threads that got 1 (atomic) */
 static int failed;         /* atomic */
+
+/* init_hybrid parses LEVELS (see above) into the hybrid's levels and
+ * keys and initialises bar with them; EINVAL for a malformed LEVELS. */
+static int init_hybrid(const char *spec, int block)
+{
+	int levels[2 * BARRIERTUNE_MAX_LEVELS], *keys, nl = 0, i, err;
+	char buf[512], *tok, *save = NULL;
+	if (strlen(spec) >= sizeof buf)
+		return EINVAL;
+	strcpy(buf, spec);
+	keys = calloc((size_t)n * BARRIERTUNE_MAX_LEVELS, sizeof *keys);
+	if (keys == NULL)
+		return ENOMEM;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *sep = strpbrk(tok, "/%");
+		int k, mod;
+		if (sep == NULL || nl == BARRIERTUNE_MAX_LEVELS || (k = atoi(sep + 1)) < 1) {
+			free(keys);
+			return EINVAL;
+		}
+		mod = *sep == '%';
+		*sep = 0;
+		levels[2 * nl] = barriertune_algorithm_of(tok);
+		levels[2 * nl + 1] = 0;
+		for (i = 0; i < n; i++)
+			keys[nl * n + i] = mod ? i % k : i / k;
+		nl++;
+	}
+	err = barriertune_barrier_init_hybrid(&bar, n, nl, levels, keys, block);
+	free(keys);
+	return err;
+}
 
 static unsigned long next(unsigned long *s)
 {
@@ -70,7 +105,7 @@ int main(int argc, char **argv)
 	int block, err, i;
 	pthread_t *t;
 	if (argc != 6) {
-		fprintf(stderr, "usage: prop ALGORITHM|auto N EPISODES BLOCK SEED\n");
+		fprintf(stderr, "usage: prop ALGORITHM|auto|hybrid:LEVELS N EPISODES BLOCK SEED\n");
 		return 2;
 	}
 	n = atoi(argv[2]);
@@ -79,6 +114,8 @@ int main(int argc, char **argv)
 	seed = strtoul(argv[5], NULL, 10);
 	if (strcmp(argv[1], "auto") == 0)
 		err = barriertune_barrier_init(&bar, n);
+	else if (strncmp(argv[1], "hybrid:", 7) == 0)
+		err = init_hybrid(argv[1] + 7, block);
 	else
 		err = barriertune_barrier_init_algorithm(&bar, n, argv[1], 0, block);
 	if (err != 0) {
