@@ -46,9 +46,11 @@ measured" and why; the C header's median_ns is NAN and its rule field says
 so. barriertune_lookup(n) in the header returns, for every n, the choice
 show --threads n makes, as a C program can run it: the C exports never name
 an algorithm that exists only in Go (the goroutine barrier, the sync.Cond
-and channel baselines) or a hybrid; their rows say "substituted" and name
-the stand-in (a blocking central counter for more threads than CPUs, else
-dissemination).
+and channel baselines); their rows say "substituted" and name the stand-in
+(a blocking central counter for more threads than CPUs, else
+dissemination). c-barrier carries a hybrid with its levels and groups (one
+with a level only Go runs is substituted); c-header, which carries no
+groups, substitutes every hybrid.
 
   omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
             OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
