@@ -89,7 +89,7 @@ func TestBusyCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := execLine("check", "-o", path, "--threads", "2", "--algorithms", "central,dissemination", "--sample-time", "100us", "--budget", "2s")
+		code, out, errOut := execLine("check", "-o", path, "--threads", "2", "--algorithms", "central,dissemination", "--sample-time", "100us", "--budget", "6s")
 		after, _ := os.ReadFile(path)
 		if code != 0 {
 			t.Fatalf("check: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
