@@ -4,59 +4,16 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
-
-// spinEnv makes the test binary a CPU-bound competitor: it spins for the
-// value in ms (at most a minute) and exits, unless killed first.
-const spinEnv = "BARRIERTUNE_TEST_SPIN_MS"
-
-// spinFor is the competitor's body (see TestMain).
-func spinFor(ms string) {
-	n, _ := strconv.Atoi(ms)
-	end := time.Now().Add(time.Duration(min(max(n, 1), 60000)) * time.Millisecond)
-	for x := 0; time.Now().Before(end); x++ {
-		for i := 0; i < 1e6; i++ {
-			x ^= i
-		}
-	}
-	os.Exit(0)
-}
-
-// competitors starts one CPU-bound process per CPU, each bounded to
-// bound, and kills them by pid when the test ends (or when the returned
-// function is called).
-func competitors(t *testing.T, bound time.Duration) func() {
-	t.Helper()
-	var procs []*exec.Cmd
-	kill := func() {
-		for _, c := range procs {
-			c.Process.Kill()
-			c.Wait()
-		}
-		procs = nil
-	}
-	t.Cleanup(kill)
-	for range runtime.NumCPU() {
-		c := exec.Command(os.Args[0], "-test.run=^$")
-		c.Env = append(os.Environ(), spinEnv+"="+strconv.FormatInt(bound.Milliseconds(), 10))
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, c)
-	}
-	time.Sleep(50 * time.Millisecond) // let them spin
-	return kill
-}
 
 // TestBusyCheck: a check beside CPU-bound processes says the machine is
 // busy before it measures and in its table, records it in the file, and
@@ -82,7 +39,8 @@ func TestBusyCheck(t *testing.T) {
 	if err := results.Write(recorded, f); err != nil {
 		t.Fatal(err)
 	}
-	kill := competitors(t, 40*time.Second)
+	kill := cpuhog.Start(t, runtime.NumCPU(), 40*time.Second)
+	time.Sleep(50 * time.Millisecond) // let them spin
 	defer kill()
 	for _, path := range []string{old, recorded} {
 		before, err := os.ReadFile(path)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/internal/cpuhog"
 )
 
 // childEnv makes the test binary run barriertune's main instead of the
@@ -26,9 +28,7 @@ const childEnv = "BARRIERTUNE_TEST_RUN_MAIN"
 const childMemLimit = 2 << 30
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(spinEnv); v != "" {
-		spinFor(v)
-	}
+	cpuhog.Main()
 	if os.Getenv(childEnv) == "1" {
 		if !raceEnabled { // the race detector reserves terabytes of address space
 			lim := &syscall.Rlimit{Cur: childMemLimit, Max: childMemLimit}

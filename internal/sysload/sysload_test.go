@@ -2,30 +2,18 @@ package sysload
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/internal/cpuhog"
 )
 
-// spinEnv makes the test binary a CPU-bound competitor that spins until it
-// is killed or its bound (the value, in ms) passes.
-const spinEnv = "SYSLOAD_TEST_SPIN_MS"
-
 func TestMain(m *testing.M) {
-	if v := os.Getenv(spinEnv); v != "" {
-		ms, _ := strconv.Atoi(v)
-		end := time.Now().Add(time.Duration(min(max(ms, 1), 60000)) * time.Millisecond)
-		for x := 0; time.Now().Before(end); x++ {
-			for i := 0; i < 1e6; i++ {
-				x ^= i
-			}
-		}
-		os.Exit(0)
-	}
+	cpuhog.Main()
 	os.Exit(m.Run())
 }
 
@@ -148,30 +136,6 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
-// startSpinners starts n CPU-bound copies of the test binary, each
-// bounded to bound, and returns a function that kills them by pid.
-func startSpinners(t *testing.T, n int, bound time.Duration) func() {
-	t.Helper()
-	var cmds []*exec.Cmd
-	kill := func() {
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-		cmds = nil
-	}
-	t.Cleanup(kill)
-	for range n {
-		c := exec.Command(os.Args[0], "-test.run=^$")
-		c.Env = append(os.Environ(), spinEnv+"="+strconv.FormatInt(bound.Milliseconds(), 10))
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, c)
-	}
-	return kill
-}
-
 // TestWatchBusy: a watch beside as many CPU-bound processes as this
 // process may use CPUs, started, bounded and killed here, says busy.
 func TestWatchBusy(t *testing.T) {
@@ -181,7 +145,7 @@ func TestWatchBusy(t *testing.T) {
 	if _, err := (Proc{}).Read(); err != nil {
 		t.Skip(err)
 	}
-	kill := startSpinners(t, runtime.NumCPU(), 10*time.Second)
+	kill := cpuhog.Start(t, runtime.NumCPU(), 10*time.Second)
 	time.Sleep(50 * time.Millisecond) // let them start spinning
 	w := Start(Proc{}, 10*time.Millisecond)
 	// Two threads of this process spin too, wanting CPUs the
