@@ -43,9 +43,11 @@ import (
 // balanced episode on a quiet machine spins only, at Spin's speed: the
 // signal is a release store (no fence) plus a load that finds no sleeper.
 // For goroutines the bound drops to none on evidence that spinning is
-// futile right now: a waiter's thread waited for a CPU a quarter of the
-// time or more over the last milliseconds (the kernel's run delay:
-// competing processes, a CPU quota), read when a wait runs out its bound;
+// futile right now, read when a wait runs out its bound: the machine has
+// more runnable tasks than CPUs and than this process accounts for (one
+// reading, see evidence.crowded); a waiter's thread waited for a CPU a
+// quarter of the time or more over the last milliseconds (the kernel's
+// run delay: competing processes, a CPU quota);
 // goroutines waiting for a P at that moment (runtime/metrics; for that
 // wait only); or a sleeper was woken by a partner that ran on its own OS
 // thread. With no bound a goroutine yields once and blocks, so the
@@ -204,7 +206,7 @@ type adaptive struct {
 // blockWake (a thread's block and wake-up cost).
 func newAdaptive(blockWake time.Duration) *adaptive {
 	a := &adaptive{kernel: 2 * int64(blockWake), step: max(int64(blockWake)/16, int64(time.Microsecond)),
-		ev: &evidence{delay: osal.RunDelay}, waiting: runnableGoroutines}
+		ev: &evidence{delay: osal.RunDelay, crowd: osal.Crowded, own: runningGoroutines}, waiting: runnableGoroutines}
 	a.limit.Store(a.kernel)
 	a.probe.Store(probeFirst)
 	now := osal.Nanotime()
@@ -253,11 +255,14 @@ func (a *adaptive) futile(now int64, spunOut bool) bool {
 }
 
 // evidence is the futility evidence's memory: each thread's last reading
-// of its run delay (see contended).
+// of its run delay (see contended), and where the machine's count of
+// runnable tasks comes from.
 type evidence struct {
 	mu    sync.Mutex
-	delay func() (tid int, ns int64) // osal.RunDelay; tests replace it
-	seen  [4]threadDelay             // by thread id, modulo 4
+	delay func() (tid int, ns int64)    // osal.RunDelay; tests replace it
+	crowd func() (runnable, online int) // osal.Crowded; tests replace it
+	own   func() uint64                 // runningGoroutines; tests replace it
+	seen  [4]threadDelay                // by thread id, modulo 4
 }
 
 // threadDelay is a thread's reading: when, and its run delay then.
@@ -266,14 +271,19 @@ type threadDelay struct {
 	t, d int64
 }
 
-// contended reads the calling thread's run delay at now (osal.Nanotime)
-// and reports whether, since the same thread's reading at least minWindow
-// and at most evidenceWindow before, it waited for a CPU contendedShare of
-// the time or more. A reading younger than minWindow stays the baseline
-// (over microseconds one preemption by the process's own woken thread is
-// a large share); an older one, another thread's, or none starts a new
-// baseline and says no. A system that does not say is never contended.
+// contended reports whether the CPUs are contended at now
+// (osal.Nanotime): the machine has more runnable tasks than online CPUs
+// right now (crowded), or the calling thread's run delay says that, since
+// the same thread's reading at least minWindow and at most evidenceWindow
+// before, it waited for a CPU contendedShare of the time or more. For the
+// run delay, a reading younger than minWindow stays the baseline (over
+// microseconds one preemption by the process's own woken thread is a
+// large share); an older one, another thread's, or none starts a new
+// baseline and says no. A system that says neither is never contended.
 func (e *evidence) contended(now int64) bool {
+	if e.crowded() {
+		return true
+	}
 	tid, d := e.delay()
 	if d < 0 {
 		return false
@@ -291,6 +301,26 @@ func (e *evidence) contended(now int64) bool {
 	return busy
 }
 
+// crowded reports whether the machine has more runnable tasks than this
+// process can account for and more than it has CPUs online, each with one
+// to spare: one reading, so a spun-out wait judges at once, where the run
+// delay needs a baseline first and a drop of the bound forgets it. This
+// process accounts for its goroutines running on a P plus one thread (one
+// the runtime woke to look for work, or its monitor): on a quiet 2-CPU
+// machine a spun-out wait of a two-goroutine stencil read 1-3 runnable
+// tasks, beside two CPU-bound processes 3-7, mostly 4-5 (and a later
+// spun-out wait reads again). Host-wide, so a container confined to some
+// CPUs of a crowded host counts the host's tasks: those contend for CPUs
+// too, unless the container's cpuset keeps others off its CPUs, where
+// the run delay then decides.
+func (e *evidence) crowded() bool {
+	if e.crowd == nil || e.own == nil {
+		return false
+	}
+	r, c := e.crowd()
+	return c > 0 && r > c+1 && uint64(r) > e.own()+1
+}
+
 // reset forgets every reading.
 func (e *evidence) reset() {
 	e.mu.Lock()
@@ -300,8 +330,16 @@ func (e *evidence) reset() {
 
 // runnableGoroutines returns how many goroutines of this process wait for
 // a P (runtime/metrics, about 50 ns and one small allocation a read).
-func runnableGoroutines() uint64 {
-	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+func runnableGoroutines() uint64 { return schedCount("/sched/goroutines/runnable:goroutines") }
+
+// runningGoroutines returns how many goroutines of this process run on a
+// P now, the caller included (runtime/metrics).
+func runningGoroutines() uint64 { return schedCount("/sched/goroutines/running:goroutines") }
+
+// schedCount reads one of the runtime's goroutine counts (0 if this Go
+// does not have it).
+func schedCount(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0

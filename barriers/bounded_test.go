@@ -155,6 +155,7 @@ func TestFutileEvidence(t *testing.T) {
 	var delay int64
 	reads := 0
 	a.ev.delay = fakeDelay(&delay, &reads)
+	a.ev.crowd = quietMachine
 	a.waiting = func() uint64 { return 0 }
 	a.sampled.Store(0)
 	c := a.kernel
@@ -224,6 +225,7 @@ func TestFutileEvidence(t *testing.T) {
 	p := newAdaptive(50 * time.Microsecond)
 	p.learn(true)
 	p.ev.delay = func() (int, int64) { return 1, osal.Nanotime() } // always waiting
+	p.ev.crowd = quietMachine
 	if p.futile(now, true) || p.futile(now+int64(sampleGap), true) || p.busy(now+int64(sampleGap)) {
 		t.Fatal("futile for pinned threads")
 	}
@@ -235,8 +237,83 @@ func TestFutileEvidence(t *testing.T) {
 	b := newAdaptive(50 * time.Microsecond)
 	b.waiting = func() uint64 { return 0 }
 	b.ev.delay = func() (int, int64) { return 1, -1 }
+	b.ev.crowd = quietMachine
 	if b.futile(now, true) || b.futile(now+int64(evidenceWindow)/2, true) {
 		t.Fatal("futile with no delay")
+	}
+}
+
+// quietMachine is a crowd reading of a machine with nothing runnable
+// (osal.Crowded's place in tests that fake the rest of the evidence).
+func quietMachine() (runnable, online int) { return 1, 2 }
+
+// TestCrowdedEvidence checks the one-reading evidence: a spun-out wait on
+// a machine with more runnable tasks than this process accounts for and
+// than it has CPUs (each plus one) makes spinning futile for busyHold at
+// once, with no baseline of the run delay; fewer tasks, tasks that are
+// this process's own goroutines, or a system that does not say are no
+// evidence; a wait with no bound or one within sampleGap does not read
+// it; pinned threads ignore it.
+func TestCrowdedEvidence(t *testing.T) {
+	cases := []struct {
+		runnable, online int
+		own              uint64
+		want             bool
+	}{
+		{4, 2, 2, true},    // two competitors beside a running pair
+		{7, 2, 2, true},    // more
+		{3, 2, 2, false},   // one thread more than the pair: the runtime's own
+		{4, 2, 3, false},   // this process's goroutines, plus one
+		{4, 4, 1, false},   // as many tasks as CPUs: none waits
+		{66, 64, 64, true}, // a big machine, one task beyond all of them
+		{0, 0, 0, false},   // the system does not say
+		{5, 0, 0, false},   // no CPU count
+	}
+	for _, c := range cases {
+		a := newAdaptive(50 * time.Microsecond)
+		a.learn(false)
+		reads := 0
+		a.ev.delay = func() (int, int64) { return 1, 0 } // the run delay: quiet
+		a.ev.crowd = func() (int, int) { reads++; return c.runnable, c.online }
+		a.ev.own = func() uint64 { return c.own }
+		a.waiting = func() uint64 { return 0 }
+		now := int64(time.Hour)
+		if a.futile(now, false) || reads != 0 {
+			t.Fatalf("%+v: a wait with no bound read the machine (%d reads)", c, reads)
+		}
+		if got := a.futile(now, true); got != c.want || reads != 1 {
+			t.Errorf("%+v: first spun-out wait futile %v (%d reads), want %v", c, got, reads, c.want)
+			continue
+		}
+		if a.busy(now+int64(busyHold)/2) != c.want {
+			t.Errorf("%+v: busy within busyHold %v, want %v", c, !c.want, c.want)
+		}
+		if a.futile(now+int64(sampleGap)/2, true); reads != 1 {
+			t.Errorf("%+v: a read within sampleGap (%d reads)", c, reads)
+		}
+	}
+	p := newAdaptive(50 * time.Microsecond)
+	p.learn(true)
+	p.ev.crowd = func() (int, int) { return 100, 2 }
+	p.ev.own = func() uint64 { return 0 }
+	if p.futile(int64(time.Hour), true) || p.busy(int64(time.Hour)) {
+		t.Fatal("pinned threads took a crowded machine as evidence")
+	}
+}
+
+// TestCrowdedReadsThisMachine: osal.Crowded and runningGoroutines give
+// the evidence plausible numbers here: at least the caller runnable, at
+// least one CPU online, at least the caller running on a P.
+func TestCrowdedReadsThisMachine(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the machine's runnable count comes from Linux's /proc")
+	}
+	r, c := osal.Crowded()
+	if r < 1 || c < 1 || c > 1<<16 {
+		t.Fatalf("osal.Crowded() = %d runnable, %d online; want both >= 1", r, c)
+	}
+	if g := runningGoroutines(); g < 1 || g > uint64(runtime.GOMAXPROCS(0)) {
+		t.Fatalf("runningGoroutines() = %d, want 1..GOMAXPROCS (%d)", g, runtime.GOMAXPROCS(0))
 	}
 }
 
@@ -274,6 +351,7 @@ func TestWaitingGoroutinesEvidence(t *testing.T) {
 	a := newAdaptive(50 * time.Microsecond)
 	a.learn(false)
 	a.ev.delay = func() (int, int64) { return 1, 0 } // quiet
+	a.ev.crowd = quietMachine
 	var waiting uint64 = 3
 	asked := 0
 	a.waiting = func() uint64 { asked++; return waiting }
@@ -313,6 +391,7 @@ func TestSpunOutWaitReadsEvidence(t *testing.T) {
 		t.Skip("AutoPolicy resolved to no time bound here")
 	}
 	a.ev.delay = func() (int, int64) { return 1, osal.Nanotime() }
+	a.ev.crowd = quietMachine
 	a.waiting = func() uint64 { return 0 }
 	var wg sync.WaitGroup
 	for id := range 2 {
@@ -365,6 +444,7 @@ func TestLongWaitKeepsBound(t *testing.T) {
 	}
 	d.w.adapt.learn(true)                                    // as if pinned: the kernel's bound
 	d.w.adapt.ev.delay = func() (int, int64) { return 1, 0 } // a quiet machine: no evidence
+	d.w.adapt.ev.crowd = quietMachine
 	d.w.adapt.waiting = func() uint64 { return 0 }
 	ceiling := d.w.adapt.kernel
 	var wg sync.WaitGroup
@@ -558,6 +638,10 @@ func TestCollapsedPairSeparates(t *testing.T) {
 	if a == nil {
 		t.Skip("AutoPolicy resolved to no time bound here")
 	}
+	// The premise is CPUs free for both: the machine's runnable count
+	// (other packages' tests share the CPUs under go test ./...) is not
+	// what this checks; the run delay still reads the real machine.
+	a.ev.crowd = quietMachine
 	const warm = 5000 // steps for the pair to meet on one thread
 	var (
 		spread, stop bool // written by participant 0 before a Wait, read after

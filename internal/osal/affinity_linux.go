@@ -106,3 +106,44 @@ func RunDelay() (tid int, ns int64) {
 	}
 	return tid, d
 }
+
+// Crowded returns how many tasks are runnable on the whole machine right
+// now (/proc/loadavg's fourth field: those running and those waiting for
+// a CPU, the caller included) and how many CPUs are online, or zeros when
+// the system does not say. More runnable tasks than CPUs means some wait
+// for one at this moment. It reads two small proc files (a few µs): keep
+// it off fast paths.
+func Crowded() (runnable, online int) {
+	var buf [128]byte
+	n := readSmall("/proc/loadavg", buf[:])
+	f := strings.Fields(string(buf[:n]))
+	if len(f) < 4 {
+		return 0, 0
+	}
+	r, _, _ := strings.Cut(f[3], "/")
+	runnable, err := strconv.Atoi(r)
+	if err != nil || runnable < 0 {
+		return 0, 0
+	}
+	n = readSmall("/sys/devices/system/cpu/online", buf[:])
+	set, err := cpuset.ParseList(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		return 0, 0
+	}
+	return runnable, set.Len()
+}
+
+// readSmall reads up to len(buf) bytes of a small file into buf and
+// returns how many (0 on any error).
+func readSmall(path string, buf []byte) int {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

@@ -34,3 +34,6 @@ func ThreadPinned() bool { return false }
 
 // RunDelay returns 0 and -1: the system does not say.
 func RunDelay() (tid int, ns int64) { return 0, -1 }
+
+// Crowded returns zeros: the system does not say (see the Linux version).
+func Crowded() (runnable, online int) { return 0, 0 }
