@@ -20,7 +20,15 @@ type Proc struct {
 	// 0): its threads' run delay counts only while no more of them were
 	// runnable (see Summarise).
 	CPUs int
+	// Children counts the threads of the process's child processes as
+	// its own too: a harness whose measured code runs in a child (a C
+	// program it starts) is not competing with itself. It scans the
+	// process table at every reading (at most maxScan processes).
+	Children bool
 }
+
+// maxScan caps the processes a reading with Children looks at.
+const maxScan = 4096
 
 func (p Proc) cpus() int {
 	if p.CPUs > 0 {
@@ -84,6 +92,9 @@ func (p Proc) Read() (Reading, error) {
 			r.Own++
 		}
 	}
+	if p.Children {
+		r.Own += p.childrenRunnable()
+	}
 	stat, err := os.ReadFile(p.path("stat"))
 	if err != nil {
 		return r, fmt.Errorf("sysload: %w", err)
@@ -99,6 +110,59 @@ func (p Proc) Read() (Reading, error) {
 		}
 	}
 	return r, nil
+}
+
+// childrenRunnable counts the runnable threads of the process's child
+// processes (those whose parent, in their stat file, is the process).
+func (p Proc) childrenRunnable() int {
+	self := p.self()
+	if self == "self" {
+		self = strconv.Itoa(os.Getpid())
+	}
+	f, err := os.Open(p.path())
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxScan)
+	n := 0
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err != nil || name == self {
+			continue
+		}
+		if parent(p.path(name, "stat")) != self {
+			continue
+		}
+		tasks, err := os.ReadDir(p.path(name, "task"))
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			if taskRunnable(p.path(name, "task", t.Name(), "stat")) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// parent is the parent process id in a stat file ("" if unreadable): the
+// second field after the command name's closing parenthesis.
+func parent(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
 
 // schedDelay is the run delay (the second field) of a schedstat file.

@@ -181,3 +181,43 @@ func TestWatchBusy(t *testing.T) {
 		t.Fatalf("no reading saw another runnable task: %+v", s)
 	}
 }
+
+// TestReadChildren: with Children, the runnable threads of the process's
+// child processes (their stat's parent is the process) count as its own,
+// and another process's never do; without it, a child is another process.
+func TestReadChildren(t *testing.T) {
+	root := t.TempDir()
+	writeProc(t, root, nil, 5, "1.00")
+	proc := func(pid, ppid string, states ...string) {
+		stat := pid + " (cc (x)) S " + ppid + " 1 1 0 -1\n"
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range states {
+			dir := filepath.Join(root, pid, "task", strconv.Itoa(i+1))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(pid+" (t) "+st+" "+ppid+" 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	proc("100", "1", "R")             // the process: one runnable thread
+	proc("200", "100", "R", "R", "S") // its child: two runnable
+	proc("300", "1", "R")             // another process
+	proc("400", "200", "R")           // a grandchild: not a child
+	r, err := Proc{Root: root, Self: "100", Children: true}.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Own != 3 || r.Others() != 2 {
+		t.Fatalf("with children: own %d others %d, want 3 and 2", r.Own, r.Others())
+	}
+	if r, err = (Proc{Root: root, Self: "100"}).Read(); err != nil || r.Own != 1 || r.Others() != 4 {
+		t.Fatalf("without children: own %d others %d (%v), want 1 and 4", r.Own, r.Others(), err)
+	}
+}

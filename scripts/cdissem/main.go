@@ -88,7 +88,7 @@ func run(cpus cpuset.Placement, rounds, episodes int) error {
 	pp := make([]float64, rounds)                            // the round's ping-pong, one way (ns)
 	mixed := make([]bool, rounds)                            // the state changed within the round
 	rng := rand.New(rand.NewPCG(uint64(rounds), 0x64697373)) // the same orders every run
-	watch := sysload.Start(sysload.Proc{}, 100*time.Millisecond)
+	watch := sysload.Start(sysload.Proc{Children: true}, 100*time.Millisecond) // the C program is ours
 	for r := 0; r < rounds; r++ {
 		before, err := pingPong(bin, pair)
 		if err != nil {
