@@ -1,16 +1,20 @@
 // Package capped reads regular files of bounded size: the one reader of
 // results files, latency matrices and topology files. A device (/dev/zero)
 // or a FIFO is refused before it is opened (opening a FIFO blocks until a
-// writer comes; a device may never end), a file larger than its cap is
-// refused before it is read, and one that grows past the cap while being
-// read stops there.
+// writer comes; a device may never end, and opening some has effects), a
+// file larger than its cap is refused before it is read, and one that
+// grows past the cap while being read stops there. A path swapped for
+// something else between that check and the open is refused too: the
+// open does not wait for a FIFO's writer (O_NONBLOCK where the system has
+// it), and what was opened is checked again.
 package capped
 
 import (
 	"fmt"
-	"github.com/barriertune/barriertune/internal/text"
 	"io"
 	"os"
+
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // File names a kind of file in errors: What is put before the path ("results
@@ -53,9 +57,29 @@ func (k File) Open(path string) (io.ReadCloser, error) {
 	if fi.Size() > k.Limit {
 		return nil, k.tooLarge(path, fi.Size())
 	}
-	f, err := os.Open(path)
+	return k.openChecked(path, fi)
+}
+
+// openChecked opens path, which os.Stat just found to be fi (a regular
+// file), without waiting for a FIFO's writer, and refuses what it opened
+// unless that is still fi's file: the path may have been swapped since.
+func (k File) openChecked(path string, fi os.FileInfo) (io.ReadCloser, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, k.wrap(err)
+	}
+	got, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, k.wrap(err)
+	}
+	if !got.Mode().IsRegular() || !os.SameFile(fi, got) {
+		f.Close()
+		return nil, fmt.Errorf("%s changed while it was opened (it is now %s); give a file nothing else replaces%s", k.name(path), text.FileKind(got.Mode()), k.hint())
+	}
+	if got.Size() > k.Limit {
+		f.Close()
+		return nil, k.tooLarge(path, got.Size())
 	}
 	return &reader{f: f, left: k.Limit, k: k, path: path}, nil
 }

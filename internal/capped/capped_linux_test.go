@@ -1,10 +1,12 @@
 package capped
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadFileSpecial: a FIFO is refused without hanging, and /proc files
@@ -26,5 +28,43 @@ func TestReadFileSpecial(t *testing.T) {
 	}
 	if b, err := (File{Limit: 1 << 20}).ReadFile("/proc/self/maps"); err != nil || len(b) == 0 {
 		t.Errorf("/proc/self/maps with a 1 MiB cap: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestSwappedForFIFO: a path that was a regular file when checked and is
+// a FIFO when opened (swapped in between) is refused at once, without
+// waiting for a writer.
+func TestSwappedForFIFO(t *testing.T) {
+	dir := t.TempDir()
+	k := File{What: "test file", Limit: 1 << 10}
+	path := filepath.Join(dir, "results.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		r, err := k.openChecked(path, fi)
+		if err == nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "changed while it was opened (it is now a named pipe (FIFO)") {
+			t.Errorf("a regular file swapped for a FIFO: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a file swapped for a FIFO waited for a writer")
 	}
 }
