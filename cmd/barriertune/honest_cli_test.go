@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -369,5 +370,43 @@ func TestReadmeInstallWorks(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```")
 	if !ok || strings.Contains(block, "@latest") || !strings.Contains(block, "./cmd/barriertune") {
 		t.Errorf("the install section's first command block:\n%s", block)
+	}
+}
+
+// TestShowSaysOSThreads: where the file recorded what OS threads get above
+// the allowed CPUs (os_threads, what the C exports use), show says it
+// under the table; a file without says nothing of it.
+func TestShowSaysOSThreads(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("BARRIERTUNE_RESULTS", "")
+	data, err := os.ReadFile(exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Parse(data, exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.json")
+	if err := results.Write(plain, f); err != nil {
+		t.Fatal(err)
+	}
+	last := &f.Threads[len(f.Threads)-1]
+	last.OSThreads = &results.Choice{Spec: results.Spec{Algorithm: "combining", Policy: "park"}, CPUs: last.Best.CPUs, Label: "oversubscribed, OS threads", MedianNs: 179286}
+	with := filepath.Join(dir, "with.json")
+	if err := results.Write(with, f); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execLine("show", with)
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	want := fmt.Sprintf("on OS threads (what C, C++ and OpenMP programs run; barriertune export uses these): combining 179.3 µs at %d threads", last.Threads)
+	if !strings.Contains(out, want) {
+		t.Errorf("show does not say what OS threads get; want %q in:\n%s", want, out)
+	}
+	if code, out, _ := execLine("show", plain); code != 0 || strings.Contains(out, "on OS threads") {
+		t.Errorf("a file without os_threads: exit %d, output:\n%s", code, out)
 	}
 }

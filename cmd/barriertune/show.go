@@ -377,6 +377,9 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 		}
 		out("%s", note)
 	}
+	if note := check.OSThreadsNote(f); note != "" {
+		out("%s", note)
+	}
 	return nil
 }
 

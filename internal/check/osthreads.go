@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
@@ -112,4 +113,32 @@ func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
 		c.MarginPct = 100 * (second.MedianNs/best.MedianNs - 1)
 	}
 	return c
+}
+
+// OSThreadsNote says, when f recorded OS-thread choices (OSThreads), what
+// a C, C++ or OpenMP program's threads get at those counts: the table's
+// best there is what goroutines need, and the C exports use these
+// instead. "" when there are none.
+func OSThreadsNote(f *results.File) string {
+	if f == nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range f.Threads {
+		if o := t.OSThreads; o != nil {
+			parts = append(parts, fmt.Sprintf("%s %s at %d", o.Algorithm, usOrNs(o.MedianNs), t.Threads))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "on OS threads (what C, C++ and OpenMP programs run; barriertune export uses these): " + strings.Join(parts, ", ") + " threads"
+}
+
+// usOrNs formats a time in ns as ns below 10 µs and as µs above.
+func usOrNs(ns float64) string {
+	if ns < 10_000 {
+		return fmt.Sprintf("%.0f ns", ns)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1000)
 }
