@@ -85,9 +85,9 @@ func run(cpus cpuset.Placement, rounds, episodes int) error {
 	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cpus)), ","), "[]")
 	pair := fmt.Sprintf("%d,%d", cpus[0], cpus[1])
 	ns := make([][]float64, len(cands))
-	pp := make([]float64, rounds)                            // the round's ping-pong, one way (ns)
-	mixed := make([]bool, rounds)                            // the state changed within the round
-	rng := rand.New(rand.NewPCG(uint64(rounds), 0x64697373)) // the same orders every run
+	pp := make([]float64, rounds)                                              // the round's ping-pong, one way (ns)
+	mixed := make([]bool, rounds)                                              // the state changed within the round
+	rng := rand.New(rand.NewPCG(uint64(rounds), 0x64697373))                   // the same orders every run
 	watch := sysload.Start(sysload.Proc{Children: true}, 100*time.Millisecond) // the C program is ours
 	for r := 0; r < rounds; r++ {
 		before, err := pingPong(bin, pair)
