@@ -172,6 +172,7 @@ struct barriertune_slot_ {
  * when spinning is futile (the evidence, nanoseconds). */
 struct barriertune_wait_ {
 	int block;          /* 1: threads outnumber the allowed CPUs */
+	int n;              /* the barrier's threads (see barriertune_crowded_) */
 	int64_t spin_ns;    /* the spin bound */
 	int64_t busy_until; /* atomic */
 };
@@ -317,6 +318,60 @@ static inline int barriertune_contended_(int64_t now)
 #endif
 }
 
+/* Where the machine's runnable count comes from (tests point it at a
+ * file of their own). */
+#ifndef BARRIERTUNE_LOADAVG
+#define BARRIERTUNE_LOADAVG "/proc/loadavg"
+#endif
+#ifndef BARRIERTUNE_ONLINE
+#define BARRIERTUNE_ONLINE "/sys/devices/system/cpu/online"
+#endif
+
+/* barriertune_online_cpus_: how many CPUs are online (a list such as
+ * "0-3,8-11"); 0 when it cannot tell. */
+static inline int barriertune_online_cpus_(void)
+{
+	FILE *fp = fopen(BARRIERTUNE_ONLINE, "r");
+	int c = 0, a, b, ch;
+	if (fp == NULL)
+		return 0;
+	while (fscanf(fp, "%d", &a) == 1) {
+		b = a;
+		ch = fgetc(fp);
+		if (ch == '-') {
+			if (fscanf(fp, "%d", &b) != 1 || b < a) {
+				c = 0;
+				break;
+			}
+			ch = fgetc(fp);
+		}
+		c += b - a + 1;
+		if (ch != ',')
+			break;
+	}
+	fclose(fp);
+	return c;
+}
+
+/* The one-reading evidence: more tasks runnable on the machine right now
+ * (/proc/loadavg's fourth field) than CPUs online plus one and than the
+ * barrier's own threads plus one: some wait for a CPU, so a partner that
+ * is late may be one of them. A spun-out wait judges at once, where the
+ * run delay needs a reading 1-50 ms before. */
+static inline int barriertune_crowded_(int n)
+{
+	FILE *fp = fopen(BARRIERTUNE_LOADAVG, "r");
+	double l1, l5, l15;
+	int running = 0, total = 0, online;
+	if (fp == NULL)
+		return 0;
+	if (fscanf(fp, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) != 5)
+		running = 0;
+	fclose(fp);
+	online = barriertune_online_cpus_();
+	return online > 0 && running > online + 1 && running > n + 1;
+}
+
 #define BARRIERTUNE_BUSY_HOLD_NS 50000000
 /* BARRIERTUNE_YIELDS: how many times a waiter of threads outnumbering the
  * CPUs yields before it sleeps (8 threads on 2 CPUs: 4 ran 10.2 us an
@@ -364,7 +419,7 @@ static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int
 		if (now - start >= w->spin_ns)
 			break;
 	}
-	if (barriertune_contended_(now))
+	if (barriertune_crowded_(w->n) || barriertune_contended_(now))
 		__atomic_store_n(&w->busy_until, now + BARRIERTUNE_BUSY_HOLD_NS, __ATOMIC_RELAXED);
 	barriertune_sleep_(f, e, eq);
 }
@@ -554,6 +609,7 @@ static inline void barriertune_ready_(struct barriertune_barrier *b, int n, int 
 {
 	int allowed = barriertune_allowed_cpus_();
 	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
+	b->w.n = n;
 	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
 	b->magic = BARRIERTUNE_MAGIC;
 }
@@ -670,8 +726,10 @@ static inline int barriertune_barrier_init_hybrid(struct barriertune_barrier *b,
 			err = barriertune_barrier_init_algorithm(&b->subs[k], subn[k],
 								 barriertune_algorithm_name(lv < 0 ? BARRIERTUNE_ALG_DISSEMINATION : levels[2 * lv]),
 								 lv < 0 ? 0 : levels[2 * lv + 1], block);
-			if (err == 0)
+			if (err == 0) {
 				b->nsubs = k + 1;
+				b->subs[k].w.n = n; /* the team's threads, for the evidence */
+			}
 		}
 	}
 	free(m), free(reps), free(steps);

@@ -522,3 +522,43 @@ func TestCExportsUseOSThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestCBarrierCrowded: a wait that spins out its bound on a machine with
+// more runnable tasks than online CPUs plus one and than its threads plus
+// one stops spinning at once (its barrier is held busy), on one reading;
+// fewer tasks, or as many as its own threads, is no evidence; the CPU
+// list's ranges are counted (0-1 is 2 CPUs, 0-3,8-11 is 8); a file that
+// cannot be read or parsed is no evidence. gcc and clang.
+func TestCBarrierCrowded(t *testing.T) {
+	cases := []struct {
+		loadavg, online, want string
+	}{
+		{"3.00 2.00 1.00 5/120 4242\n", "0-1\n", "busy"},  // two competitors beside the pair
+		{"1.00 1.00 1.00 3/120 4242\n", "0-1\n", "quiet"}, // one more than the CPUs: not yet
+		{"9.00 9.00 9.00 9/120 4242\n", "0-3,8-11\n", "quiet"},
+		{"9.00 9.00 9.00 10/120 4242\n", "0-3,8-11\n", "busy"},
+		{"garbage\n", "0-1\n", "quiet"},
+		{"3.00 2.00 1.00 5/120 4242\n", "", "quiet"}, // no CPU count
+	}
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			path := cTool(t, cc)
+			dir := headerDir(t, fixture(t))
+			loadavg, online := filepath.Join(dir, "loadavg"), filepath.Join(dir, "online")
+			compileIn(t, dir, path, "crowded", "crowded.c", "-std=c11", "-O2",
+				`-DBARRIERTUNE_LOADAVG="`+loadavg+`"`, `-DBARRIERTUNE_ONLINE="`+online+`"`)
+			for _, c := range cases {
+				if err := os.WriteFile(loadavg, []byte(c.loadavg), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(online, []byte(c.online), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := runLimited(time.Minute, dir, filepath.Join(dir, "crowded"))
+				if err != nil || strings.TrimSpace(out) != c.want {
+					t.Errorf("loadavg %q, online %q: %q (%v), want %s", c.loadavg, c.online, out, err, c.want)
+				}
+			}
+		})
+	}
+}
