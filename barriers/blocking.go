@@ -76,7 +76,8 @@ func newCond(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &condBarrier{base: b, a: arrivals{arrived: make([]uint64, n)}}
+	c := alone[condBarrier]()
+	*c = condBarrier{base: b, a: arrivals{arrived: make([]uint64, n)}}
 	c.cond.L = &c.a.mu
 	return c, nil
 }
@@ -161,7 +162,9 @@ func newChannel(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &channelBarrier{base: b, ep: &chanEpisode{ch: make(chan struct{})}, a: arrivals{arrived: make([]uint64, n)}}, nil
+	c := alone[channelBarrier]()
+	*c = channelBarrier{base: b, ep: &chanEpisode{ch: make(chan struct{})}, a: arrivals{arrived: make([]uint64, n)}}
+	return c, nil
 }
 
 func (c *channelBarrier) episode(id int) bool {

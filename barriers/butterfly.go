@@ -27,7 +27,8 @@ func newButterfly(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	bf := &butterfly{base: b, rounds: r, q: 1 << r}
+	bf := alone[butterfly]()
+	*bf = butterfly{base: b, rounds: r, q: 1 << r}
 	bf.flags = bf.newFlags((1 << r) * r)
 	return bf, nil
 }

@@ -24,7 +24,8 @@ func newCentral(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &central{base: b}
+	c := alone[central]()
+	c.base = b
 	c.count, c.release = c.newCounter(), &c.newFlags(1)[0]
 	return c, nil
 }

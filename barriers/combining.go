@@ -34,7 +34,8 @@ func newCombining(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &combining{base: b, leaf: make([]int, n)}
+	c := alone[combining]()
+	*c = combining{base: b, leaf: make([]int, n)}
 	c.release = &c.newFlags(1)[0]
 	k := b.fanIn
 	// Level by level: members of this level are grouped k at a time.

@@ -22,7 +22,8 @@ func newDissemination(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	d := &dissemination{base: b, rounds: r}
+	d := alone[dissemination]()
+	*d = dissemination{base: b, rounds: r}
 	d.flags = d.newFlags(n * r)
 	return d, nil
 }

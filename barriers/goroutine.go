@@ -114,7 +114,8 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	g := &goroutineBarrier{n: n, spin: b.w.budget}
+	g := alone[goroutineBarrier]()
+	g.n, g.spin = n, b.w.budget
 	switch {
 	case c.policy == AutoPolicy:
 		g.spin, g.yields = max(c.budget, 0), goroutineYields

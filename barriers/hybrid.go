@@ -259,7 +259,8 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hybrid{base: b, levels: levels, paths: make([][]hybridStep, n)}
+	h := alone[hybrid]()
+	*h = hybrid{base: b, levels: levels, paths: make([][]hybridStep, n)}
 	nflags := 0
 	for _, lv := range levels[:len(levels)-1] {
 		for _, g := range lv.Groups {

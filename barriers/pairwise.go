@@ -27,7 +27,8 @@ func newPairwise(n int, opts ...Option) (Barrier, error) {
 	for y*2 <= n {
 		y, r = y*2, r+1
 	}
-	p := &pairwise{base: b, y: y, rounds: r}
+	p := alone[pairwise]()
+	*p = pairwise{base: b, y: y, rounds: r}
 	p.flags, p.extra, p.release = p.newFlags(y*r), p.newFlags(n-y), p.newFlags(n-y)
 	return p, nil
 }

@@ -26,7 +26,8 @@ func newTournament(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	r := log2ceil(n)
-	t := &tournament{base: b, rounds: r}
+	t := alone[tournament]()
+	*t = tournament{base: b, rounds: r}
 	t.arrive, t.wake = t.newFlags(n*r), t.newFlags(n)
 	return t, nil
 }

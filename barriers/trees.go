@@ -26,7 +26,8 @@ func newStaticTree(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &staticTree{base: b}
+	t := alone[staticTree]()
+	t.base = b
 	t.arrive, t.release = t.newFlags(n), &t.newFlags(1)[0]
 	return t, nil
 }
@@ -71,7 +72,8 @@ func newAllStaticTree(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &allStaticTree{base: b}
+	t := alone[allStaticTree]()
+	t.base = b
 	t.arrive, t.wake = t.newFlags(n), t.newFlags(n)
 	return t, nil
 }
@@ -120,7 +122,8 @@ func newBinomial(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &binomial{base: b}
+	t := alone[binomial]()
+	t.base = b
 	t.arrive, t.wake = t.newFlags(n), t.newFlags(n)
 	return t, nil
 }
@@ -179,7 +182,8 @@ func newMCS(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mcs{base: b, haveChild: make([]uint64, n)}
+	m := alone[mcs]()
+	*m = mcs{base: b, haveChild: make([]uint64, n)}
 	m.childBits, m.wake = m.newFlags(n), m.newFlags(n)
 	for i := 1; i < n; i++ {
 		m.haveChild[(i-1)/4] |= 1 << ((i - 1) % 4)
