@@ -3,6 +3,7 @@ package barriers
 import (
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -60,6 +61,50 @@ func TestAloneSharesNoLine(t *testing.T) {
 			runtime.KeepAlive(keep)
 		})
 	}
+}
+
+// TestAloneSlice: aloneSlice's elements share no cache line with slices
+// of the same element type allocated around them (the same spans), of the
+// slice's length and of its backing array's, for element sizes below, at
+// and above a line, pointers or not, and n from 1 up; the slice is n zero
+// elements with no room to append in place.
+func TestAloneSlice(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 17, 100} {
+		aloneSliceCheck[uint64](t, n)
+		aloneSliceCheck[[3]int64](t, n)
+		aloneSliceCheck[*int](t, n)
+		aloneSliceCheck[hybridStep](t, n)
+		aloneSliceCheck[[200]byte](t, n)
+	}
+	if s := aloneSlice[int](0); len(s) != 0 || cap(s) != 0 {
+		t.Fatalf("aloneSlice[int](0): len %d cap %d", len(s), cap(s))
+	}
+}
+
+func aloneSliceCheck[T comparable](t *testing.T, n int) {
+	t.Helper()
+	line := func(p uintptr) uintptr { return p &^ (osal.CacheLinePad - 1) }
+	size := unsafe.Sizeof(*new(T))
+	var zero T
+	var keep [][]T
+	for range 16 {
+		s := aloneSlice[T](n)
+		if len(s) != n || cap(s) != n || slices.ContainsFunc(s, func(v T) bool { return v != zero }) {
+			t.Fatalf("aloneSlice[%T](%d): len %d cap %d, not all zero", zero, n, len(s), cap(s))
+		}
+		lo := uintptr(unsafe.Pointer(&s[0]))
+		hi := lo + uintptr(n)*size
+		keep = append(keep, s)
+		for _, m := range []int{n, n + 2*int((osal.CacheLinePad+size-1)/size)} {
+			o := make([]T, m)
+			keep = append(keep, o)
+			q := uintptr(unsafe.Pointer(&o[0]))
+			if qh := q + uintptr(m)*size; line(lo) <= line(qh-1) && line(q) <= line(hi-1) {
+				t.Fatalf("aloneSlice[%T](%d) at %#x-%#x shares a line with a slice at %#x-%#x", zero, n, lo, hi, q, qh)
+			}
+		}
+	}
+	runtime.KeepAlive(keep)
 }
 
 // neighbour is an object the size of a dissemination barrier's struct,

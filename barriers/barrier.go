@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/spin"
@@ -324,6 +325,18 @@ type lined[T any] struct {
 // alone returns a new zero T that shares no cache line with another
 // object (see lined). Every algorithm's struct is made by it.
 func alone[T any]() *T { return &new(lined[T]).v }
+
+// aloneSlice returns n zero Ts that share no cache line with another
+// object (see lined): the backing array has a cache-line pair's worth of
+// spare elements on each side. The per-participant tables an episode
+// reads (combining's leaves, mcs's children, a hybrid's paths) are made
+// by it.
+func aloneSlice[T any](n int) []T {
+	size := int(unsafe.Sizeof(*new(T)))
+	k := (osal.CacheLinePad + size - 1) / max(size, 1)
+	buf := make([]T, n+2*k)
+	return buf[k : k+n : k+n]
+}
 
 // paddedCounter is a shared counter alone in its cache-line pair.
 type paddedCounter struct {

@@ -35,7 +35,7 @@ func newCombining(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	c := alone[combining]()
-	*c = combining{base: b, leaf: make([]int, n)}
+	*c = combining{base: b, leaf: aloneSlice[int](n)}
 	c.release = &c.newFlags(1)[0]
 	k := b.fanIn
 	// Level by level: members of this level are grouped k at a time.

@@ -260,7 +260,7 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	h := alone[hybrid]()
-	*h = hybrid{base: b, levels: levels, paths: make([][]hybridStep, n)}
+	*h = hybrid{base: b, levels: levels, paths: aloneSlice[[]hybridStep](n)}
 	nflags := 0
 	for _, lv := range levels[:len(levels)-1] {
 		for _, g := range lv.Groups {
@@ -300,6 +300,10 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 				h.paths[id] = append(h.paths[id], hybridStep{sub: sub, pos: pos, release: rel})
 			}
 		}
+	}
+	for id, path := range h.paths { // each read on every episode of id
+		h.paths[id] = aloneSlice[hybridStep](len(path))
+		copy(h.paths[id], path)
 	}
 	return h, nil
 }

@@ -183,7 +183,7 @@ func newMCS(n int, opts ...Option) (Barrier, error) {
 		return nil, err
 	}
 	m := alone[mcs]()
-	*m = mcs{base: b, haveChild: make([]uint64, n)}
+	*m = mcs{base: b, haveChild: aloneSlice[uint64](n)}
 	m.childBits, m.wake = m.newFlags(n), m.newFlags(n)
 	for i := 1; i < n; i++ {
 		m.haveChild[(i-1)/4] |= 1 << ((i - 1) % 4)
