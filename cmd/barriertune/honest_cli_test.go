@@ -234,10 +234,11 @@ func TestExportsNeverClaimZero(t *testing.T) {
 	}
 }
 
-// TestShowSaysHowCondRan: where the table names cond or channel, a line
-// says whether they ran on pinned, locked OS threads (a kernel wake-up)
-// or as goroutines (as a Go program meets sync.Cond), per thread count.
-func TestShowSaysHowCondRan(t *testing.T) {
+// exportFixture is the export tests' results file, parsed, with this
+// process's own files out of the way (an empty per-user directory, no
+// $BARRIERTUNE_RESULTS).
+func exportFixture(t *testing.T) *results.File {
+	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("BARRIERTUNE_RESULTS", "")
 	data, err := os.ReadFile(exportTestdata)
@@ -248,6 +249,14 @@ func TestShowSaysHowCondRan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// TestShowSaysHowCondRan: where the table names cond or channel, a line
+// says whether they ran on pinned, locked OS threads (a kernel wake-up)
+// or as goroutines (as a Go program meets sync.Cond), per thread count.
+func TestShowSaysHowCondRan(t *testing.T) {
+	f := exportFixture(t)
 	// Every runner-up becomes cond: pinned where each thread has a CPU.
 	named := 0
 	for i := range f.Threads {
@@ -377,16 +386,7 @@ func TestReadmeInstallWorks(t *testing.T) {
 // the allowed CPUs (os_threads, what the C exports use), show says it
 // under the table; a file without says nothing of it.
 func TestShowSaysOSThreads(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("BARRIERTUNE_RESULTS", "")
-	data, err := os.ReadFile(exportTestdata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := results.Parse(data, exportTestdata)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := exportFixture(t)
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.json")
 	if err := results.Write(plain, f); err != nil {
