@@ -272,8 +272,9 @@ type threadDelay struct {
 }
 
 // contended reports whether the CPUs are contended at now
-// (osal.Nanotime): the machine has more runnable tasks than online CPUs
-// right now (crowded), or the calling thread's run delay says that, since
+// (osal.Nanotime): the machine has more runnable tasks right now than its
+// CPUs and this process account for (crowded), or the calling thread's
+// run delay says that, since
 // the same thread's reading at least minWindow and at most evidenceWindow
 // before, it waited for a CPU contendedShare of the time or more. For the
 // run delay, a reading younger than minWindow stays the baseline (over

@@ -125,8 +125,12 @@ func Crowded() (runnable, online int) {
 	if err != nil || runnable < 0 {
 		return 0, 0
 	}
-	n = readSmall("/sys/devices/system/cpu/online", buf[:])
-	set, err := cpuset.ParseList(strings.TrimSpace(string(buf[:n])))
+	var list [4096]byte // a machine with CPUs offline lists ranges, one by one at worst
+	n = readSmall("/sys/devices/system/cpu/online", list[:])
+	if n == len(list) {
+		return 0, 0 // cut: the count would be wrong
+	}
+	set, err := cpuset.ParseList(strings.TrimSpace(string(list[:n])))
 	if err != nil {
 		return 0, 0
 	}
