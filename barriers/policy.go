@@ -21,9 +21,9 @@ type Policy int
 // participant being waited for. The bound is twice what blocking and a
 // wake-up cost on this machine (Tuning.BlockWake: measured by `barriertune
 // check`, else estimated once per process) and adapts per barrier to the
-// waits it sees; goroutines stop spinning while the kernel shows that
-// spinning is futile (their threads wait for CPUs). A balanced episode on
-// a quiet machine only spins and costs what Spin's does. When the
+// waits it sees; goroutines stop spinning while the kernel shows that it
+// is futile (more tasks runnable than CPUs, or their threads waiting for
+// one). A balanced episode on a quiet machine only spins, as Spin. When the
 // participants outnumber GOMAXPROCS or the CPUs, a waiter blocks at once.
 // WithSpinBudget(k), k >= 0, replaces the time bound by k relax hints.
 const AutoPolicy Policy = 0
