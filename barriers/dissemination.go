@@ -51,7 +51,7 @@ func (d *dissemination) episode(id int) bool {
 // without a second call: the path from one episode's end to the next's
 // signal is all the time a waiter adds to a transfer.
 func (x *dissemination) Wait(id int) {
-	if x.rounds == 1 && len(x.flags) == 2 {
+	if len(x.flags) == 2 { // n·rounds = 2: two participants, one round
 		if e := x.next(id); e != 0 {
 			x.flags[1-id&1].set(e, &x.w)
 			if x.flags[id&1].await(e, &x.w) {

@@ -86,16 +86,8 @@ func ThreadPinned() bool {
 // a share. It reads a proc file (a few µs): keep it off fast paths.
 func RunDelay() (tid int, ns int64) {
 	tid = unix.Gettid()
-	fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(tid)+"/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return tid, -1
-	}
-	defer unix.Close(fd)
 	var buf [96]byte
-	n, err := unix.Read(fd, buf[:])
-	if err != nil || n <= 0 {
-		return tid, -1
-	}
+	n := readSmall("/proc/self/task/"+strconv.Itoa(tid)+"/schedstat", buf[:])
 	f := strings.Fields(string(buf[:n]))
 	if len(f) < 2 {
 		return tid, -1

@@ -146,23 +146,12 @@ func (p Proc) childrenRunnable() int {
 	return n
 }
 
-// parent is the parent process id in a stat file ("" if unreadable): the
-// second field after the command name's closing parenthesis.
+// parent is the parent process id in a stat file ("" if unreadable).
 func parent(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
+	if f := statFields(path); len(f) > 1 {
+		return f[1]
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return ""
-	}
-	return f[1]
+	return ""
 }
 
 // schedDelay is the run delay (the second field) of a schedstat file.
@@ -179,21 +168,26 @@ func schedDelay(path string) (int64, bool) {
 	return d, err == nil && d >= 0
 }
 
-// taskRunnable reports whether a task's stat file says state R. The
-// state follows the command name in parentheses, which may itself hold
-// spaces and parentheses: it is the field after the last ')'.
+// taskRunnable reports whether a task's stat file says state R.
 func taskRunnable(path string) bool {
+	f := statFields(path)
+	return len(f) > 0 && f[0] == "R"
+}
+
+// statFields are the fields of a stat file after the command name, which
+// may itself hold spaces and parentheses: those after the last ')' (the
+// state first, then the parent's id); none if unreadable.
+func statFields(path string) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return false
+		return nil
 	}
-	f := strings.Fields(s[i+1:])
-	return len(f) > 0 && f[0] == "R"
+	return strings.Fields(s[i+1:])
 }
 
 // statField is the value of a "name value" line of /proc/stat.
