@@ -1,7 +1,8 @@
 // A hand-written C dissemination barrier on pinned threads, the reference
 // scripts/cdissem measures Go's barriers against: episode-numbered flags,
 // one per thread and round on a 128-byte line of its own, release stores,
-// acquire loads and PAUSE while waiting.
+// acquire loads and PAUSE while waiting (inline, or with -DRELAX_CALL
+// behind a call).
 //
 //   dissem CPU0,CPU1[,...] EPISODES SAMPLES
 //
@@ -21,7 +22,14 @@
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#if defined(RELAX_CALL)
+// Built with -DRELAX_CALL, the PAUSE sits behind a call, the shape Go's
+// loop has (Go cannot inline assembly): on the AMD EPYC guest that loop ran
+// 0.55-0.7x the inline one (docs/algorithms.md, "The loop's shape").
+__attribute__((noinline)) static void relax(void) { _mm_pause(); }
+#else
 #define relax() _mm_pause()
+#endif
 #elif defined(__aarch64__)
 #define relax() __asm__ __volatile__("isb" ::: "memory")
 #else
