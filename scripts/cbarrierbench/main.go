@@ -2,7 +2,8 @@
 // export --format c-barrier`) against what C and C++ programs use today,
 // interleaved: pthread_barrier_t, libstdc++'s and libc++'s std::barrier,
 // GNU libgomp's and LLVM libomp's `#pragma omp barrier`, and the
-// hand-written C dissemination barrier of scripts/cdissem. Every round runs
+// hand-written C dissemination barrier of scripts/cdissem (as written, and
+// with its PAUSE behind a call as the header has it). Every round runs
 // every candidate once, in a shuffled order, so load that comes and goes
 // hits all of them alike; a candidate's figure is the median of its
 // rounds. Four scenarios:
@@ -141,6 +142,12 @@ func run() error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cbarrierbench: the hand-written C barrier skipped: %v\n", err)
 	}
+	// The same barrier with its PAUSE behind a call, as the header's
+	// wait has it: the faster loop where the inline PAUSE costs.
+	dissemCall, err := lab.CompileC("gcc", dir, "dissemcall", dissemSource, "-O2", "-pthread", "-DRELAX_CALL")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cbarrierbench: the hand-written C barrier (PAUSE in a call) skipped: %v\n", err)
+	}
 	cand := func(name string, env ...string) *candidate {
 		if bin, ok := bins[name]; ok {
 			return &candidate{name: name, bin: bin, env: env}
@@ -159,6 +166,9 @@ func run() error {
 		if dissem != "" {
 			cs = append(cs, &candidate{name: "hand-written C dissemination", bin: dissem, c: true})
 		}
+		if dissemCall != "" {
+			cs = append(cs, &candidate{name: "hand-written C dissemination, PAUSE in a call", bin: dissemCall, c: true})
+		}
 		med, _, err := scenario(cs, 2, pair, *rounds, *target, 0)
 		if err != nil {
 			return err
@@ -166,6 +176,7 @@ func run() error {
 		table("2 threads pinned on CPUs "+pair, med, "hand-written C dissemination", "ns/episode")
 		verdicts(med, []verdict{
 			{"barriertune (C)", "hand-written C dissemination", 1.05, true, "within 5% of the hand-written C dissemination barrier"},
+			{"barriertune (C)", "hand-written C dissemination, PAUSE in a call", 1.05, true, "within 5% of the same barrier with its PAUSE in a call"},
 			{"barriertune (C)", "libc++ std::barrier", 2, false, "at least 2x faster than libc++ std::barrier"},
 			{"barriertune (C)", "libstdc++ std::barrier", 10, false, "at least 10x faster than libstdc++ std::barrier"},
 			{"barriertune (C)", "libgomp active", 1, false, "faster than libgomp (active)"},
