@@ -199,11 +199,12 @@ struct barriertune_barrier {
 /* ---- the wait ---- */
 
 /* The relax hint sits behind a call, never inline: on an AMD EPYC guest a
- * two-thread episode of this barrier ran 0.67-0.78x as long with the PAUSE
- * in a function of its own as inline (gcc and clang alike), and the
- * hand-written C dissemination barrier 0.55-0.7x; Go's spin loop, which
- * cannot inline it, has always had this shape and matched the inline C
- * loop on an Intel Xeon guest (docs/cbarrier.md, "The relax hint"). */
+ * two-thread episode of this barrier ran 0.62-0.76x as long with the PAUSE
+ * in a function of its own as inline (gcc and clang; the C++ barrier's
+ * counter 0.72-0.96x), and the hand-written C dissemination barrier
+ * 0.55-0.71x. Go's spin loop, which cannot inline it, has always had this
+ * shape and matched the inline C loop on an Intel Xeon guest
+ * (docs/cbarrier.md, "The relax hint"). */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
