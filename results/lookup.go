@@ -70,6 +70,9 @@ type Finder struct {
 	// Online is the set of online CPUs, when known: a file whose tree has
 	// other CPUs no longer applies (CPUs added or taken offline).
 	Online cpuset.Set
+	// Nodes are the CPUs of each NUMA node, when known (NUMANodes): a file
+	// whose tree has other nodes no longer applies (Tree.NUMAMismatch).
+	Nodes []cpuset.Set
 	// Force is $BARRIERTUNE_FORCE=1.
 	Force bool
 }
@@ -86,7 +89,7 @@ const (
 // the environment's $BARRIERTUNE_RESULTS and $BARRIERTUNE_FORCE, the
 // per-user file (DefaultPath), SystemPath and the site's files of
 // $XDG_CONFIG_DIRS, with host as this machine's fingerprint and the online
-// CPUs read from Linux sysfs (unknown elsewhere).
+// CPUs and NUMA nodes read from Linux sysfs (unknown elsewhere).
 func DefaultFinder(host Machine) Finder {
 	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: sitePaths(os.Getenv("XDG_CONFIG_DIRS")),
 		Host: host, Force: os.Getenv(ForceEnv) == "1"}
@@ -94,6 +97,7 @@ func DefaultFinder(host Machine) Finder {
 		fd.User = p
 	}
 	fd.Online = OnlineCPUs()
+	fd.Nodes = NUMANodes()
 	return fd
 }
 
@@ -123,7 +127,7 @@ func FindHere() (*Found, error) {
 // Only is fd trying path alone (a file, or a directory of machines' files
 // when it ends in a slash), with fd's fingerprint and Force.
 func (fd Finder) Only(path string) Finder {
-	return Finder{Env: path, Host: fd.Host, Online: fd.Online, Force: fd.Force}
+	return Finder{Env: path, Host: fd.Host, Online: fd.Online, Nodes: fd.Nodes, Force: fd.Force}
 }
 
 // sitePaths are the site's results files named by dirs, a value of
@@ -269,7 +273,7 @@ func (f *Found) Notices() []string {
 		out = append(out, fmt.Sprintf("warning: $%s=%s is not used: no file there applies to this machine; using %s (%s)", ResultsEnv, fd.Env, f.Path, f.Why))
 	}
 	if fd.User != "" && f.place == fd.User && fd.role(fd.User, 0) == "the per-user file" {
-		behind := Finder{System: fd.System, Site: fd.Site, Host: fd.Host, Online: fd.Online, Force: fd.Force}
+		behind := Finder{System: fd.System, Site: fd.Site, Host: fd.Host, Online: fd.Online, Nodes: fd.Nodes, Force: fd.Force}
 		if other, err := behind.Find(); err == nil {
 			out = append(out, fmt.Sprintf("note: the per-user file %s hides %s; remove it (or set $%s) to use that one", f.Path, other.Path, ResultsEnv))
 		}
@@ -450,6 +454,9 @@ func (fd Finder) mismatch(f *File) string {
 		if all, err := cpuset.ParseList(t.CPUs); err == nil && !all.Equal(fd.Online) {
 			why = append(why, fmt.Sprintf("online CPUs %s here, %s in the file's tree (CPUs added or taken offline: rerun the check)", fd.Online, all))
 		}
+	}
+	if w := f.Machine.Tree.NUMAMismatch(fd.Nodes); w != "" {
+		why = append(why, w)
 	}
 	if f.Simulated {
 		why = append(why, "simulated (check --simulate), not measured")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/results"
 )
 
 // snapshot unpacks the shared hwloc sysfs snapshot name (sys/ and proc/
@@ -127,4 +128,49 @@ func TestLightTreeKeepsDisallowedCPUs(t *testing.T) {
 	if want := "reached 2 of 8 PUs, 2 of 2 Packages (2 only partly), 2 of 4 Cores (2 only partly)"; !strings.Contains(m.Unmeasured, want) {
 		t.Errorf("unmeasured %q, want %q", m.Unmeasured, want)
 	}
+}
+
+// TestRecordedTreeMatchesItsNodes: on every machine of the shared hwloc
+// corpus, the tree a check records (the whole machine's, from sysfs) and
+// the NUMA nodes the lookup's light fingerprint reads from the same sysfs
+// agree (results.Tree.NUMAMismatch), so an unchanged machine never loses
+// its file; and where the machine has several nodes with a level of their
+// own, joining two of them is noticed.
+func TestRecordedTreeMatchesItsNodes(t *testing.T) {
+	names, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "hwloc-linux", "*.tar.bz2"))
+	if len(names) == 0 {
+		t.Skip("no shared hwloc corpus")
+	}
+	if testing.Short() {
+		names = names[:min(len(names), 6)]
+	}
+	withNodes := 0
+	for _, p := range names {
+		name := strings.TrimSuffix(filepath.Base(p), ".tar.bz2")
+		root := snapshot(t, name)
+		nodes := results.NUMANodesAt(root)
+		if nodes == nil {
+			continue // no node directory in this snapshot
+		}
+		topo, err := hwtree.FromSysfsWhole(root)
+		if err != nil {
+			continue // the corpus test covers what hwtree refuses
+		}
+		withNodes++
+		tree := results.TreeOf(topo)
+		if why := tree.NUMAMismatch(nodes); why != "" {
+			t.Errorf("%s: the recorded tree against its own nodes: %s", name, why)
+		}
+		level := false
+		for _, l := range tree.Levels {
+			level = level || l.Type == "NUMANode"
+		}
+		if level && len(nodes) > 1 {
+			joined := append([]cpuset.Set{nodes[0].Or(nodes[1])}, nodes[2:]...)
+			if tree.NUMAMismatch(joined) == "" {
+				t.Errorf("%s: nodes 0 and 1 joined still match the tree", name)
+			}
+		}
+	}
+	t.Logf("%d of %d snapshots have NUMA nodes", withNodes, len(names))
 }
