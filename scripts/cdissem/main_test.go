@@ -67,7 +67,7 @@ func TestCProgramBothShapes(t *testing.T) {
 			for _, run := range []struct {
 				args  []string
 				lines int
-			}{{[]string{pair, "2000", "2"}, 2}, {[]string{"pingpong", pair, "2000"}, 1}} {
+			}{{[]string{pair, "200", "2"}, 2}, {[]string{"pingpong", pair, "200"}, 1}} {
 				out, err := lab.Run(time.Minute, nil, false, bin, run.args...)
 				if err != nil {
 					t.Fatalf("%s %v: dissem %v: %v", cc, shape, run.args, err)
