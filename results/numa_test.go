@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/barriertune/barriertune/cpuset"
@@ -58,18 +57,6 @@ func TestNUMANodesAt(t *testing.T) {
 	bad := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "four"})
 	if got := results.NUMANodesAt(bad); got != nil {
 		t.Errorf("an unreadable node list: %v, want nil (the partition is unknown)", got)
-	}
-	// A cpulist that is a FIFO: refused, never waited on.
-	fifo := fakeNodes(t, map[string]string{"node0": "0-3"})
-	p := filepath.Join(fifo, "sys", "devices", "system", "node", "node1")
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(filepath.Join(p, "cpulist"), 0o644); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	if got := results.NUMANodesAt(fifo); got != nil {
-		t.Errorf("a FIFO for a node list: %v, want nil", got)
 	}
 }
 
