@@ -157,6 +157,7 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 	fmt.Fprintf(b, "#define BARRIERTUNE_BLOCK_WAKE_NS %s\n", cDouble(f.BlockWakeNs))
 	fmt.Fprintf(b, "static const char barriertune_machine_vendor[] = %s;\n", cQuote(cpu.Vendor))
 	fmt.Fprintf(b, "static const char barriertune_machine_cpu[] = %s;\n", cQuote(cpu.Name))
+	cNodes(b, f.Machine.Tree)
 	cPlacements(b, rows, order)
 	hybrid := map[int]string{} // a hybrid row's levels, by its lo
 	for _, r := range rows {
@@ -193,4 +194,50 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 	}
 	b.WriteString("};")
 	b.WriteString(tail)
+}
+
+// cNodes writes the NUMA nodes the header recognises the machine by: the
+// recorded tree's NUMANode level (each node's CPUs), or none when the tree
+// has no such level (its nodes were the same CPUs as other objects) or
+// records no tree. BARRIERTUNE_MACHINE_NBITS bounds the CPU ids, one past
+// the tree's last CPU.
+func cNodes(b *strings.Builder, t *results.Tree) {
+	var nodes []string
+	if t != nil {
+		for _, l := range t.Levels {
+			if l.Type == "NUMANode" {
+				nodes = l.Sets
+			}
+		}
+	}
+	all, err := cpuset.ParseList(treeCPUs(t))
+	if len(nodes) == 0 || err != nil || all.IsEmpty() {
+		b.WriteString("#define BARRIERTUNE_MACHINE_NNODES 0\n")
+		return
+	}
+	for _, n := range nodes {
+		s, err := cpuset.ParseList(n)
+		if err != nil || !s.SubsetOf(all) {
+			b.WriteString("#define BARRIERTUNE_MACHINE_NNODES 0\n") // not a tree the check wrote
+			return
+		}
+	}
+	m := all.Members()
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NNODES %d\n", len(nodes))
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NBITS %d\n", m[len(m)-1]+1)
+	b.WriteString("static const char *const barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {")
+	for i, n := range nodes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(cQuote(n))
+	}
+	b.WriteString("};\n")
+}
+
+func treeCPUs(t *results.Tree) string {
+	if t == nil {
+		return ""
+	}
+	return t.CPUs
 }

@@ -23,8 +23,9 @@
  * the machine it was measured on; a hybrid choice carries its levels and
  * groups (barriertune_barrier_init_hybrid builds it). A binary may run elsewhere, so init
  * recognises the machine first (its CPU's vendor, family, model and brand
- * string from CPUID, and its CPU count from /proc/cpuinfo, against the
- * table's): on another machine, or where that
+ * string from CPUID, its CPU count from /proc/cpuinfo, and the NUMA nodes
+ * where the table records them, against the table's): on another machine,
+ * or where that
  * cannot be read, it uses the safe default instead, never the table's
  * placement (dissemination with the bounded wait when the threads fit the
  * allowed CPUs, a central counter that blocks quickly when they outnumber
@@ -141,6 +142,7 @@ struct barriertune_choice {
 #define BARRIERTUNE_MACHINE_FAMILY 0
 #define BARRIERTUNE_MACHINE_MODEL 0
 #define BARRIERTUNE_BLOCK_WAKE_NS 0.0
+#define BARRIERTUNE_MACHINE_NNODES 0
 static const char barriertune_machine_vendor[] = "";
 static const char barriertune_machine_cpu[] = "";
 static const struct barriertune_choice *const barriertune_choices = NULL;
@@ -507,10 +509,157 @@ static inline int barriertune_cpu_(char vendor[13], int *family, int *model, cha
 #endif
 }
 
+/* Where the NUMA nodes are listed (tests point it at a directory of their
+ * own). */
+#ifndef BARRIERTUNE_NODE_DIR
+#define BARRIERTUNE_NODE_DIR "/sys/devices/system/node"
+#endif
+
+/* barriertune_read_list_: the CPU (or node) list in the file at path as a
+ * bitmap of nbits bits (words of 64), 1 when it reads; ids at nbits or
+ * above are dropped and counted in *over. */
+static inline int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
+{
+	FILE *fp = fopen(path, "r");
+	long a, b, i;
+	int ch, ok = 1;
+	if (fp == NULL)
+		return 0;
+	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
+	while (fscanf(fp, "%ld", &a) == 1) {
+		b = a;
+		ch = fgetc(fp);
+		if (ch == '-') {
+			if (fscanf(fp, "%ld", &b) != 1) {
+				ok = 0;
+				break;
+			}
+			ch = fgetc(fp);
+		}
+		if (a < 0 || b < a || b > 1L << 22) {
+			ok = 0;
+			break;
+		}
+		for (i = a; i <= b; i++) {
+			if (i < nbits)
+				bits[i / 64] |= (uint64_t)1 << (i % 64);
+			else
+				(*over)++;
+		}
+		if (ch != ',')
+			break;
+	}
+	fclose(fp);
+	return ok;
+}
+
+/* barriertune_parse_list_: a CPU list string as a bitmap of nbits bits, 1
+ * when every id fits. */
+static inline int barriertune_parse_list_(const char *s, uint64_t *bits, int nbits)
+{
+	char *end;
+	long a, b, i;
+	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
+	while (*s != '\0') {
+		a = strtol(s, &end, 10);
+		if (end == s)
+			return 0;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1)
+				return 0;
+			s = end;
+		}
+		if (a < 0 || b < a || b >= nbits)
+			return 0;
+		for (i = a; i <= b; i++)
+			bits[i / 64] |= (uint64_t)1 << (i % 64);
+		if (*s == ',')
+			s++;
+		else if (*s != '\0')
+			return 0;
+	}
+	return 1;
+}
+
+/* barriertune_nodes_recognised_: 1 when the NUMA nodes online, each taken
+ * within the online CPUs, are the table's (BARRIERTUNE_MACHINE_NODES: the
+ * recorded tree's NUMANode level), or the table names none. A firmware
+ * setting that splits or joins the nodes (AMD's NPS, Intel's SNC) changes
+ * the groups a hybrid's NUMA level was measured with. */
+static inline int barriertune_nodes_recognised_(void)
+{
+#if BARRIERTUNE_MACHINE_NNODES > 0
+	enum { nbits = BARRIERTUNE_MACHINE_NBITS, words = (BARRIERTUNE_MACHINE_NBITS + 63) / 64, maxnodes = 4096 };
+	uint64_t *mem, *online, *node, *ids, *want;
+	char path[sizeof BARRIERTUNE_NODE_DIR + 32];
+	int used[BARRIERTUNE_MACHINE_NNODES] = {0};
+	int over = 0, ok = 0, seen = 0, id, i, j, w, empty, same;
+	mem = (uint64_t *)calloc((size_t)words * (3 + BARRIERTUNE_MACHINE_NNODES) + maxnodes / 64, sizeof(uint64_t));
+	if (mem == NULL)
+		return 0;
+	online = mem;
+	node = online + words;
+	want = node + words;
+	ids = want + (size_t)words * BARRIERTUNE_MACHINE_NNODES;
+	for (i = 0; i < BARRIERTUNE_MACHINE_NNODES; i++) {
+		if (!barriertune_parse_list_(barriertune_machine_nodes[i], want + (size_t)i * words, nbits))
+			goto out; /* not the export's table */
+	}
+	/* What cannot be read is unknown, as in the Go lookup: recognised. */
+	ok = 1;
+	if (!barriertune_read_list_(BARRIERTUNE_ONLINE, online, nbits, &over))
+		goto out;
+	ok = 0;
+	if (over > 0)
+		goto out; /* a CPU the table's machine did not have */
+	snprintf(path, sizeof path, "%s/online", BARRIERTUNE_NODE_DIR);
+	ok = 1;
+	if (!barriertune_read_list_(path, ids, maxnodes, &over) || over > 0)
+		goto out;
+	for (id = 0; id < maxnodes; id++) {
+		if (!(ids[id / 64] >> (id % 64) & 1))
+			continue;
+		snprintf(path, sizeof path, "%s/node%d/cpulist", BARRIERTUNE_NODE_DIR, id);
+		ok = 1;
+		if (!barriertune_read_list_(path, node, nbits, &over))
+			goto out;
+		ok = 0;
+		empty = 1;
+		for (w = 0; w < words; w++) {
+			node[w] &= online[w]; /* Linux lists offline CPUs too */
+			empty = empty && node[w] == 0;
+		}
+		if (empty)
+			continue; /* memory alone, or CPUs all offline */
+		for (j = 0; j < BARRIERTUNE_MACHINE_NNODES; j++) {
+			same = !used[j];
+			for (w = 0; same && w < words; w++)
+				same = want[(size_t)j * words + w] == node[w];
+			if (same)
+				break;
+		}
+		if (j == BARRIERTUNE_MACHINE_NNODES)
+			goto out; /* a node the table's machine did not have */
+		used[j] = 1;
+		seen++;
+	}
+	ok = seen == BARRIERTUNE_MACHINE_NNODES;
+out:
+	free(mem);
+	return ok;
+#else
+	return 1;
+#endif
+}
+
 /* barriertune_machine_recognised: 1 when this machine is the one the
  * table was measured on (the CPU's vendor, family, model and brand string
  * as CPUID gives them, and the number of CPUs in /proc/cpuinfo, are the
- * table's), else 0. */
+ * table's, and where the table records NUMA nodes, the nodes: see
+ * barriertune_nodes_recognised_), else 0. */
 static inline int barriertune_machine_recognised(void)
 {
 #if defined(__linux__)
@@ -532,7 +681,7 @@ static inline int barriertune_machine_recognised(void)
 			cpus++;
 	}
 	fclose(fp);
-	return cpus == BARRIERTUNE_MACHINE_NCPUS;
+	return cpus == BARRIERTUNE_MACHINE_NCPUS && barriertune_nodes_recognised_();
 #else
 	return 0;
 #endif

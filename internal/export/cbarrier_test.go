@@ -562,3 +562,137 @@ func TestCBarrierCrowded(t *testing.T) {
 		})
 	}
 }
+
+// TestCBarrierRecognisesNUMANodes: a table whose tree records a NUMANode
+// level is this machine's only while the nodes online, taken within the
+// online CPUs, are the recorded ones: fake node directories (built in with
+// BARRIERTUNE_NODE_DIR and BARRIERTUNE_ONLINE) with the same nodes, with
+// offline CPUs in a node's list, with a node of memory alone, numbered
+// apart, or with none readable (unknown, as in the Go lookup) keep the
+// table; joined nodes or one too many give the safe default. gcc for C, g++ for the same code as C++.
+func TestCBarrierRecognisesNUMANodes(t *testing.T) {
+	gcc := cTool(t, "gcc")
+	f := thisMachine(t)
+	n := 0
+	if _, err := fmt.Sscanf(f.Machine.AllowedCPUs, "0-%d", &n); err != nil || n < 1 {
+		t.Fatalf("this machine's CPUs %q", f.Machine.AllowedCPUs)
+	}
+	half := (n + 1) / 2 // nodes 0-(half-1) and half-n
+	lo, hi := fmt.Sprintf("0-%d", half-1), fmt.Sprintf("%d-%d", half, n)
+	if half == 1 {
+		lo = "0"
+	}
+	if half == n {
+		hi = strconv.Itoa(n)
+	}
+	f.Machine.Tree = &results.Tree{CPUs: f.Machine.AllowedCPUs, Levels: []results.TreeLevel{
+		{Type: "Package", Sets: []string{f.Machine.AllowedCPUs}},
+		{Type: "NUMANode", Sets: []string{lo, hi}},
+	}}
+	dir := headerDir(t, f)
+	all := f.Machine.AllowedCPUs
+	for _, c := range []struct {
+		name       string
+		online     string
+		nodes      map[string]string // node name -> cpulist; nil: no node directory
+		recognised bool
+	}{
+		{"the recorded nodes", all, map[string]string{"node0": lo, "node1": hi}, true},
+		{"offline CPUs listed in a node", all, map[string]string{"node0": lo, "node1": hi + ",900-903"}, true},
+		{"a node of memory alone", all, map[string]string{"node0": lo, "node1": hi, "node2": ""}, true},
+		{"no node directory: unknown", all, nil, true},
+		{"the nodes joined", all, map[string]string{"node0": all}, false},
+		{"the nodes numbered apart", all, map[string]string{"node0": lo, "node3": hi}, true},
+		{"a node too many", all, map[string]string{"node0": lo, "node1": hi, "node2": "0"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := t.TempDir()
+			online := filepath.Join(fake, "online")
+			if err := os.WriteFile(online, []byte(c.online+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			nodeDir := filepath.Join(fake, "node")
+			if c.nodes != nil {
+				var ids []string
+				for name, list := range c.nodes {
+					if err := os.MkdirAll(filepath.Join(nodeDir, name), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(nodeDir, name, "cpulist"), []byte(list+"\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					ids = append(ids, strings.TrimPrefix(name, "node"))
+				}
+				slices.Sort(ids)
+				if err := os.WriteFile(filepath.Join(nodeDir, "online"), []byte(strings.Join(ids, ",")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defs := []string{"-DBARRIERTUNE_NODE_DIR=\"" + nodeDir + "\"", "-DBARRIERTUNE_ONLINE=\"" + online + "\""}
+			want := map[bool]string{true: " 1\n", false: " 0\n"}[c.recognised]
+			for _, b := range []struct{ cc, bin string }{{gcc, "numa"}, {"g++", "numaxx"}} {
+				cc := b.cc
+				flags := append([]string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"}, defs...)
+				if b.bin == "numaxx" {
+					p, err := exec.LookPath("g++")
+					if err != nil {
+						continue
+					}
+					cc, flags = p, append([]string{"-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror"}, defs...) // g++ builds a .c file as C++
+				}
+				compileIn(t, dir, cc, b.bin, "warn.c", flags...)
+				out, err := runLimited(time.Minute, dir, filepath.Join(dir, b.bin))
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				if !strings.HasSuffix(out, want) {
+					t.Errorf("%s: %q, want recognised %v", b.bin, out, c.recognised)
+				}
+			}
+		})
+	}
+}
+
+// TestCBarrierNodesFromTree: the header carries the recorded tree's
+// NUMANode level, and nothing for a tree without one; a tree whose lists
+// are not the check's (outside the tree's CPUs, unparsable) is refused
+// before any header is written.
+func TestCBarrierNodesFromTree(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tree *results.Tree
+		want []string
+	}{
+		{"two nodes", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", "4-7"}}}},
+			[]string{"#define BARRIERTUNE_MACHINE_NNODES 2\n", "#define BARRIERTUNE_MACHINE_NBITS 8\n", `barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {"0-3", "4-7"};`}},
+		{"no NUMANode level", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}}}, []string{"#define BARRIERTUNE_MACHINE_NNODES 0\n"}},
+		{"no tree", nil, []string{"#define BARRIERTUNE_MACHINE_NNODES 0\n"}},
+		{"a node outside the tree", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", "4-9"}}}}, nil},
+		{"a list that is not one", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", `4-7"};`}}}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := fixture(t)
+			f.Machine.Tree = c.tree
+			var b bytes.Buffer
+			err := Write(&b, f, "c-barrier", Options{})
+			if c.want == nil {
+				if err == nil || !strings.Contains(err.Error(), "tree") {
+					t.Fatalf("a tree the check never writes: err %v, want it refused", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, _, _ := strings.Cut(b.String(), "#ifndef BARRIERTUNE_NCHOICES")
+			for _, w := range c.want {
+				if !strings.Contains(table, w) {
+					t.Errorf("the table lacks %q", w)
+				}
+			}
+			if strings.Count(table, "BARRIERTUNE_MACHINE_NNODES ") != 1 {
+				t.Errorf("the table defines BARRIERTUNE_MACHINE_NNODES %d times", strings.Count(table, "BARRIERTUNE_MACHINE_NNODES "))
+			}
+		})
+	}
+}
