@@ -17,12 +17,14 @@
 // per sample.
 //
 //	go run ./scripts/cdissem -cpus 0,1 -rounds 15
+//	go run ./scripts/cdissem -wait-below 50 -wait-max 3h -rounds 32   # a fast host state
 package main
 
 import (
 	"bytes"
 	"cmp"
 	_ "embed"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -47,13 +49,22 @@ func main() {
 	cpuList := flag.String("cpus", "0,1", "CPU of each pinned thread, in rank order")
 	rounds := flag.Int("rounds", 15, "rounds (each runs one sample of every candidate)")
 	episodes := flag.Int("episodes", 200000, "episodes per sample")
+	var w wait
+	flag.Float64Var(&w.below, "wait-below", 0, "first wait until the C ping-pong reads below this many ns one way (a fast host state); 0: start at once")
+	flag.DurationVar(&w.max, "wait-max", time.Hour, "with -wait-below, give up after this long (exit status 3)")
 	flag.Parse()
 	set, err := cpuset.ParseList(*cpuList)
-	if err != nil || set.Len() < 2 || set.Len() > 64 || *rounds < 1 || *rounds > 1000 || *episodes < 1000 || *episodes > 1e8 {
-		fmt.Fprintf(os.Stderr, "cdissem: want -cpus of 2..64 CPUs (got %q), -rounds 1..1000, -episodes 1000..1e8\n", *cpuList)
+	if err != nil || set.Len() < 2 || set.Len() > 64 || *rounds < 1 || *rounds > 1000 || *episodes < 1000 || *episodes > 1e8 ||
+		w.below < 0 || w.below > 1e6 || w.max <= 0 || w.max > 7*24*time.Hour {
+		fmt.Fprintf(os.Stderr, "cdissem: want -cpus of 2..64 CPUs (got %q), -rounds 1..1000, -episodes 1000..1e8, -wait-below 0..1e6 ns, -wait-max up to 168h\n", *cpuList)
 		os.Exit(2)
 	}
-	if err := run(set.Members(), *rounds, *episodes); err != nil {
+	w.cpus = set.Members()
+	if err := run(set.Members(), *rounds, *episodes, w); err != nil {
+		if errors.Is(err, errNoState) {
+			fmt.Fprintln(os.Stderr, "cdissem:", err)
+			os.Exit(3)
+		}
 		fmt.Fprintln(os.Stderr, "cdissem:", err)
 		os.Exit(1)
 	}
@@ -72,7 +83,44 @@ const (
 	goBase = 2 // the first Go candidate
 )
 
-func run(cpus cpuset.Placement, rounds, episodes int) error {
+// wait is -wait-below and -wait-max: the host state to wait for.
+type wait struct {
+	below float64       // ns one way; 0: none
+	max   time.Duration // give up after
+	cpus  cpuset.Placement
+}
+
+// errNoState is -wait-below's state not coming within -wait-max.
+var errNoState = errors.New("the host state did not come")
+
+// pollEvery is how often -wait-below reads the ping-pong (a few ms each).
+const pollEvery = 20 * time.Second
+
+// until polls the C ping-pong between the first two CPUs every pollEvery
+// until it reads below w.below, printing each reading.
+func (w wait) until(bin string) error {
+	if w.below == 0 {
+		return nil
+	}
+	pair := fmt.Sprintf("%d,%d", w.cpus[0], w.cpus[1])
+	deadline := time.Now().Add(w.max)
+	for {
+		pp, err := pingPong(bin, pair)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s C ping-pong %.1f ns one way (waiting for < %.0f)\n", time.Now().UTC().Format("15:04:05"), pp, w.below)
+		if pp < w.below {
+			return nil
+		}
+		if time.Now().Add(pollEvery).After(deadline) {
+			return fmt.Errorf("%w: the ping-pong stayed at or above %.0f ns for %v (-wait-below)", errNoState, w.below, w.max)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func run(cpus cpuset.Placement, rounds, episodes int, w wait) error {
 	dir, err := os.MkdirTemp("", "cdissem")
 	if err != nil {
 		return err
@@ -84,6 +132,9 @@ func run(cpus cpuset.Placement, rounds, episodes int) error {
 	}
 	binCall, err := lab.CompileC("cc", dir, "dissemcall", dissemC, "-O2", "-pthread", "-DRELAX_CALL")
 	if err != nil {
+		return err
+	}
+	if err := w.until(bin); err != nil {
 		return err
 	}
 	n := len(cpus)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -87,5 +88,30 @@ func TestCProgramBothShapes(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Skip("no C compiler (gcc, clang) on PATH")
+	}
+}
+
+// TestWaitForState: -wait-below returns at once when the ping-pong is
+// below it, and with errNoState after -wait-max when it never is (one
+// reading: the deadline comes before the next poll).
+func TestWaitForState(t *testing.T) {
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.Len() < 2 {
+		t.Skipf("needs two allowed CPUs (%v, %v)", allowed, err)
+	}
+	bin, err := lab.CompileC("cc", t.TempDir(), "dissem", dissemC, "-O2", "-pthread")
+	if err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	cpus := allowed.Members()[:2]
+	if err := (wait{below: 1e6, max: time.Minute, cpus: cpus}).until(bin); err != nil {
+		t.Errorf("a state every ping-pong is in: %v", err)
+	}
+	err = (wait{below: 1e-3, max: time.Millisecond, cpus: cpus}).until(bin)
+	if !errors.Is(err, errNoState) {
+		t.Errorf("a state no ping-pong is in: %v, want errNoState", err)
+	}
+	if err := (wait{}).until(bin); err != nil {
+		t.Errorf("no state to wait for: %v", err)
 	}
 }
