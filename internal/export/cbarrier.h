@@ -204,7 +204,7 @@ struct barriertune_barrier {
  * two-thread episode of this barrier ran 0.61-0.76x as long with the PAUSE
  * in a function of its own as inline (gcc and clang; the C++ barrier's
  * counter 0.72-0.96x), and the hand-written C dissemination barrier
- * 0.56-0.82x. Go's spin loop, which cannot inline it, has always had this
+ * 0.52-0.82x. Go's spin loop, which cannot inline it, has always had this
  * shape and matched the inline C loop on an Intel Xeon guest
  * (docs/cbarrier.md, "The relax hint"). */
 #if defined(__GNUC__)

@@ -25,7 +25,7 @@
 #if defined(RELAX_CALL)
 // Built with -DRELAX_CALL, the PAUSE sits behind a call, the shape Go's
 // loop has (Go cannot inline assembly): on the AMD EPYC guest that loop ran
-// 0.56-0.82x the inline one (docs/algorithms.md, "The loop's shape").
+// 0.52-0.82x the inline one (docs/algorithms.md, "The loop's shape").
 __attribute__((noinline)) static void relax(void) { _mm_pause(); }
 #else
 #define relax() _mm_pause()
