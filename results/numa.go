@@ -18,8 +18,9 @@ const maxNUMANodes = 4096
 
 // NUMANodes returns the CPUs of each NUMA node that has CPUs, in node
 // order, as Linux sysfs lists them (/sys/devices/system/node/node*/cpulist),
-// or nil when they cannot be read (another system, no sysfs). It reads one
-// small file per node, not the CPU tree: the lookup's light fingerprint
+// or nil when they cannot be read (another system, no sysfs) or overlap. It
+// reads one small file per node, not the CPU tree: the lookup's light
+// fingerprint
 // compares it with a file's recorded tree (Tree.NUMAMismatch).
 func NUMANodes() []cpuset.Set { return NUMANodesAt("/") }
 
@@ -59,6 +60,15 @@ func NUMANodesAt(root string) []cpuset.Set {
 		}
 		if !s.IsEmpty() { // a node of memory alone
 			nodes = append(nodes, s)
+		}
+	}
+	// Overlapping nodes mean the kernel's NUMA information is wrong:
+	// hwtree (as hwloc) then places no node, and neither is compared here.
+	for i := range nodes {
+		for j := i + 1; j < len(nodes); j++ {
+			if nodes[i].Intersects(nodes[j]) {
+				return nil
+			}
 		}
 	}
 	return nodes

@@ -54,6 +54,10 @@ func TestNUMANodesAt(t *testing.T) {
 	if got := results.NUMANodesAt(t.TempDir()); got != nil {
 		t.Errorf("no node directory: %v, want nil (unknown)", got)
 	}
+	overlap := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "3-7"})
+	if got := results.NUMANodesAt(overlap); got != nil {
+		t.Errorf("overlapping nodes: %v, want nil (the tree places none either)", got)
+	}
 	bad := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "four"})
 	if got := results.NUMANodesAt(bad); got != nil {
 		t.Errorf("an unreadable node list: %v, want nil (the partition is unknown)", got)
