@@ -20,8 +20,7 @@ const maxNUMANodes = 4096
 // order, as Linux sysfs lists them (/sys/devices/system/node/node*/cpulist),
 // or nil when they cannot be read (another system, no sysfs) or overlap. It
 // reads one small file per node, not the CPU tree: the lookup's light
-// fingerprint
-// compares it with a file's recorded tree (Tree.NUMAMismatch).
+// fingerprint compares it with a file's recorded tree (Tree.NUMAMismatch).
 func NUMANodes() []cpuset.Set { return NUMANodesAt("/") }
 
 // NUMANodesAt is NUMANodes for the sysfs tree under root (a captured
