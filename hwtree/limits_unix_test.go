@@ -59,3 +59,50 @@ func TestLive(t *testing.T) {
 		t.Fatal("Live found no PUs")
 	}
 }
+
+// TestSysfsSnapshotWithAFIFO: a snapshot in which any one file or
+// directory is a FIFO (a hostile or half-copied capture) is read without
+// waiting for a writer: FromSysfs returns, an error or a tree, for every
+// path of the test snapshots.
+func TestSysfsSnapshotWithAFIFO(t *testing.T) {
+	for _, snap := range []string{"cgroup-2pkg", "offline-nonuma"} {
+		root := filepath.Join(t.TempDir(), snap)
+		if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", "sysfs", snap))); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		if err := filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+			if p != root {
+				paths = append(paths, p)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			aside := p + ".aside"
+			if err := os.Rename(p, aside); err != nil {
+				continue // under a directory that is aside now: covered by it
+			}
+			if err := unix.Mkfifo(p, 0o600); err != nil {
+				t.Skip("mkfifo:", err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := FromSysfs(root); done <- err }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: FromSysfs still reading after 10s with %s a FIFO", snap, strings.TrimPrefix(p, root))
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(aside, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(paths) < 20 {
+			t.Fatalf("%s: only %d paths tried", snap, len(paths))
+		}
+	}
+}

@@ -2,9 +2,9 @@ package hwtree
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/capped"
 )
 
 // FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the
@@ -78,14 +79,11 @@ func (r *sysfsReader) note(format string, args ...any) {
 // read returns a file's trimmed content, or "" when it is missing, empty or
 // unreadable: sysfs snapshots are often incomplete, and unknown is not fatal.
 // Trailing NUL bytes (some ARM kernels pad values with them), spaces and
-// newlines are dropped; only the first maxSysfsValue bytes are read.
+// newlines are dropped. What is not a regular file (a FIFO in a snapshot,
+// a device) or holds more than maxSysfsValue bytes counts as unreadable,
+// and the open never waits.
 func read(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSysfsValue))
+	b, err := capped.File{Limit: maxSysfsValue}.ReadFile(path)
 	if err != nil {
 		return ""
 	}
@@ -95,6 +93,19 @@ func read(path string) string {
 // maxSysfsValue bounds what read takes from one sysfs or procfs file (a
 // 65,536-CPU mask is 18 KiB; /proc/cpuinfo is not read here).
 const maxSysfsValue = 1 << 20
+
+// maxMountsSize bounds proc/mounts, which a container host with thousands
+// of mounts fills with a few MiB.
+const maxMountsSize = 64 << 20
+
+// The directories listed are capped too: the CPU directory holds a cpuN per
+// possible CPU and a dozen other entries, a cache directory a few indexN,
+// the node directory a nodeN per node (at most one per CPU) and a few more.
+const (
+	maxCPUDirEntries   = cpuset.MaxCPU + 1 + 1024
+	maxCacheDirEntries = 256
+	maxNodeDirEntries  = cpuset.MaxCPU + 1 + 1024
+)
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
@@ -130,9 +141,12 @@ var nodeDirRE = regexp.MustCompile(`^node([0-9]+)$`)
 
 // discover reads every object with its complete cpuset (over the usable PUs).
 func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
-	entries, err := os.ReadDir(r.cpuDir)
+	entries, more, err := capped.ReadDir(r.cpuDir, maxCPUDirEntries)
 	if err != nil {
 		return nil, cpuset.Set{}, err
+	}
+	if more {
+		return nil, cpuset.Set{}, fmt.Errorf("%s has more than %d entries; a sysfs CPU directory has one per CPU (at most %d) and a few more", r.cpuDir, maxCPUDirEntries, cpuset.MaxCPU+1)
 	}
 	var present []int
 	for _, e := range entries {
@@ -252,7 +266,7 @@ func (r *sysfsReader) cpuPath(cpu int, elem ...string) string {
 // shared_cpu_map, all from that same directory.
 func (r *sysfsReader) caches(cpu int, core, complete cpuset.Set) []proto {
 	dir := r.cpuPath(cpu, "cache")
-	entries, err := os.ReadDir(dir)
+	entries, _, err := capped.ReadDir(dir, maxCacheDirEntries)
 	if err != nil {
 		return nil
 	}
@@ -313,8 +327,12 @@ func parseSize(s string) uint64 {
 // node is ignored, as hwloc does.
 func (r *sysfsReader) numaNodes(complete cpuset.Set) []proto {
 	dir := filepath.Join(r.root, "sys", "devices", "system", "node")
-	entries, err := os.ReadDir(dir)
+	entries, more, err := capped.ReadDir(dir, maxNodeDirEntries)
 	if err != nil {
+		return nil
+	}
+	if more {
+		r.note("%s has more than %d entries: NUMA nodes ignored", dir, maxNodeDirEntries)
 		return nil
 	}
 	var out []proto
@@ -380,12 +398,11 @@ func (r *sysfsReader) cgroupCpuset() (cpuset.Set, *cpuset.Set) {
 	if cgPath == "" {
 		return cpuset.Set{}, nil
 	}
-	f, err := os.Open(filepath.Join(r.root, "proc", "mounts"))
+	mounts, err := capped.File{Limit: maxMountsSize}.ReadFile(filepath.Join(r.root, "proc", "mounts"))
 	if err != nil {
 		return cpuset.Set{}, nil
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(mounts))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 4 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/capped"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 )
@@ -421,15 +422,12 @@ func (fd Finder) shared(place string) bool {
 // caps left out ("" when nothing). A directory that cannot be listed has
 // none.
 func jsonFiles(dir string) (names []string, note string) {
-	d, err := os.Open(dir)
+	entries, more, err := capped.ReadDir(dir, maxDirEntries)
 	if err != nil {
 		return nil, ""
 	}
-	defer d.Close()
-	entries, _ := d.ReadDir(maxDirEntries + 1)
-	if len(entries) > maxDirEntries {
+	if more {
 		note = fmt.Sprintf("more than %d entries: only the first %d listed", maxDirEntries, maxDirEntries)
-		entries = entries[:maxDirEntries]
 	}
 	for _, e := range entries {
 		if n := e.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") {

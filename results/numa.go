@@ -2,7 +2,6 @@ package results
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,17 +26,13 @@ func NUMANodes() []cpuset.Set { return NUMANodesAt("/") }
 // snapshot's root, as hwtree.FromSysfs takes it).
 func NUMANodesAt(root string) []cpuset.Set {
 	dir := filepath.Join(root, "sys", "devices", "system", "node")
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	names, err := f.Readdirnames(maxNUMANodes + 1)
-	f.Close()
-	if err != nil || len(names) > maxNUMANodes {
+	entries, more, err := capped.ReadDir(dir, maxNUMANodes)
+	if err != nil || more {
 		return nil
 	}
 	var ids []int
-	for _, n := range names {
+	for _, e := range entries {
+		n := e.Name()
 		if id, err := strconv.Atoi(strings.TrimPrefix(n, "node")); err == nil && strings.HasPrefix(n, "node") && id >= 0 {
 			ids = append(ids, id)
 		}

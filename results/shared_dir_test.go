@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
@@ -316,5 +317,45 @@ func TestSaveRacingNodes(t *testing.T) {
 		if f, err := results.Read(filepath.Join(dir, epyc.Machine.FileName())); err != nil || f.Partial {
 			t.Fatalf("round %d: the partial run replaced the complete one (%v)", round, err)
 		}
+	}
+}
+
+// TestSiteDirectoryThatIsAFIFO: a site directory (or the node directory
+// the light fingerprint lists) that is a FIFO is not listed and not waited
+// on: the lookup goes on without it.
+func TestSiteDirectoryThatIsAFIFO(t *testing.T) {
+	xeon, _ := twoMachines(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "site", "barriertune")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(dir, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nodeDir := filepath.Join(base, "sys", "devices", "system", "node")
+	if err := os.MkdirAll(filepath.Dir(nodeDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(nodeDir, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var nodes []cpuset.Set
+	go func() {
+		nodes = results.NUMANodesAt(base)
+		_, err := finderFor(xeon.Machine, filepath.Join(dir, "results.json")).Find()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, results.ErrNoResults) {
+			t.Errorf("a FIFO for the site directory: %v, want ErrNotFound", err)
+		}
+		if nodes != nil {
+			t.Errorf("a FIFO for the node directory: %v, want nil (unknown)", nodes)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lookup waited on a FIFO")
 	}
 }

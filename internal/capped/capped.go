@@ -1,12 +1,14 @@
 // Package capped reads regular files of bounded size: the one reader of
-// results files, latency matrices and topology files. A device (/dev/zero)
+// results files, latency matrices, topology files and sysfs snapshots. A device (/dev/zero)
 // or a FIFO is refused before it is opened (opening a FIFO blocks until a
 // writer comes; a device may never end, and opening some has effects), a
 // file larger than its cap is refused before it is read, and one that
 // grows past the cap while being read stops there. A path swapped for
 // something else between that check and the open is refused too: the
 // open does not wait for a FIFO's writer (O_NONBLOCK where the system has
-// it), and what was opened is checked again.
+// it), and what was opened is checked again. ReadDir lists directories
+// (sysfs snapshots, the results directories) the same way: what is not a
+// directory is refused before it is opened, and the listing is capped.
 package capped
 
 import (
@@ -144,3 +146,48 @@ func (r *reader) Read(p []byte) (int, error) {
 }
 
 func (r *reader) Close() error { return r.f.Close() }
+
+// ReadDir lists at most n entries of the directory path (n at least 1), in
+// the order the system gives them; more reports whether there were more.
+// Anything but a directory is refused before it is opened (opening a FIFO
+// to list it would wait for a writer), and the open does not wait either,
+// so a path swapped for a FIFO after the check is refused too. Errors name
+// the path; errors.Is(err, os.ErrNotExist) holds for a missing one.
+func ReadDir(path string, n int) (entries []os.DirEntry, more bool, err error) {
+	if n < 1 {
+		panic("capped: ReadDir needs n of at least 1")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.IsDir() {
+		return nil, false, fmt.Errorf("%s is not a directory (it is %s)", path, text.FileKind(fi.Mode()))
+	}
+	return readDirChecked(path, fi, n)
+}
+
+// readDirChecked is ReadDir once os.Stat has found path to be fi, a
+// directory: it opens without waiting and lists only that directory.
+func readDirChecked(path string, fi os.FileInfo, n int) (entries []os.DirEntry, more bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	got, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !got.IsDir() || !os.SameFile(fi, got) {
+		return nil, false, fmt.Errorf("%s changed while it was opened (it is now %s)", path, text.FileKind(got.Mode()))
+	}
+	entries, err = f.ReadDir(n + 1)
+	if err != nil && err != io.EOF {
+		return nil, false, fmt.Errorf("listing %s: %w", path, err)
+	}
+	if len(entries) > n {
+		return entries[:n], true, nil
+	}
+	return entries, false, nil
+}

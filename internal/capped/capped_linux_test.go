@@ -68,3 +68,40 @@ func TestSwappedForFIFO(t *testing.T) {
 		t.Fatal("opening a file swapped for a FIFO waited for a writer")
 	}
 }
+
+// TestReadDirFIFO: listing a FIFO, or a directory swapped for one after
+// the check, is refused without waiting for a writer.
+func TestReadDirFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "node")
+	if err := os.Mkdir(fifo, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan [2]error, 1)
+	go func() {
+		_, _, plain := ReadDir(fifo, 8)
+		_, _, swapped := readDirChecked(fifo, fi, 8)
+		done <- [2]error{plain, swapped}
+	}()
+	select {
+	case errs := <-done:
+		if errs[0] == nil || !strings.Contains(errs[0].Error(), "is not a directory (it is a named pipe (FIFO))") {
+			t.Errorf("listing a FIFO: %v", errs[0])
+		}
+		if errs[1] == nil || !strings.Contains(errs[1].Error(), "changed while it was opened (it is now a named pipe (FIFO))") {
+			t.Errorf("a directory swapped for a FIFO: %v", errs[1])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("listing a FIFO waited for a writer")
+	}
+}

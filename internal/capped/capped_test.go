@@ -43,3 +43,36 @@ func TestLimitMisuse(t *testing.T) {
 	}()
 	File{}.Open(os.DevNull)
 }
+
+// TestReadDir: the cap, what it reports, and what is not a directory.
+func TestReadDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		n          int
+		want       int
+		wantedMore bool
+	}{{1, 1, true}, {2, 2, true}, {3, 3, false}, {10, 3, false}} {
+		got, more, err := ReadDir(dir, c.n)
+		if err != nil || len(got) != c.want || more != c.wantedMore {
+			t.Errorf("ReadDir(3 entries, %d) = %d entries, more %v, %v; want %d, %v", c.n, len(got), more, err, c.want, c.wantedMore)
+		}
+	}
+	if _, _, err := ReadDir(filepath.Join(dir, "missing"), 5); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing directory: %v, want os.ErrNotExist", err)
+	}
+	file := filepath.Join(dir, "a")
+	if _, _, err := ReadDir(file, 5); err == nil || !strings.Contains(err.Error(), file+" is not a directory (it is a regular file)") {
+		t.Errorf("a file: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("ReadDir with n 0 did not panic")
+		}
+	}()
+	ReadDir(dir, 0)
+}
