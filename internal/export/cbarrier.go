@@ -196,43 +196,82 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 	b.WriteString(tail)
 }
 
-// cNodes writes the NUMA nodes the header recognises the machine by: the
-// recorded tree's NUMANode level (each node's CPUs), or none when the tree
-// has no such level (its nodes were the same CPUs as other objects) or
-// records no tree. BARRIERTUNE_MACHINE_NBITS bounds the CPU ids, one past
+// cNodes writes the NUMA nodes the header recognises the machine by, as
+// the Go lookup does (results.Tree.NUMAMismatch). Where the recorded tree
+// has a NUMANode level, the level's sets (BARRIERTUNE_MACHINE_NODES_EXACT
+// 1: the nodes online must be those). Where it has none (each node was the
+// same CPUs as another object, or the whole machine), the tree's distinct
+// object sets (EXACT 0: every node online must be one of them), at most
+// maxCObjects of them; none when there are more or the tree is not one
+// the check wrote. BARRIERTUNE_MACHINE_NBITS bounds the CPU ids, one past
 // the tree's last CPU.
 func cNodes(b *strings.Builder, t *results.Tree) {
-	var nodes []string
-	if t != nil {
-		for _, l := range t.Levels {
-			if l.Type == "NUMANode" {
-				nodes = l.Sets
-			}
-		}
-	}
-	all, err := cpuset.ParseList(treeCPUs(t))
-	if len(nodes) == 0 || err != nil || all.IsEmpty() {
-		b.WriteString("#define BARRIERTUNE_MACHINE_NNODES 0\n")
+	none := func() { b.WriteString("#define BARRIERTUNE_MACHINE_NNODES 0\n") }
+	if t == nil {
+		none()
 		return
 	}
-	for _, n := range nodes {
+	all, err := cpuset.ParseList(t.CPUs)
+	if err != nil || all.IsEmpty() {
+		none()
+		return
+	}
+	var sets []string
+	exact := false
+	for _, l := range t.Levels {
+		if l.Type == "NUMANode" {
+			sets, exact = l.Sets, true
+		}
+	}
+	if !exact {
+		seen := map[string]bool{}
+		for _, s := range append([]string{t.CPUs}, levelSets(t)...) {
+			if !seen[s] {
+				seen[s] = true
+				sets = append(sets, s)
+			}
+		}
+		if len(sets) > maxCObjects {
+			none()
+			return
+		}
+	}
+	if len(sets) == 0 {
+		none()
+		return
+	}
+	for _, n := range sets {
 		s, err := cpuset.ParseList(n)
 		if err != nil || !s.SubsetOf(all) {
-			b.WriteString("#define BARRIERTUNE_MACHINE_NNODES 0\n") // not a tree the check wrote
+			none() // not a tree the check wrote
 			return
 		}
 	}
 	m := all.Members()
-	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NNODES %d\n", len(nodes))
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NNODES %d\n", len(sets))
+	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NODES_EXACT %d\n", map[bool]int{false: 0, true: 1}[exact])
 	fmt.Fprintf(b, "#define BARRIERTUNE_MACHINE_NBITS %d\n", m[len(m)-1]+1)
 	b.WriteString("static const char *const barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {")
-	for i, n := range nodes {
+	for i, n := range sets {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(cQuote(n))
 	}
 	b.WriteString("};\n")
+}
+
+// maxCObjects caps the object sets a header carries for a tree without a
+// NUMANode level: a few per core on large machines.
+const maxCObjects = 4096
+
+// levelSets is every set of t's levels, in order.
+func levelSets(t *results.Tree) []string {
+	var out []string
+	for _, l := range t.Levels {
+		out = append(out, l.Sets...)
+	}
+	return out
 }
 
 func treeCPUs(t *results.Tree) string {

@@ -517,37 +517,59 @@ static inline int barriertune_cpu_(char vendor[13], int *family, int *model, cha
 
 /* barriertune_read_list_: the CPU (or node) list in the file at path as a
  * bitmap of nbits bits (words of 64), 1 when it reads; ids at nbits or
- * above are dropped and counted in *over. */
+ * above are dropped and counted in *over. It reads what the Go side's
+ * cpuset.ParseList reads: comma-separated ids and ranges, white space and
+ * NUL bytes around them, empty parts skipped, ids up to 65535. */
 static inline int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
 {
 	FILE *fp = fopen(path, "r");
-	long a, b, i;
-	int ch, ok = 1;
+	long v[2] = {-1, -1}, i;
+	int ch, ok = 1, k = 0, gap = 0; /* k: 1 after the '-'; gap: space after digits */
 	if (fp == NULL)
 		return 0;
 	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
-	while (fscanf(fp, "%ld", &a) == 1) {
-		b = a;
+	for (;;) {
 		ch = fgetc(fp);
-		if (ch == '-') {
-			if (fscanf(fp, "%ld", &b) != 1) {
+		if (ch >= '0' && ch <= '9') {
+			if (gap) {
+				ok = 0; /* "1 2" */
+				break;
+			}
+			v[k] = (v[k] < 0 ? 0 : v[k] * 10) + (ch - '0');
+			if (v[k] > 65535) {
 				ok = 0;
 				break;
 			}
-			ch = fgetc(fp);
-		}
-		if (a < 0 || b < a || b > 1L << 22) {
+		} else if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f' || ch == 0) {
+			gap = v[k] >= 0;
+		} else if (ch == '-' && k == 0 && v[0] >= 0) {
+			k = 1;
+			gap = 0;
+		} else if (ch == ',' || ch == EOF) {
+			if (k == 1 && v[1] < 0) {
+				ok = 0; /* "3-" */
+				break;
+			}
+			if (v[0] >= 0) {
+				if (k == 0)
+					v[1] = v[0];
+				if (v[1] < v[0]) {
+					ok = 0;
+					break;
+				}
+				for (i = v[0]; i <= v[1] && i < nbits; i++)
+					bits[i / 64] |= (uint64_t)1 << (i % 64);
+				if (v[1] >= nbits)
+					*over += (int)(v[1] - (v[0] > nbits ? v[0] : nbits) + 1);
+			}
+			if (ch == EOF)
+				break;
+			v[0] = v[1] = -1;
+			k = gap = 0;
+		} else {
 			ok = 0;
 			break;
 		}
-		for (i = a; i <= b; i++) {
-			if (i < nbits)
-				bits[i / 64] |= (uint64_t)1 << (i % 64);
-			else
-				(*over)++;
-		}
-		if (ch != ',')
-			break;
 	}
 	fclose(fp);
 	return ok;
@@ -585,25 +607,29 @@ static inline int barriertune_parse_list_(const char *s, uint64_t *bits, int nbi
 }
 
 /* barriertune_nodes_recognised_: 1 when the NUMA nodes online, each taken
- * within the online CPUs, are the table's (BARRIERTUNE_MACHINE_NODES: the
- * recorded tree's NUMANode level), or the table names none. A firmware
- * setting that splits or joins the nodes (AMD's NPS, Intel's SNC) changes
- * the groups a hybrid's NUMA level was measured with. */
+ * within the online CPUs, are the table's (barriertune_machine_nodes with
+ * BARRIERTUNE_MACHINE_NODES_EXACT 1: the recorded tree's NUMANode level),
+ * or each is one of the recorded tree's objects (EXACT 0: the tree had no
+ * NUMANode level, each node being the CPUs of another object), or the
+ * table names none. A firmware setting that splits or joins the nodes
+ * (AMD's NPS, Intel's SNC) changes the tree the table was measured on. */
 static inline int barriertune_nodes_recognised_(void)
 {
 #if BARRIERTUNE_MACHINE_NNODES > 0
 	enum { nbits = BARRIERTUNE_MACHINE_NBITS, words = (BARRIERTUNE_MACHINE_NBITS + 63) / 64, maxnodes = 4096 };
-	uint64_t *mem, *online, *node, *ids, *want;
+	uint64_t *mem, *online, *node, *all, *ids, *want;
 	char path[sizeof BARRIERTUNE_NODE_DIR + 32];
-	int used[BARRIERTUNE_MACHINE_NNODES] = {0};
-	int over = 0, ok = 0, seen = 0, id, i, j, w, empty, same;
-	mem = (uint64_t *)calloc((size_t)words * (3 + BARRIERTUNE_MACHINE_NNODES) + maxnodes / 64, sizeof(uint64_t));
+	unsigned char *used;
+	int over = 0, ok = 0, seen = 0, other = 0, id, i, j, w, empty, same;
+	mem = (uint64_t *)calloc((size_t)words * (4 + BARRIERTUNE_MACHINE_NNODES) + maxnodes / 64 + (BARRIERTUNE_MACHINE_NNODES + 7) / 8, sizeof(uint64_t));
 	if (mem == NULL)
 		return 0;
 	online = mem;
 	node = online + words;
-	want = node + words;
+	all = node + words; /* the nodes' CPUs so far, to find overlaps */
+	want = all + words;
 	ids = want + (size_t)words * BARRIERTUNE_MACHINE_NNODES;
+	used = (unsigned char *)(ids + maxnodes / 64);
 	for (i = 0; i < BARRIERTUNE_MACHINE_NNODES; i++) {
 		if (!barriertune_parse_list_(barriertune_machine_nodes[i], want + (size_t)i * words, nbits))
 			goto out; /* not the export's table */
@@ -619,16 +645,21 @@ static inline int barriertune_nodes_recognised_(void)
 	ok = 1;
 	if (!barriertune_read_list_(path, ids, maxnodes, &over) || over > 0)
 		goto out;
+	/* Every node is read before the verdict, as the Go lookup reads them
+	 * all: one it cannot read, or two that overlap (the kernel's NUMA
+	 * information is wrong, and the tree placed no node), make the nodes
+	 * unknown, wherever they come. */
 	for (id = 0; id < maxnodes; id++) {
 		if (!(ids[id / 64] >> (id % 64) & 1))
 			continue;
 		snprintf(path, sizeof path, "%s/node%d/cpulist", BARRIERTUNE_NODE_DIR, id);
-		ok = 1;
 		if (!barriertune_read_list_(path, node, nbits, &over))
 			goto out;
-		ok = 0;
 		empty = 1;
 		for (w = 0; w < words; w++) {
+			if (node[w] & all[w])
+				goto out; /* overlapping nodes: unknown */
+			all[w] |= node[w];
 			node[w] &= online[w]; /* Linux lists offline CPUs too */
 			empty = empty && node[w] == 0;
 		}
@@ -641,12 +672,14 @@ static inline int barriertune_nodes_recognised_(void)
 			if (same)
 				break;
 		}
-		if (j == BARRIERTUNE_MACHINE_NNODES)
-			goto out; /* a node the table's machine did not have */
+		if (j == BARRIERTUNE_MACHINE_NNODES) {
+			other = 1; /* a node the table's machine did not have */
+			continue;
+		}
 		used[j] = 1;
 		seen++;
 	}
-	ok = seen == BARRIERTUNE_MACHINE_NNODES;
+	ok = !other && (!BARRIERTUNE_MACHINE_NODES_EXACT || seen == BARRIERTUNE_MACHINE_NNODES);
 out:
 	free(mem);
 	return ok;

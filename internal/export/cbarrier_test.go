@@ -568,8 +568,9 @@ func TestCBarrierCrowded(t *testing.T) {
 // online CPUs, are the recorded ones: fake node directories (built in with
 // BARRIERTUNE_NODE_DIR and BARRIERTUNE_ONLINE) with the same nodes, with
 // offline CPUs in a node's list, with a node of memory alone, numbered
-// apart, or with none readable (unknown, as in the Go lookup) keep the
-// table; joined nodes or one too many give the safe default. gcc for C, g++ for the same code as C++.
+// apart, or with none readable, one unreadable or two overlapping
+// (unknown, as in the Go lookup) keep the table; joined nodes give the
+// safe default. gcc for C, g++ for the same code as C++.
 func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 	gcc := cTool(t, "gcc")
 	f := thisMachine(t)
@@ -603,7 +604,9 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 		{"no node directory: unknown", all, nil, true},
 		{"the nodes joined", all, map[string]string{"node0": all}, false},
 		{"the nodes numbered apart", all, map[string]string{"node0": lo, "node3": hi}, true},
-		{"a node too many", all, map[string]string{"node0": lo, "node1": hi, "node2": "0"}, false},
+		{"overlapping nodes: unknown, as in Go", all, map[string]string{"node0": lo, "node1": hi, "node2": "0"}, true},
+		{"a node unreadable: unknown", all, map[string]string{"node0": lo, "node1": "garbage"}, true},
+		{"a node outside the table after one unreadable", all, map[string]string{"node0": all, "node1": "0-1,"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fake := t.TempDir()
@@ -654,7 +657,8 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 }
 
 // TestCBarrierNodesFromTree: the header carries the recorded tree's
-// NUMANode level, and nothing for a tree without one; a tree whose lists
+// NUMANode level, or the tree's distinct objects for a tree without one,
+// and nothing without a tree; a tree whose lists
 // are not the check's (outside the tree's CPUs, unparsable) is refused
 // before any header is written.
 func TestCBarrierNodesFromTree(t *testing.T) {
@@ -663,9 +667,10 @@ func TestCBarrierNodesFromTree(t *testing.T) {
 		tree *results.Tree
 		want []string
 	}{
-		{"two nodes", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", "4-7"}}}},
-			[]string{"#define BARRIERTUNE_MACHINE_NNODES 2\n", "#define BARRIERTUNE_MACHINE_NBITS 8\n", `barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {"0-3", "4-7"};`}},
-		{"no NUMANode level", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}}}, []string{"#define BARRIERTUNE_MACHINE_NNODES 0\n"}},
+		{"two nodes", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}, {Type: "NUMANode", Sets: []string{"0-3", "4-7"}}}},
+			[]string{"#define BARRIERTUNE_MACHINE_NNODES 2\n", "#define BARRIERTUNE_MACHINE_NODES_EXACT 1\n", "#define BARRIERTUNE_MACHINE_NBITS 8\n", `barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {"0-3", "4-7"};`}},
+		{"no NUMANode level: the objects", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}, {Type: "L3Cache", Sets: []string{"0-3", "4-7"}}, {Type: "Core", Sets: []string{"0-1", "2-3", "4-5", "6-7"}}}},
+			[]string{"#define BARRIERTUNE_MACHINE_NNODES 7\n", "#define BARRIERTUNE_MACHINE_NODES_EXACT 0\n", `barriertune_machine_nodes[BARRIERTUNE_MACHINE_NNODES] = {"0-7", "0-3", "4-7", "0-1", "2-3", "4-5", "6-7"};`}},
 		{"no tree", nil, []string{"#define BARRIERTUNE_MACHINE_NNODES 0\n"}},
 		{"a node outside the tree", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", "4-9"}}}}, nil},
 		{"a list that is not one", &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "NUMANode", Sets: []string{"0-3", `4-7"};`}}}}, nil},
