@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/internal/capped"
+	"github.com/barriertune/barriertune/internal/outfile"
 
 	"github.com/klauspost/cpuid/v2"
 
@@ -538,7 +539,10 @@ const BusySuffix = ".busy"
 // Write stores f at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory. Readers see
 // the old file or the new one, never a torn one. The file's mode is 0644
-// less the umask, so a system-wide results file is readable by its users.
+// whatever the umask, so a system-wide results file is readable by its
+// users. A path that is not a regular file (a device, a FIFO, a directory,
+// a symbolic link to nothing) is refused, not replaced; missing
+// directories are created.
 func Write(path string, f *File) error {
 	if f.Schema == "" {
 		f.Schema = Schema
@@ -548,56 +552,10 @@ func Write(path string, f *File) error {
 		return fmt.Errorf("encoding results: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
-	tmp, err := createTemp(dir)
-	if err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	defer os.Remove(tmp.Name())              // no-op after the rename
-	if err := tmp.Chmod(0o644); err != nil { // whatever the umask: every user reads it
-		tmp.Close()
-		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing results to %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing results: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing results: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// createTemp creates a new hidden file in dir with mode 0644 (umask
-// applies); os.CreateTemp would make it 0600.
-func createTemp(dir string) (*os.File, error) {
-	var err error
-	for i := 0; i < 100; i++ {
-		name := filepath.Join(dir, fmt.Sprintf(".results-%d-%d.json", os.Getpid(), time.Now().UnixNano()+int64(i)))
-		var f *os.File
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, err
-		}
-	}
-	return nil, err
+	return outfile.Write("results file", path, data, 0o644)
 }
 
 // Save writes f to path unless that would replace a complete file with a
@@ -605,10 +563,13 @@ func createTemp(dir string) (*os.File, error) {
 // which `check --resume` accepts, and path keeps the complete run. A run
 // measured on a busy machine (File.Busy) never replaces a file that was
 // not: it goes to path+BusySuffix, and path keeps the quiet run byte for
-// byte. It returns the path written.
+// byte. A simulated file (File.Simulated) never replaces a measured one:
+// that is an error. It returns the path written.
 func Save(path string, f *File) (string, error) {
 	if old, err := Read(path); err == nil {
 		switch {
+		case f.Simulated && !old.Simulated:
+			return "", fmt.Errorf("results file %s holds measured results; a simulated results file never replaces them: give another path", path)
 		case f.Busy() && !old.Busy():
 			path += BusySuffix
 		case !supersedes(f, old):

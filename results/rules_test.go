@@ -124,3 +124,46 @@ func TestSaveKeepsTheQuietFile(t *testing.T) {
 		t.Errorf("a quiet run over a busy file saved to %s (%v), want %s", got, err, path)
 	}
 }
+
+// TestSaveKeepsTheMeasuredFile: a simulated file never replaces a measured
+// one (an error, the file unchanged); it replaces a simulated one.
+func TestSaveKeepsTheMeasuredFile(t *testing.T) {
+	simulated := func() *File { f := sample(t); f.Simulated = true; return f }
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := Write(path, sample(t)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	if got, err := Save(path, simulated()); err == nil || !strings.Contains(err.Error(), path+" holds measured results") {
+		t.Errorf("a simulated run over a measured file: saved to %s, %v; want an error", got, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the measured file changed")
+	}
+	other := filepath.Join(t.TempDir(), "results.json")
+	if err := Write(other, simulated()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Save(other, simulated()); err != nil || got != other {
+		t.Errorf("a simulated run over a simulated file: %s, %v", got, err)
+	}
+}
+
+// TestWriteRefusesWhatIsNotAFile: Write never replaces a directory or a
+// device (reached through a link here: were it replaced, the link would
+// be).
+func TestWriteRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "null.json")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	for _, p := range []string{dir, link} {
+		if err := Write(p, sample(t)); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("Write(%s): %v, want an error naming it", p, err)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+}

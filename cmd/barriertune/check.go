@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,7 +78,8 @@ exactly what the check would measure with the same flags, the time of its
 samples and a bound on what follows the rounds (play-off, per-level
 latencies, block/wake); a live run also starts and pins threads, so its
 first round sets the pace. --simulate runs the same check on the cost
-model.
+model and writes its file to -o, which it checks as a live check's: a
+simulated file never replaces measured results.
 
 The check watches how busy the machine is while it measures (runnable
 tasks of other processes, its threads' wait for a CPU, the load average):
@@ -350,20 +349,4 @@ func progressFraction(p check.Progress) float64 {
 // file stands where a directory of the path should be.
 func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
-}
-
-// checkParentDir refuses a path given by flag whose directory does not
-// exist or is not a directory.
-func checkParentDir(flag, path string) error {
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil && missing(err):
-		return fmt.Errorf("%s %s: directory %s does not exist; create it first or give another path", flag, path, dir)
-	case err != nil:
-		return fmt.Errorf("%s %s: %w", flag, path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
-	}
-	return nil
 }

@@ -144,12 +144,26 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 	if opts.output == "" {
 		return usageErrorf("--simulate needs -o FILE: a simulated results file never replaces this machine's results")
 	}
+	// The output is checked as a live check's is, before any work: a
+	// device or FIFO is not replaced, a missing directory is not created,
+	// and measured results are never replaced by simulated ones.
+	dest := results.OutputDestination("-o", opts.output)
+	if err := dest.Check(); err != nil {
+		return err
+	}
+	if old, rerr := results.Read(dest.String()); rerr == nil && !old.Simulated {
+		return fmt.Errorf("-o %s holds measured results; a simulated results file never replaces them: give another path", dest.String())
+	}
 	f, err := check.Run(cmd.Context(), cfg)
 	if err != nil && f == nil {
 		return err
 	}
-	if werr := results.Write(opts.output, f); werr != nil {
+	written, note, werr := dest.Save(f)
+	if werr != nil {
 		return werr
+	}
+	if note != "" {
+		writeWrapped(cmd.ErrOrStderr(), "note: "+note)
 	}
 	w := cmd.OutOrStdout()
 	if opts.json {
@@ -190,7 +204,7 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 	for _, c := range f.Cuts {
 		fmt.Fprintf(w, "cut: %s\n", c)
 	}
-	fmt.Fprintf(w, "simulated %s in %s; results written to %s\n", text.Plural(len(f.Threads), "thread count"), time.Since(start).Round(time.Millisecond), opts.output)
+	fmt.Fprintf(w, "simulated %s in %s; results written to %s\n", text.Plural(len(f.Threads), "thread count"), time.Since(start).Round(time.Millisecond), written)
 	return err
 }
 

@@ -120,6 +120,43 @@ func TestHostileInputs(t *testing.T) {
 	}
 	manyPUs.WriteString("</object>\n</topology>\n")
 	manyXML := write("many-pus.xml", manyPUs.String())
+	// Outputs that are not regular files. The device is reached through a
+	// link in dir: were it replaced, the link would be, not /dev/null.
+	devLink := filepath.Join(dir, "null.csv")
+	if err := os.Symlink(os.DevNull, devLink); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	fifoSVG := filepath.Join(dir, "fifo.svg")
+	if err := syscall.Mkfifo(fifoSVG, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	measured, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "check-2cpu.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measuredPath := write("measured.json", string(measured))
+	matrix := filepath.Join("..", "..", "internal", "model", "testdata", "vcpu16-matrix.csv")
+	results2 := filepath.Join("..", "..", "results", "testdata", "check-2cpu.json")
+	t.Cleanup(func() { // after every case, the parallel ones too
+		if fi, err := os.Lstat(devLink); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link to %s was replaced", os.DevNull)
+		}
+		for _, p := range []string{fifo, fifoSVG} {
+			if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the FIFO %s was replaced", p)
+			}
+		}
+		if got, err := os.ReadFile(measuredPath); err != nil || !bytes.Equal(got, measured) {
+			t.Errorf("the measured results file changed (%v)", err)
+		}
+	})
+	simulate := func(out string) []string {
+		return []string{"check", "--simulate", "--synthetic", "pack:1 core:2 pu:1", "--budget", "2s", "--threads", "2", "-o", out}
+	}
 
 	for _, c := range []struct {
 		name  string
@@ -182,12 +219,22 @@ func TestHostileInputs(t *testing.T) {
 		{name: "model threads zero", args: []string{"model", "--measured", "--threads", "0"}, code: 2, want: "--threads 0"},
 		{name: "model fan-in one", args: []string{"model", "--measured", "--fan-in", "1"}, code: 2, want: "--fan-in 1"},
 		{name: "model both sources", args: []string{"model", "--measured", "--latency", truncXML}, code: 2, want: "exactly one"},
+		{name: "latency -o a device", args: []string{"latency", "--from", matrix, "-o", devLink}, code: 1, want: "null.csv is not a regular file (it is a character device)"},
+		{name: "latency -o fifo", args: []string{"latency", "--from", matrix, "-o", fifo}, code: 1, want: "fifo is not a regular file"},
+		{name: "latency -o a directory", args: []string{"latency", "--from", matrix, "-o", dir}, code: 1, want: "is a directory"},
+		{name: "latency -o a dangling link", args: []string{"latency", "--from", matrix, "-o", dangling}, code: 1, want: "dangling.json is a symbolic link to nothing"},
+		{name: "latency -o in a missing dir", args: []string{"latency", "--from", matrix, "-o", filepath.Join(dir, "none", "m.csv")}, code: 1, want: "does not exist"},
+		{name: "plot -o fifo", args: []string{"plot", "-o", fifoSVG, results2}, code: 1, want: "fifo.svg is not a regular file"},
+		{name: "check --simulate -o a device", args: simulate(devLink), code: 1, want: "null.csv is not a regular file"},
+		{name: "check --simulate -o fifo", args: simulate(fifo), code: 1, want: "fifo is not a regular file"},
+		{name: "check --simulate -o in a missing dir", args: simulate(filepath.Join(dir, "none", "r.json")), code: 1, want: "does not exist"},
+		{name: "check --simulate -o measured results", args: simulate(measuredPath), code: 1, want: "measured.json holds measured results"},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, want: `"frobnicate"`},
 		{name: "unknown flag", args: []string{"topo", "--frobnicate"}, code: 2, want: "--frobnicate"},
 		{name: "two sources", args: []string{"topo", "--synthetic", "pu:2", "--xml", truncXML}, code: 2, want: "choose one topology source"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if slices.Contains(c.args, fifo) {
+			if slices.Contains(c.args, fifo) || slices.Contains(c.args, fifoSVG) {
 				t.Parallel() // a hang waits out the timeout; FIFO cases use no memory
 			}
 			r := runCLI(t, c.env, c.args...)

@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -177,6 +178,11 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 }
 
 func runLatency(ctx context.Context, o *latencyOptions, w, stderr io.Writer) error {
+	if o.output != "" { // before measuring; WriteFile checks again
+		if err := outfile.Check("-o", o.output); err != nil {
+			return err
+		}
+	}
 	m, topo, err := loadMatrix(ctx, matrixSource{from: o.from, fromFlag: "--from", cpuList: o.cpuList, measuring: o.measuring})
 	if err != nil {
 		return err
@@ -186,11 +192,8 @@ func runLatency(ctx context.Context, o *latencyOptions, w, stderr io.Writer) err
 		return err
 	}
 	if o.output != "" {
-		if err := checkParentDir("-o", o.output); err != nil {
-			return err
-		}
 		if err := latency.WriteFile(o.output, m, out); err != nil {
-			return fmt.Errorf("-o %s: %w", o.output, err)
+			return fmt.Errorf("-o: %w", err)
 		}
 	}
 	if o.asJSON {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -60,6 +61,9 @@ extension of -o: .svg or .png.`,
 func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 	if err := figure.Format(o.out); err != nil {
 		return usageError(err)
+	}
+	if err := outfile.Check("-o", o.out); err != nil {
+		return err
 	}
 	rs, err := openResults(o.path, o.allowed)
 	if err != nil {

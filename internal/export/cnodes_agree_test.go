@@ -33,8 +33,8 @@ func TestCBarrierNodesAgreeWithGo(t *testing.T) {
 		cores = append(cores, fmt.Sprint(c))
 	}
 	trees := map[string]*results.Tree{
-		"two nodes": {CPUs: all, Levels: []results.TreeLevel{{Type: "Package", Sets: []string{all}}, {Type: "NUMANode", Sets: []string{lo, hi}}, {Type: "Core", Sets: cores}}},
-		"one node, merged": {CPUs: all, Levels: []results.TreeLevel{{Type: "Package", Sets: []string{all}}}},
+		"two nodes":                {CPUs: all, Levels: []results.TreeLevel{{Type: "Package", Sets: []string{all}}, {Type: "NUMANode", Sets: []string{lo, hi}}, {Type: "Core", Sets: cores}}},
+		"one node, merged":         {CPUs: all, Levels: []results.TreeLevel{{Type: "Package", Sets: []string{all}}}},
 		"nodes merged into caches": {CPUs: all, Levels: []results.TreeLevel{{Type: "Package", Sets: []string{all}}, {Type: "L3Cache", Sets: []string{lo, hi}}, {Type: "Core", Sets: cores}}},
 	}
 	perCPU := map[string]string{}

@@ -4,10 +4,10 @@
 package figure
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -64,18 +65,11 @@ func Save(p *plot.Plot, path string) error {
 		leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
 		leg.Draw(la)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing plot %s: %w", path, err)
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return fmt.Errorf("drawing plot %s: %w", path, err)
 	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing plot %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing plot %s: %w", path, err)
-	}
-	return nil
+	return outfile.Write("plot", path, b.Bytes(), 0o644)
 }
 
 // Headroom widens p's y range to [lo, hi] and a little beyond, so that

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/outfile"
 )
 
 // Report is a matrix with what it says about the machine: `barriertune
@@ -56,7 +56,9 @@ func NewReport(m *Matrix, topo *hwtree.Topology) (Report, *hwtree.Topology, erro
 
 // WriteFile writes m to path: r as JSON for a .json path, else the CSV
 // that ReadFile reads. The file is written whole or not at all (a
-// temporary file beside it, renamed), mode 0644.
+// temporary file beside it, renamed), mode 0644; a path that is not a
+// regular file (a device, a FIFO, a directory) is refused, not replaced,
+// and its directory must exist.
 func WriteFile(path string, m *Matrix, r Report) error {
 	var b bytes.Buffer
 	if strings.EqualFold(filepath.Ext(path), ".json") {
@@ -68,22 +70,5 @@ func WriteFile(path string, m *Matrix, r Report) error {
 	} else if err := WriteCSV(&b, m); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".barriertune-latency-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return outfile.Write("latency table", path, b.Bytes(), 0o644)
 }
