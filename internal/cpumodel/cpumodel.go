@@ -8,12 +8,17 @@
 package cpumodel
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/jaypipes/ghw"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/text"
 )
 
 // Add sets each Package's CPU model string of a tree read from a sysfs
@@ -26,6 +31,10 @@ func Add(t *hwtree.Topology) {
 		if root, ok = strings.CutPrefix(t.Source, "sysfs-whole:"); !ok {
 			return
 		}
+	}
+	if err := safeSnapshot(root); err != nil {
+		t.Notes = append(t.Notes, "CPU model strings unknown: "+err.Error())
+		return
 	}
 	models, err := ghwModels(root)
 	if err != nil {
@@ -41,6 +50,67 @@ func Add(t *hwtree.Topology) {
 		}
 		p.Attrs.Model = strings.TrimSpace(m)
 	}
+}
+
+// The parts of a snapshot ghw reads (v0.26: /proc/cpuinfo, the CPU and
+// node directories with their online, topology and cpu entries, the device
+// tree), and the caps safeSnapshot holds them to.
+var ghwReads = []string{"proc/cpuinfo", "sys/devices/system/cpu", "sys/devices/system/node", "sys/firmware/devicetree"}
+
+const (
+	maxSnapshotEntries = 1 << 18
+	maxSnapshotFile    = 64 << 20
+)
+
+// safeSnapshot refuses a captured snapshot (any root but "/") that ghw
+// could not read safely: ghw opens files without checking what they are,
+// so a FIFO would block it for ever and a link to /dev/zero would be read
+// until memory runs out. Every entry under the parts ghw reads, links
+// followed one step (a link's target is checked, not descended into), must
+// be a directory or a regular file of at most maxSnapshotFile bytes, and
+// there may be at most maxSnapshotEntries of them. The live machine's own
+// sysfs is trusted.
+func safeSnapshot(root string) error {
+	if filepath.Clean(root) == "/" || root == "" {
+		return nil
+	}
+	n := 0
+	for _, part := range ghwReads {
+		top := filepath.Join(root, filepath.FromSlash(part))
+		if _, err := os.Lstat(top); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrPermission) {
+					return nil // ghw cannot read it either
+				}
+				return err
+			}
+			if n++; n > maxSnapshotEntries {
+				return fmt.Errorf("more than %d entries under %s: not read", maxSnapshotEntries, filepath.Join(root, "sys"))
+			}
+			fi, err := os.Stat(p) // a link's target
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && d.Type()&fs.ModeSymlink != 0 {
+					return nil // a dangling link: ghw's open fails at once
+				}
+				return err
+			}
+			switch {
+			case fi.IsDir():
+			case !fi.Mode().IsRegular():
+				return fmt.Errorf("%s is %s, not a file", p, text.FileKind(fi.Mode()))
+			case fi.Size() > maxSnapshotFile:
+				return fmt.Errorf("%s is %d bytes (at most %d)", p, fi.Size(), maxSnapshotFile)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ghwModels returns model strings by physical package id, recovering from
