@@ -129,9 +129,13 @@ func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 	if clipped {
 		fmt.Fprintln(w, "(long lists are shortened in the middle, \"…\"; --json gives them whole)")
 	}
-	counts := space.Counts()
+	counts, err := space.Counts()
 	if method == configsets.Paper {
-		counts = space.PaperCounts()
+		counts, err = space.PaperCounts()
+	}
+	if err != nil {
+		fmt.Fprintf(w, "%s listed (%s method, limit %d per thread count); %v\n", text.Plural(len(sets), "set"), method, opts.limit, err)
+		return nil
 	}
 	total := new(big.Int)
 	for t := lo; t <= hi; t++ {
@@ -143,6 +147,11 @@ func runSets(_ context.Context, opts *setsOptions, w, _ io.Writer) error {
 
 func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, asJSON bool) error {
 	n := len(topo.PUs())
+	for _, m := range []configsets.Method{configsets.Exact, configsets.Paper} {
+		if err := configsets.Countable(topo, m); err != nil {
+			return err
+		}
+	}
 	counts := configsets.Counts(topo)
 	paper := configsets.PaperCounts(topo)
 	if method == configsets.Paper {

@@ -443,3 +443,42 @@ func BenchmarkCounts(b *testing.B) {
 		Counts(topo)
 	}
 }
+
+// TestCountable: a tree whose exact or paper count would take too long is
+// refused before any polynomial is built, and the space still answers
+// what does not need the counts; one within the cap is counted.
+func TestCountable(t *testing.T) {
+	big, err := hwtree.FromSynthetic("pack:2 core:2048")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Countable(big, Exact); err == nil || !strings.Contains(err.Error(), "4096 PUs would take about") {
+		t.Errorf("exact count of 2 x 2048 cores: %v, want it refused", err)
+	}
+	// The paper's configurations are the two packages: cheap.
+	if err := Countable(big, Paper); err != nil {
+		t.Errorf("paper count of 2 x 2048 cores: %v", err)
+	}
+	sp := NewSpace(big)
+	if c, err := sp.Counts(); c != nil || err == nil {
+		t.Errorf("Counts of a refused tree: %d counts, %v", len(c), err)
+	}
+	if _, err := sp.Enumerate(3, Exact); err == nil || !strings.Contains(err.Error(), "not listed") {
+		t.Errorf("Enumerate without counts: %v", err)
+	}
+	// 3 threads on two packages of 2048 cores: all in one package, or 2+1.
+	reps, err := sp.Representatives(3, 8)
+	if err != nil || len(reps) != 2 {
+		t.Errorf("Representatives(3) without counts: %d sets, %v; want the 2 there are", len(reps), err)
+	}
+	small, err := hwtree.FromSynthetic("pack:4 core:8 pu:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Countable(small, Exact); err != nil {
+		t.Errorf("a 64-PU tree refused: %v", err)
+	}
+	if c, err := NewSpace(small).Counts(); err != nil || len(c) != 65 {
+		t.Errorf("Counts of 64 PUs: %d counts, %v", len(c), err)
+	}
+}

@@ -1,6 +1,7 @@
 // Package configsets enumerates the placements of t threads on a machine's
 // PUs as configuration sets (Sharma and Sussman), deduplicated by the CPU
-// tree's symmetry, counts them exactly at any scale, and chooses a small,
+// tree's symmetry, counts them exactly without enumerating (Countable
+// refuses trees too wide to count in about a minute), and chooses a small,
 // labelled set of representative placements when there are too many to
 // measure.
 //
@@ -130,6 +131,60 @@ func childClasses(o *hwtree.Object, forms map[*hwtree.Object]string) [][]*hwtree
 		out[i] = append(out[i], c)
 	}
 	return out
+}
+
+// maxCountWork caps the work a count may take (countWork's estimate, in
+// big-integer operations): about a minute on the 2-vCPU guest. 4,096 PUs
+// as 64 packages of 64 cores are 2.2e8 (13 s); 2 packages of 512 cores
+// 6.3e8 (24 s); 65,536 PUs as 256 of 256 would be 2e11, days.
+const maxCountWork = 1e9
+
+// multisetsWork estimates multisets' big-integer operations for m copies
+// of a generating function of degree d: its recurrence multiplies f(x^k),
+// d+1 nonzero terms, by Z_{j-k}, of degree up to d(j-k), for 1 <= k <= j
+// <= m (the multiply-adds), and allocates polynomials of degree about dj
+// for each (the allocations, which dominate for small d).
+func multisetsWork(m, d int) float64 {
+	fm, fd := float64(m), float64(d)+1
+	return fm * fm * fm * (fd*fd/6 + 2*fd)
+}
+
+// countWork estimates what Counts (exact) or PaperCounts (paper) take on
+// topo, in multiply-adds of big integers.
+func countWork(topo *hwtree.Topology, method Method) float64 {
+	if method == Paper {
+		w := 0.0
+		for _, class := range paperConfigurations(topo).classes() {
+			w += multisetsWork(len(class.members), class.capacity)
+		}
+		return w
+	}
+	forms := topo.CanonicalForms()
+	seen := map[string]bool{}
+	w := 0.0
+	var walk func(o *hwtree.Object)
+	walk = func(o *hwtree.Object) {
+		if seen[forms[o]] || o.Type == hwtree.PU {
+			return
+		}
+		seen[forms[o]] = true
+		for _, class := range childClasses(o, forms) {
+			w += multisetsWork(len(class), class[0].CPUSet.Len())
+			walk(class[0])
+		}
+	}
+	walk(topo.Root)
+	return w
+}
+
+// Countable reports why topo's configuration sets cannot be counted by
+// method in reasonable time, or nil: the estimated work is over
+// maxCountWork (trees of tens of thousands of PUs with wide levels).
+func Countable(topo *hwtree.Topology, method Method) error {
+	if w := countWork(topo, method); w > maxCountWork {
+		return fmt.Errorf("counting the %s configuration sets of %d PUs would take about %.1e big-integer operations, more than the %.0e this tool spends (4,096 PUs in 64 packages: 2.2e8, 13 s): the counts of this tree are not computed", method, len(topo.PUs()), w, maxCountWork)
+	}
+	return nil
 }
 
 // Counts returns, for t = 0..number of PUs, the exact number of

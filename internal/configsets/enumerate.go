@@ -165,35 +165,50 @@ const MaxEnumerate = 1_000_000
 type Space struct {
 	topo        *hwtree.Topology
 	forms       map[*hwtree.Object]string
-	counts      []*big.Int
+	counts      []*big.Int // nil when countErr says why (Countable)
+	countErr    error
 	paperOnce   sync.Once
 	paperCounts []*big.Int // computed when first asked for (PaperCounts)
+	paperErr    error
 	pc          paperConfigs
 	levels      [][2]int
 }
 
-// NewSpace prepares the configuration sets of topo.
+// NewSpace prepares the configuration sets of topo. Their exact counts
+// are computed here unless Countable refuses them: then Counts says why,
+// Enumerate refuses, and Representatives chooses without them.
 func NewSpace(topo *hwtree.Topology) *Space {
-	return &Space{
+	sp := &Space{
 		topo:   topo,
 		forms:  topo.CanonicalForms(),
-		counts: Counts(topo),
 		pc:     paperConfigurations(topo),
 		levels: branchingLevels(topo),
 	}
+	if sp.countErr = Countable(topo, Exact); sp.countErr == nil {
+		sp.counts = Counts(topo)
+	}
+	return sp
 }
 
-// Counts returns the exact counts for t = 0..PUs (shared, do not modify).
-func (sp *Space) Counts() []*big.Int { return sp.counts }
+// Counts returns the exact counts for t = 0..PUs (shared, do not modify),
+// or why they were not computed (Countable).
+func (sp *Space) Counts() ([]*big.Int, error) { return sp.counts, sp.countErr }
+
+// pus is the number of PUs of the space's tree.
+func (sp *Space) pus() int { return len(sp.topo.PUs()) }
 
 // PaperCounts returns the paper method's counts for t = 0..PUs (shared,
 // do not modify). They are computed when first asked for: on a 4096-PU
 // tree their polynomial products took 4 of the 11 s a check's plan took,
 // and the check never asks (it chooses representatives of the exact
 // method).
-func (sp *Space) PaperCounts() []*big.Int {
-	sp.paperOnce.Do(func() { sp.paperCounts = PaperCounts(sp.topo) })
-	return sp.paperCounts
+func (sp *Space) PaperCounts() ([]*big.Int, error) {
+	sp.paperOnce.Do(func() {
+		if sp.paperErr = Countable(sp.topo, Paper); sp.paperErr == nil {
+			sp.paperCounts = PaperCounts(sp.topo)
+		}
+	})
+	return sp.paperCounts, sp.paperErr
 }
 
 // Describe writes threads per paper configuration for a placement.
@@ -209,18 +224,22 @@ func Enumerate(topo *hwtree.Topology, threads int, method Method) (iter.Seq[Set]
 
 // Enumerate is the package function Enumerate on a prepared space.
 func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
-	n := len(sp.counts) - 1
+	n := sp.pus()
 	if threads < 0 || threads > n {
 		return nil, fmt.Errorf("thread count %d is out of range: this topology has %s (want 0..%d)", threads, text.Plural(n, "allowed PU"), n)
 	}
 	var counts []*big.Int
+	var err error
 	switch method {
 	case Exact:
-		counts = sp.counts
+		counts, err = sp.Counts()
 	case Paper:
-		counts = sp.PaperCounts()
+		counts, err = sp.PaperCounts()
 	default:
 		return nil, fmt.Errorf("unknown method %q (accepted: exact, paper)", method)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not listed: %w", err)
 	}
 	if counts[threads].Cmp(big.NewInt(MaxEnumerate)) > 0 {
 		return nil, fmt.Errorf("%s configuration sets for %s are more than %d to list; choose representatives with a limit", counts[threads], text.Plural(threads, "thread"), MaxEnumerate)
@@ -392,7 +411,11 @@ func (sp *Space) List(t int, method Method, limit int) ([]Set, error) {
 	if method == Exact {
 		return sp.Representatives(t, limit)
 	}
-	if c := sp.PaperCounts()[t]; c.Cmp(big.NewInt(MaxEnumerate)) > 0 {
+	paper, err := sp.PaperCounts()
+	if err != nil {
+		return nil, fmt.Errorf("not listed: %w", err)
+	}
+	if c := paper[t]; c.Cmp(big.NewInt(MaxEnumerate)) > 0 {
 		return nil, fmt.Errorf("the paper method has %s sets for %s; too many to list, use --method exact for representatives", c, text.Plural(t, "thread"))
 	}
 	seq, err := sp.Enumerate(t, method)

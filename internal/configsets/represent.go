@@ -38,14 +38,14 @@ func Representatives(topo *hwtree.Topology, threads, limit int) ([]Set, error) {
 // space.
 func (sp *Space) Representatives(threads, limit int) ([]Set, error) {
 	topo := sp.topo
-	n := len(sp.counts) - 1
+	n := sp.pus()
 	if threads < 0 || threads > n {
 		return nil, fmt.Errorf("thread count %d is out of range: this topology has %s (want 0..%d)", threads, text.Plural(n, "allowed PU"), n)
 	}
 	if limit < 1 {
 		return nil, fmt.Errorf("limit %d: want at least 1", limit)
 	}
-	if sp.counts[threads].Cmp(big.NewInt(int64(limit))) <= 0 {
+	if sp.counts != nil && sp.counts[threads].Cmp(big.NewInt(int64(limit))) <= 0 { // nil: uncountable, so many
 		seq, err := sp.Enumerate(threads, Exact)
 		if err != nil {
 			return nil, err
