@@ -154,7 +154,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	list, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong)
+	list, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong, "--oversubscribe")
 	if err != nil {
 		return err
 	}

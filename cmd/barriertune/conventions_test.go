@@ -33,24 +33,31 @@ func TestParseCounts(t *testing.T) {
 }
 
 func TestParseCPUs(t *testing.T) {
-	got, err := parseCPUs("--cpus", "3,0-1, 7", false)
+	got, err := parseCPUs("--cpus", "3,0-1, 7", false, "")
 	if err != nil || !equalInts(got, []int{3, 0, 1, 7}) {
 		t.Errorf("rank order kept: %v, %v", got, err)
 	}
-	if got, err := parseCPUs("--cpus", "0,1,0,1", true); err != nil || !equalInts(got, []int{0, 1, 0, 1}) {
+	if got, err := parseCPUs("--cpus", "0,1,0,1", true, ""); err != nil || !equalInts(got, []int{0, 1, 0, 1}) {
 		t.Errorf("oversubscribed placement: %v, %v", got, err)
 	}
-	if got, err := parseCPUs("--cpus", "", false); err != nil || got != nil {
+	if got, err := parseCPUs("--cpus", "", false, ""); err != nil || got != nil {
 		t.Errorf("empty: %v, %v", got, err)
 	}
 	for _, bad := range []string{"0,0", "0-3,2", "x", "3-1", "0,,1", "-1", "0-1000000000", "1048577"} {
-		_, err := parseCPUs("--cpus", bad, false)
+		_, err := parseCPUs("--cpus", bad, false, "")
 		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), bad) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("parseCPUs(%q) = %v, want a one-line usage error naming it", bad, err)
 		}
 	}
+	// The hint names the flag that allows a CPU twice, and only where one does.
+	if _, err := parseCPUs("--cpus", "0,0", false, "--oversubscribe"); err == nil || !strings.Contains(err.Error(), "or add --oversubscribe") {
+		t.Errorf("bench's hint: %v", err)
+	}
+	if _, err := parseCPUs("--cpus", "0,0", false, ""); err == nil || strings.Contains(err.Error(), "--oversubscribe") {
+		t.Errorf("a command without --oversubscribe suggests it: %v", err)
+	}
 	// The caps are cpuset's, the project's one CPU-list parser.
-	if _, err := parseCPUs("--cpus", "0-"+strconv.Itoa(cpuset.MaxCPU+1), true); err == nil {
+	if _, err := parseCPUs("--cpus", "0-"+strconv.Itoa(cpuset.MaxCPU+1), true, ""); err == nil {
 		t.Error("an index above cpuset.MaxCPU passed")
 	}
 }

@@ -127,6 +127,9 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if s.maxPairs < 1 || s.maxPairs > maxLatencyPairs {
 		return nil, nil, usageErrorf("--max-pairs %d: want 1 to %d pairs", s.maxPairs, maxLatencyPairs)
 	}
+	if s.from != "" && s.cpuList != "" {
+		return nil, nil, usageErrorf("--cpus %q with %s: the matrix read names its own CPUs; drop --cpus, or measure without %s", elided(s.cpuList), s.fromFlag, s.fromFlag)
+	}
 	if s.from != "" {
 		m, err := latency.ReadFile(s.from)
 		if err != nil {
@@ -149,12 +152,15 @@ func loadMatrix(ctx context.Context, s matrixSource) (*latency.Matrix, *hwtree.T
 	if err != nil {
 		return nil, nil, err
 	}
-	cpus, err := parseCPUs("--cpus", s.cpuList, false)
+	cpus, err := parseCPUs("--cpus", s.cpuList, false, "")
 	if err != nil {
 		return nil, nil, err
 	}
 	if cpus == nil {
 		cpus = topo.CPUs()
+		if len(cpus) < 2 {
+			return nil, nil, fmt.Errorf("latency: this process may run on %s only (allowed: %s); measuring needs two, a pair: run it where two CPUs are allowed (outside taskset, or a batch step with two or more)", text.Plural(len(cpus), "CPU"), topo.Allowed())
+		}
 	}
 	// A CPU outside the allowed set is a usage error, as for bench --cpus.
 	for _, c := range cpus {

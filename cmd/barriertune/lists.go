@@ -53,8 +53,9 @@ func parseCounts(flag, s string) ([]int, error) {
 // thread in rank order. Each comma-separated part is a CPU list parsed by
 // cpuset.ParseList (the project's one CPU-list parser), so indexes are
 // capped at cpuset.MaxCPU before anything is allocated. A CPU listed twice
-// oversubscribes it and is refused unless oversubscribe is set.
-func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
+// oversubscribes it and is refused unless oversubscribe is set; overFlag
+// names the flag that would allow it ("" where none does).
+func parseCPUs(flag, s string, oversubscribe bool, overFlag string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
@@ -76,7 +77,11 @@ func parseCPUs(flag, s string, oversubscribe bool) ([]int, error) {
 		sorted := slices.Sorted(slices.Values(out))
 		for i := 1; i < len(sorted); i++ {
 			if sorted[i] == sorted[i-1] {
-				return nil, usageErrorf("%s %q: CPU %d is listed twice, which oversubscribes it (give each CPU once, or add --oversubscribe)", flag, elided(s), sorted[i])
+				hint := "give each CPU once"
+				if overFlag != "" {
+					hint += ", or add " + overFlag
+				}
+				return nil, usageErrorf("%s %q: CPU %d is listed twice, which oversubscribes it (%s)", flag, elided(s), sorted[i], hint)
 			}
 		}
 	}

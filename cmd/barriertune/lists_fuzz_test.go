@@ -42,7 +42,7 @@ func FuzzParseCPUs(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, s string, over bool) {
-		got, err := parseCPUs("--cpus", s, over)
+		got, err := parseCPUs("--cpus", s, over, "")
 		if err != nil {
 			if exitCode(err) != exitUsage || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %q", err)

@@ -123,7 +123,7 @@ func runModel(ctx context.Context, o *modelOptions, w, stderr io.Writer) error {
 	var fixed []int
 	if o.cpuList != "" { // the list's syntax before anything is measured
 		var err error
-		if fixed, err = parseCPUs("--cpus", o.cpuList, true); err != nil {
+		if fixed, err = parseCPUs("--cpus", o.cpuList, true, ""); err != nil {
 			return err
 		}
 	}
