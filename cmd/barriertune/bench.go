@@ -21,6 +21,7 @@ import (
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -153,6 +154,11 @@ const (
 func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) error {
 	if err := opts.validate(); err != nil {
 		return err
+	}
+	if opts.plot != "" { // before measuring; the plot's writer checks again
+		if err := outfile.Check("--plot", opts.plot); err != nil {
+			return err
+		}
 	}
 	list, err := parseCPUs("--cpus", opts.cpus, opts.oversubscribe || opts.pingpong, "--oversubscribe")
 	if err != nil {

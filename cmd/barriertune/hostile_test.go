@@ -199,6 +199,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "sets count of a tree too wide to count", args: []string{"sets", "--count", "--synthetic", "pack:2 core:2048"}, code: 1, want: "configuration sets of 4096 PUs would take about"},
 		{name: "latency cpus with from", args: []string{"latency", "--from", matrix, "--cpus", "5,6"}, code: 2, want: `--cpus "5,6" with --from: the matrix read names its own CPUs`},
 		{name: "latency cpus twice", args: []string{"latency", "--cpus", "0,0"}, code: 2, want: "CPU 0 is listed twice, which oversubscribes it (give each CPU once)"},
+		{name: "bench --plot fifo", args: []string{"bench", "--samples", "3", "--plot", fifoSVG}, code: 1, want: "--plot " + fifoSVG + " is not a regular file"},
 		{name: "check threads twice", args: []string{"check", "--threads", "2,2"}, code: 2, want: "thread count 2 is given twice"},
 		{name: "check budget zero", args: []string{"check", "--budget", "0"}, code: 2, want: "--budget 0s"},
 		{name: "check budget negative", args: []string{"check", "--budget", "-1s"}, code: 2, want: "--budget -1s"},
