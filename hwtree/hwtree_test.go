@@ -191,6 +191,10 @@ func TestSyntheticErrors(t *testing.T) {
 		"core:99999999999999999999999":            "not an integer in 1..65536",
 		"l3:1(size=99999999999999999999G) core:2": "not a byte count",
 		"l3:1(size=17179869184G) core:2":          "not a byte count",
+		// 1.5 GB and 10 s before the memory estimate; 32,768 PUs just over.
+		"pack:256 core:256": "65536 PUs in 131329 objects would take about 2056 MiB",
+		"pack:2 core:16384": "at most 512 MiB",
+		"group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2 group:2": "would take about",
 	} {
 		_, err := FromSynthetic(s)
 		if err == nil || !strings.Contains(err.Error(), want) {

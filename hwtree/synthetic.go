@@ -127,6 +127,19 @@ func FromSynthetic(s string) (*Topology, error) {
 	if levels[len(levels)-1].typ != PU {
 		levels = append(levels, level{typ: PU, count: 1})
 	}
+	// Each object holds CPU sets as wide as its highest CPU: the tree's
+	// memory grows with objects times PUs. Refuse before building what
+	// would not fit a small machine (256 packages of 256 cores took 1.5 GB
+	// and 10 s).
+	objects, perLevel := 1, 1
+	for _, l := range levels {
+		perLevel *= l.count
+		objects += perLevel
+	}
+	pus := perLevel
+	if est := syntheticBytes(objects, pus); est > maxSyntheticBytes {
+		return nil, fmt.Errorf("synthetic %q: %d PUs in %d objects would take about %d MiB (each object holds CPU sets up to %d bits wide); at most %d MiB: give fewer PUs or fewer levels", elide(s), pus, objects, est>>20, pus, maxSyntheticBytes>>20)
+	}
 	counters := map[Type]int{}
 	var build func(depth int) *Object
 	build = func(depth int) *Object {
@@ -291,4 +304,16 @@ func parseByteSize(v string) (uint64, error) {
 		return 0, fmt.Errorf("size %q is not a byte count up to 1 PiB (want N, NK, NM or NG)", elide(v))
 	}
 	return n * mult, nil
+}
+
+// maxSyntheticBytes caps what a synthetic tree may take (syntheticBytes'
+// estimate): 512 MiB, about 32,000 PUs with a core per PU; real machines of
+// a few thousand PUs take tens of MiB.
+const maxSyntheticBytes = 512 << 20
+
+// syntheticBytes estimates a synthetic tree's memory: each object keeps
+// about four CPU sets (its own and those building it), each on average
+// half as wide as the tree's PUs, in 64-bit words.
+func syntheticBytes(objects, pus int) int64 {
+	return int64(objects) * int64(pus/128+1) * 8 * 4
 }

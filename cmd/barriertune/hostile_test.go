@@ -173,6 +173,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "xml cpuset of 300,000 words", args: []string{"topo", "--xml", hugeMask}, code: 1, want: "300000 words"},
 		{name: "xml of 80,000 PUs", args: []string{"topo", "--xml", manyXML}, code: 1, want: "more than 65536 PU objects (line 65539)"},
 		{name: "bench cpus of 100 KB", args: []string{"bench", "--cpus", strings.Repeat("0,", 50_000) + "x"}, code: 2, want: "--cpus"},
+		{name: "synthetic of 65,536 PUs", args: []string{"topo", "--synthetic", "pack:256 core:256"}, code: 2, want: "65536 PUs in 131329 objects would take about 2056 MiB"},
 		{name: "synthetic zero count", args: []string{"topo", "--synthetic", "core:0 pu:2"}, code: 2, want: "core:0"},
 		{name: "xml /dev/zero", args: []string{"topo", "--xml", "/dev/zero"}, code: 1, want: "/dev/zero"},
 		{name: "topology /dev/zero", args: []string{"topo", "--topology", "/dev/zero"}, code: 1, want: "/dev/zero"},
