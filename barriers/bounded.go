@@ -67,9 +67,16 @@ import (
 
 // Clock reads while spinning: the first after clockFirst relax hints (a
 // balanced episode finishes before and never reads the clock), then every
-// clockEvery (a read costs 20-130 ns here, a relax hint 20-90 ns).
+// clockEvery (a read costs 20-130 ns here, a relax hint 20-90 ns). 16
+// hints were too few on the AMD EPYC guest in its slow state, where one
+// transfer takes up to 460 ns: waits that outlasted them read the clock,
+// and AutoPolicy cost Spin 2.6-8.3% (medians over 12 invocations of 8
+// instances each; central the most); with 64, 0.6-1.7%, the loaded
+// stencil's tail and the quiet lead unchanged (docs/algorithms.md). The
+// first read still comes within a few microseconds, well inside the
+// smallest bound a waiter spins for (twice minBlockWake).
 const (
-	clockFirst = 16
+	clockFirst = 64
 	clockEvery = 64
 )
 
@@ -448,7 +455,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if limit > 0 {
 		start := osal.Nanotime()
 		limit = a.spinFor(limit, start)
-		for i := clockFirst; ; i++ {
+		for i := 1; ; i++ { // the clock was read on entry: next after clockEvery
 			osal.Relax()
 			if v := f.v.Load(); reached(v, target, eq) {
 				return v
