@@ -14,7 +14,9 @@
 // ns, and a slow one, 160-240 ns, within minutes): the verdict is given
 // for all rounds and for each state. Each sample runs -episodes episodes
 // on a pinned team started for it, as the C program starts its threads
-// per sample.
+// per sample; a Go candidate's episodes are shared in turn by -instances
+// separately allocated barriers (4): where one instance's flags land moved
+// the same Spin code from 33 to 49 ns an episode in the fast state.
 //
 //	go run ./scripts/cdissem -cpus 0,1 -rounds 15
 //	go run ./scripts/cdissem -wait-below 50 -wait-max 3h -rounds 32   # a fast host state
@@ -49,18 +51,19 @@ func main() {
 	cpuList := flag.String("cpus", "0,1", "CPU of each pinned thread, in rank order")
 	rounds := flag.Int("rounds", 15, "rounds (each runs one sample of every candidate)")
 	episodes := flag.Int("episodes", 200000, "episodes per sample")
+	instances := flag.Int("instances", 4, "Go barrier instances per candidate and sample, the episodes shared in turn (where one instance's flags land moves its episode; averaged, as a program meets a placement it does not choose)")
 	var w wait
 	flag.Float64Var(&w.below, "wait-below", 0, "first wait until the C ping-pong reads below this many ns one way (a fast host state); 0: start at once")
 	flag.DurationVar(&w.max, "wait-max", time.Hour, "with -wait-below, give up after this long (exit status 3)")
 	flag.Parse()
 	set, err := cpuset.ParseList(*cpuList)
-	if err != nil || set.Len() < 2 || set.Len() > 64 || *rounds < 1 || *rounds > 1000 || *episodes < 1000 || *episodes > 1e8 ||
+	if err != nil || set.Len() < 2 || set.Len() > 64 || *rounds < 1 || *rounds > 1000 || *episodes < 1000 || *episodes > 1e8 || *instances < 1 || *instances > 16 ||
 		w.below < 0 || w.below > 1e6 || w.max <= 0 || w.max > 7*24*time.Hour {
-		fmt.Fprintf(os.Stderr, "cdissem: want -cpus of 2..64 CPUs (got %q), -rounds 1..1000, -episodes 1000..1e8, -wait-below 0..1e6 ns, -wait-max up to 168h\n", *cpuList)
+		fmt.Fprintf(os.Stderr, "cdissem: want -cpus of 2..64 CPUs (got %q), -rounds 1..1000, -episodes 1000..1e8, -instances 1..16, -wait-below 0..1e6 ns, -wait-max up to 168h\n", *cpuList)
 		os.Exit(2)
 	}
 	w.cpus = set.Members()
-	if err := run(set.Members(), *rounds, *episodes, w); err != nil {
+	if err := run(set.Members(), *rounds, *episodes, *instances, w); err != nil {
 		if errors.Is(err, errNoState) {
 			fmt.Fprintln(os.Stderr, "cdissem:", err)
 			os.Exit(3)
@@ -120,7 +123,7 @@ func (w wait) until(bin string) error {
 	}
 }
 
-func run(cpus cpuset.Placement, rounds, episodes int, w wait) error {
+func run(cpus cpuset.Placement, rounds, episodes, instances int, w wait) error {
 	dir, err := os.MkdirTemp("", "cdissem")
 	if err != nil {
 		return err
@@ -177,11 +180,13 @@ func run(cpus cpuset.Placement, rounds, episodes int, w wait) error {
 					return fmt.Errorf("%s printed %q", c.name, out)
 				}
 			} else {
-				b, err := c.make()
-				if err != nil {
-					return err
+				bs := make([]barriers.Barrier, instances)
+				for k := range bs {
+					if bs[k], err = c.make(); err != nil {
+						return err
+					}
 				}
-				if v, err = sample(b, cpus, episodes); err != nil {
+				if v, err = sample(bs, cpus, episodes); err != nil {
 					return err
 				}
 			}
@@ -194,7 +199,7 @@ func run(cpus cpuset.Placement, rounds, episodes int, w wait) error {
 		pp[r] = (before + after) / 2
 		mixed[r] = max(before, after) > stateFactor*min(before, after)
 	}
-	fmt.Printf("%d threads pinned on CPUs %s, %d interleaved rounds of %d episodes; tuned choice %s (%s)\n", n, list, rounds, episodes, tuned, orFallback(t))
+	fmt.Printf("%d threads pinned on CPUs %s, %d interleaved rounds of %d episodes (Go: %d instances a sample); tuned choice %s (%s)\n", n, list, rounds, episodes, instances, tuned, orFallback(t))
 	if s, err := watch.Stop(); err == nil {
 		// Other processes that want the CPUs make every figure below
 		// theirs as much as the barriers': say so.
@@ -349,28 +354,32 @@ func orFallback(t barriers.Tuning) string {
 	return "from " + t.Source
 }
 
-// sample runs episodes+1 episodes of b on a team pinned on cpus, started
-// for the sample, and returns ns per episode over the last episodes:
+// sample runs about episodes+1 episodes on a team pinned on cpus, started
+// for the sample, the instances bs taking equal shares in turn, and
+// returns ns per episode over all but the first:
 // participant 0 times them from the end of the first, which every
 // participant enters once started and pinned, as the C program does
 // (starting a pinned team cost 1-3 ms here, against 0.5 for the C
 // threads: 5-15 ns an episode over 200,000, more than a fast state's
 // difference between the barriers).
-func sample(b barriers.Barrier, cpus cpuset.Placement, episodes int) (float64, error) {
+func sample(bs []barriers.Barrier, cpus cpuset.Placement, episodes int) (float64, error) {
 	team, err := osal.NewTeam(cpus)
 	if err != nil {
 		return 0, err
 	}
+	per := max(episodes/len(bs), 1)
 	var elapsed time.Duration
 	err = team.Run(func(id int) {
-		b.Wait(id) // start together
+		bs[0].Wait(id) // start together
 		start := time.Now()
-		for range episodes {
-			b.Wait(id)
+		for _, b := range bs {
+			for range per {
+				b.Wait(id)
+			}
 		}
 		if id == 0 {
 			elapsed = time.Since(start)
 		}
 	})
-	return float64(elapsed.Nanoseconds()) / float64(episodes), err
+	return float64(elapsed.Nanoseconds()) / float64(per*len(bs)), err
 }
