@@ -60,6 +60,9 @@ type Finder struct {
 	Env string
 	// User is the per-user file ("" when there is no per-user directory).
 	User string
+	// NoUser says why there is no per-user file when User is "" (a
+	// relative $XDG_CONFIG_HOME, no $HOME): Find's error says it.
+	NoUser string
 	// System are the system-wide files, tried in order.
 	System []string
 	// Site are the files of $XDG_CONFIG_DIRS (sitePaths), tried after
@@ -96,6 +99,8 @@ func DefaultFinder(host Machine) Finder {
 		Host: host, Force: os.Getenv(ForceEnv) == "1"}
 	if p, err := DefaultPath(); err == nil {
 		fd.User = p
+	} else {
+		fd.NoUser = err.Error()
 	}
 	fd.Online = OnlineCPUs()
 	fd.Nodes = NUMANodes()
@@ -369,15 +374,19 @@ func (fd Finder) Find() (*Found, error) {
 		}
 	}
 	paths := fd.Paths()
+	noUser := ""
+	if fd.User == "" && fd.NoUser != "" {
+		noUser = "; the per-user file was not looked for: " + fd.NoUser
+	}
 	if len(paths) == 0 {
-		return nil, noResults{"no results file to try (no per-user directory and no system file configured); give a path"}
+		return nil, noResults{"no results file to try (no per-user directory and no system file configured); give a path" + noUser}
 	}
 	if missing == len(skipped) {
 		nor := ""
 		if len(paths) > 1 {
 			nor = " (nor " + strings.Join(paths[1:], ", ") + ")"
 		}
-		return nil, noResults{fmt.Sprintf("no results file at %s%s: run barriertune check", paths[0], nor)}
+		return nil, noResults{fmt.Sprintf("no results file at %s%s: run barriertune check%s", paths[0], nor, noUser)}
 	}
 	here, force := "", ""
 	if fd.Host.CPU.Name != "" {
@@ -386,7 +395,7 @@ func (fd Finder) Find() (*Found, error) {
 	if slices.ContainsFunc(skipped, isForeign) {
 		force = ", or set " + ForceEnv + "=1 to use another machine's file anyway"
 	}
-	return nil, noResults{fmt.Sprintf("no results file applies: %s; run barriertune check on this machine%s%s", strings.Join(listed(skipped, maxListed), "; "), here, force)}
+	return nil, noResults{fmt.Sprintf("no results file applies: %s; run barriertune check on this machine%s%s%s", strings.Join(listed(skipped, maxListed), "; "), here, force, noUser)}
 }
 
 // beside lists the files Find tries after place: when place names a

@@ -156,3 +156,21 @@ func TestFindSiteFileAfterSystem(t *testing.T) {
 		t.Errorf("skipped %+v, want the missing system file", found.Skipped)
 	}
 }
+
+// TestFindSaysWhyNoPerUserFile: with $XDG_CONFIG_HOME relative (which XDG
+// says to ignore) the per-user file is not looked for, and the error says
+// so instead of naming only the system file.
+func TestFindSaysWhyNoPerUserFile(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "relative/dir")
+	t.Setenv(results.ResultsEnv, "")
+	t.Setenv("XDG_CONFIG_DIRS", "")
+	fd := results.DefaultFinder(results.Machine{})
+	if fd.User != "" || !strings.Contains(fd.NoUser, "relative") {
+		t.Fatalf("User %q, NoUser %q: want no per-user file and the reason", fd.User, fd.NoUser)
+	}
+	fd.System = []string{filepath.Join(t.TempDir(), "results.json")}
+	_, err := fd.Find()
+	if !errors.Is(err, results.ErrNoResults) || !strings.Contains(err.Error(), "the per-user file was not looked for: ") || !strings.Contains(err.Error(), "relative") {
+		t.Errorf("Find: %v", err)
+	}
+}
