@@ -569,7 +569,7 @@ func Save(path string, f *File) (string, error) {
 	if old, err := Read(path); err == nil {
 		switch {
 		case f.Simulated && !old.Simulated:
-			return "", fmt.Errorf("results file %s holds measured results; a simulated results file never replaces them: give another path", path)
+			return "", measuredKept(path)
 		case f.Busy() && !old.Busy():
 			path += BusySuffix
 		case !supersedes(f, old):
@@ -577,6 +577,20 @@ func Save(path string, f *File) (string, error) {
 		}
 	}
 	return path, Write(path, f)
+}
+
+// RefusesSimulated returns Save's error for a simulated file at path when
+// path holds measured results, else nil: a simulated check asks before it
+// runs.
+func RefusesSimulated(path string) error {
+	if old, err := Read(path); err == nil && !old.Simulated {
+		return measuredKept(path)
+	}
+	return nil
+}
+
+func measuredKept(path string) error {
+	return fmt.Errorf("results file %s holds measured results; a simulated results file never replaces them: give another path", path)
 }
 
 // supersedes reports whether results f may replace old: old is partial,

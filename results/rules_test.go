@@ -140,9 +140,15 @@ func TestSaveKeepsTheMeasuredFile(t *testing.T) {
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Error("the measured file changed")
 	}
+	if err := RefusesSimulated(path); err == nil || !strings.Contains(err.Error(), path+" holds measured results") {
+		t.Errorf("RefusesSimulated(measured): %v", err)
+	}
 	other := filepath.Join(t.TempDir(), "results.json")
 	if err := Write(other, simulated()); err != nil {
 		t.Fatal(err)
+	}
+	if err := RefusesSimulated(other); err != nil {
+		t.Errorf("RefusesSimulated(simulated): %v", err)
 	}
 	if got, err := Save(other, simulated()); err != nil || got != other {
 		t.Errorf("a simulated run over a simulated file: %s, %v", got, err)

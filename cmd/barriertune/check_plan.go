@@ -151,8 +151,8 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 	if err := dest.Check(); err != nil {
 		return err
 	}
-	if old, rerr := results.Read(dest.String()); rerr == nil && !old.Simulated {
-		return fmt.Errorf("-o %s holds measured results; a simulated results file never replaces them: give another path", dest.String())
+	if err := results.RefusesSimulated(dest.String()); err != nil {
+		return fmt.Errorf("-o: %w", err)
 	}
 	f, err := check.Run(cmd.Context(), cfg)
 	if err != nil && f == nil {

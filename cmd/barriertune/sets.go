@@ -152,8 +152,9 @@ func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, a
 			return err
 		}
 	}
-	counts := configsets.Counts(topo)
+	exact := configsets.Counts(topo)
 	paper := configsets.PaperCounts(topo)
+	counts := exact
 	if method == configsets.Paper {
 		counts = paper
 	}
@@ -178,7 +179,7 @@ func printCounts(w io.Writer, topo *hwtree.Topology, method configsets.Method, a
 	}
 	all := new(big.Int).Lsh(big.NewInt(1), uint(n))
 	fmt.Fprintf(w, "total: %s %s sets for %s (2^%d = %s placements; paper method %s, exact %s)\n",
-		configsets.Total(counts), method, text.Plural(n, "PU"), n, text.Big(all), configsets.Total(paper), configsets.Total(configsets.Counts(topo)))
+		configsets.Total(counts), method, text.Plural(n, "PU"), n, text.Big(all), configsets.Total(paper), configsets.Total(exact))
 	return nil
 }
 
