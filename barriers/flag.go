@@ -191,16 +191,32 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 			// Spin's loop for the first relax hints, here rather than
 			// in waitBounded: a balanced episode ends within them, and
 			// the call cost static-tree's round trip 1.2x of Spin's.
-			pre := clockFirst
-			if a.limit.Load() == 0 {
-				pre = quickSpin
-			}
-			for i := 1; i < pre; i++ {
-				if v := f.v.Load(); reached(v, target, eq) {
-					a.quick(a.limit.Load())
-					return v
+			// On a quiet machine the bound is whole (the kernel's), a
+			// quick wait has nothing to lengthen, and the loop is Spin's
+			// with a count: the check for a shortened bound on the way
+			// out cost a two-thread dissemination barrier 3-4% of Spin's
+			// episode in the EPYC guest's intermediate state, the count
+			// about as much again (docs/algorithms.md). With no bound,
+			// quickSpin checks, the one above included.
+			if lim := a.limit.Load(); lim == a.kernel {
+				for i := clockFirst - 1; i > 0; i-- {
+					if v := f.v.Load(); reached(v, target, eq) {
+						return v
+					}
+					osal.Relax()
 				}
-				osal.Relax()
+			} else {
+				n := clockFirst - 1
+				if lim == 0 {
+					n = quickSpin - 1
+				}
+				for i := n; i > 0; i-- {
+					if v := f.v.Load(); reached(v, target, eq) {
+						a.quick(a.limit.Load())
+						return v
+					}
+					osal.Relax()
+				}
 			}
 		}
 		return f.waitBounded(target, eq, w)
