@@ -25,6 +25,10 @@ type Proc struct {
 	// program it starts) is not competing with itself. It scans the
 	// process table at every reading (at most maxScan processes).
 	Children bool
+
+	// readStat reads the machine's stat file instead of Root's (tests:
+	// a count that changes between two reads).
+	readStat func() ([]byte, error)
 }
 
 // maxScan caps the processes a reading with Children looks at.
@@ -60,7 +64,8 @@ type Reading struct {
 	Delay map[int]int64
 	// Own is how many of the process's threads were runnable (state R).
 	Own int
-	// Running is procs_running: runnable tasks on the whole machine.
+	// Running is procs_running, runnable tasks on the whole machine: the
+	// lower of two reads, before and after Own was counted (see Read).
 	Running int
 	// Load1 is the one-minute load average.
 	Load1 float64
@@ -73,9 +78,16 @@ func (r Reading) Others() int { return max(r.Running-r.Own, 0) }
 // filesystem (or not these files).
 func (p Proc) Read() (Reading, error) {
 	r := Reading{When: time.Now(), Delay: map[int]int64{}}
-	// The process's threads first, then the machine's count: a thread of
-	// this process that becomes runnable in between counts as another's
-	// at worst, and one reading decides nothing (see Summary).
+	// The machine's count before and after the process's own threads,
+	// the lower of the two: a thread of the process (or of a child) that
+	// becomes runnable or stops between the counts would otherwise count
+	// as another's. A harness that starts short runs of a child many
+	// times a second read one such task in the median reading on a quiet
+	// machine. A task of another process that stays runnable is in both.
+	before, err := p.procsRunning()
+	if err != nil {
+		return r, err
+	}
 	tasks, err := os.ReadDir(p.path(p.self(), "task"))
 	if err != nil {
 		return r, fmt.Errorf("sysload: %w", err)
@@ -95,21 +107,34 @@ func (p Proc) Read() (Reading, error) {
 	if p.Children {
 		r.Own += p.childrenRunnable()
 	}
-	stat, err := os.ReadFile(p.path("stat"))
+	after, err := p.procsRunning()
 	if err != nil {
-		return r, fmt.Errorf("sysload: %w", err)
+		return r, err
 	}
-	running, ok := statField(string(stat), "procs_running")
-	if !ok {
-		return r, fmt.Errorf("sysload: %s has no procs_running line", p.path("stat"))
-	}
-	r.Running = running
+	r.Running = min(before, after)
 	if la, err := os.ReadFile(p.path("loadavg")); err == nil {
 		if f := strings.Fields(string(la)); len(f) > 0 {
 			r.Load1, _ = strconv.ParseFloat(f[0], 64)
 		}
 	}
 	return r, nil
+}
+
+// procsRunning reads procs_running, the machine's runnable tasks.
+func (p Proc) procsRunning() (int, error) {
+	read := p.readStat
+	if read == nil {
+		read = func() ([]byte, error) { return os.ReadFile(p.path("stat")) }
+	}
+	stat, err := read()
+	if err != nil {
+		return 0, fmt.Errorf("sysload: %w", err)
+	}
+	running, ok := statField(string(stat), "procs_running")
+	if !ok {
+		return 0, fmt.Errorf("sysload: %s has no procs_running line", p.path("stat"))
+	}
+	return running, nil
 }
 
 // childrenRunnable counts the runnable threads of the process's child

@@ -54,6 +54,42 @@ type task = struct {
 	delay int64
 }
 
+// TestReadRace: a task of the process or of a child that starts or
+// stops running while Read counts the process's own is not another
+// process's; one that runs throughout is. The machine's count changes
+// between the read before the own count and the read after it.
+func TestReadRace(t *testing.T) {
+	root := t.TempDir()
+	writeProc(t, root, map[int]task{10: {"R", 0}, 11: {"R", 0}, 12: {"S", 0}}, 0, "0.50")
+	for _, c := range []struct {
+		name          string
+		before, after int
+		want          int
+	}{
+		{"a thread of ours woke after the count", 2, 3, 0},
+		{"a thread of ours stopped after the first read", 3, 2, 0},
+		{"another process's task ran throughout", 3, 3, 1},
+		{"two others, one woke after the count", 4, 5, 2},
+	} {
+		reads := []int{c.before, c.after}
+		p := Proc{Root: root, readStat: func() ([]byte, error) {
+			n := reads[0]
+			reads = reads[1:]
+			return []byte("cpu  1 2 3 4\nprocs_running " + strconv.Itoa(n) + "\nprocs_blocked 0\n"), nil
+		}}
+		r, err := p.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reads) != 0 {
+			t.Fatalf("%s: %d reads of the machine's count left, want both taken", c.name, len(reads))
+		}
+		if r.Own != 2 || r.Others() != c.want {
+			t.Errorf("%s: own %d, others %d, want 2 and %d", c.name, r.Own, r.Others(), c.want)
+		}
+	}
+}
+
 // TestReadFake reads a fake proc tree: own runnable threads, their run
 // delays, the machine's runnable count and the others'.
 func TestReadFake(t *testing.T) {
