@@ -194,10 +194,10 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 			// On a quiet machine the bound is whole (the kernel's), a
 			// quick wait has nothing to lengthen, and the loop is Spin's
 			// with a count: the check for a shortened bound on the way
-			// out cost a two-thread dissemination barrier 3-4% of Spin's
-			// episode in the EPYC guest's intermediate state, the count
-			// about as much again (docs/algorithms.md). With no bound,
-			// quickSpin checks, the one above included.
+			// out cost a two-thread dissemination barrier 2-3% of Spin's
+			// episode in the EPYC guest's intermediate state; the count
+			// costs nothing measurable (docs/algorithms.md). With no
+			// bound, quickSpin checks, the one above included.
 			if lim := a.limit.Load(); lim == a.kernel {
 				for i := clockFirst - 1; i > 0; i-- {
 					if v := f.v.Load(); reached(v, target, eq) {
