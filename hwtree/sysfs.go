@@ -30,7 +30,22 @@ import (
 // die_cpus; Group from cluster_cpus, book_siblings and drawer_siblings; caches
 // from cache/indexN (shared_cpu_map, empty meaning the core's mask); NUMA
 // nodes from node/nodeN/cpumap. A missing or empty file means unknown.
+// When no CPU of the live machine has a cache/ directory (some virtual
+// machines), the caches come from CPUID on each CPU, as hwloc's x86 backend
+// reads them (leaf 4 on Intel, 0x8000001D or 0x80000005/6 on AMD; CPUs
+// share a cache when their package and the cache's APIC-ID-derived ids
+// match).
 func FromSysfs(root string) (*Topology, error) {
+	var x86 func(cpuset.Set) map[int]x86Proc
+	if root == "" || root == "/" {
+		x86 = liveX86Procs
+	}
+	return fromSysfs(root, x86)
+}
+
+// fromSysfs is FromSysfs with the CPUID reader given (tests hand a snapshot
+// captured register values; nil reads no CPUID).
+func fromSysfs(root string, x86 func(cpuset.Set) map[int]x86Proc) (*Topology, error) {
 	live := root == "" || root == "/"
 	if live {
 		root = "/"
@@ -39,6 +54,7 @@ func FromSysfs(root string) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.x86 = x86
 	var allowed cpuset.Set
 	var mems *cpuset.Set
 	if live {
@@ -70,6 +86,11 @@ func FromSysfs(root string) (*Topology, error) {
 type sysfsReader struct {
 	root, cpuDir string
 	notes        []string
+	// sawCacheDir is set when some CPU has a cache/ directory.
+	sawCacheDir bool
+	// x86 asks the given CPUs what CPUID says about them; nil for a
+	// snapshot (the live machine's CPUID says nothing about it).
+	x86 func(cpuset.Set) map[int]x86Proc
 }
 
 func (r *sysfsReader) note(format string, args ...any) {
@@ -248,6 +269,17 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 		}
 		protos = append(protos, r.caches(c, core, complete)...)
 	}
+	if !r.sawCacheDir && r.x86 != nil {
+		// No cache directories anywhere (some virtual machines): the
+		// caches CPUID reports, as hwloc's x86 backend adds them.
+		caches, note := x86CacheProtos(r.x86(complete))
+		if note != "" {
+			r.note("%s", note)
+		} else if len(caches) > 0 {
+			r.note("sysfs has no cpu*/cache directories: caches read from CPUID")
+		}
+		protos = append(protos, caches...)
+	}
 	nodes := r.numaNodes(complete)
 	if len(nodes) == 0 {
 		// No (usable) NUMA information: hwloc makes one node, P#0, holding
@@ -270,6 +302,7 @@ func (r *sysfsReader) caches(cpu int, core, complete cpuset.Set) []proto {
 	if err != nil {
 		return nil
 	}
+	r.sawCacheDir = true
 	var out []proto
 	for _, e := range entries {
 		if !cacheIndexRE.MatchString(e.Name()) {
