@@ -30,7 +30,7 @@ import (
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.4"
+const Schema = "barriertune.results/v1.5"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
@@ -99,6 +99,12 @@ type File struct {
 	// Load (v1.4) is how busy the machine was while the check measured;
 	// absent from older files and simulated checks.
 	Load *Load `json:"load,omitempty"`
+
+	// OpenMP (v1.5) is the OpenMP runtimes' measurement: each runtime's
+	// defaults against settings of its own knobs, per thread count;
+	// absent from older files, simulated checks and checks that did not
+	// reach it.
+	OpenMP *OpenMP `json:"openmp,omitempty"`
 
 	Threads []Threads `json:"threads"`
 }
@@ -723,6 +729,9 @@ func (f *File) validate() error {
 		if o := t.OSThreads; o != nil && (o.Algorithm == "" || len(o.CPUs) != t.Threads) {
 			return fmt.Errorf("thread count %d: os_threads entry needs an algorithm and %d CPUs", t.Threads, t.Threads)
 		}
+	}
+	if err := f.OpenMP.validate(); err != nil {
+		return err
 	}
 	return checkTimes(f)
 }

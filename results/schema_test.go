@@ -95,6 +95,9 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{"Measurement", root.Defs["measurement"], reflect.TypeOf(results.Measurement{})},
 		{"HostState", root.Defs["host_state"], reflect.TypeOf(results.HostState{})},
 		{"Repeat", root.Defs["repeat"], reflect.TypeOf(results.Repeat{})},
+		{"OpenMP", root.Defs["openmp"], reflect.TypeOf(results.OpenMP{})},
+		{"OpenMPRuntime", root.Defs["openmp_runtime"], reflect.TypeOf(results.OpenMPRuntime{})},
+		{"OpenMPCount", root.Defs["openmp_count"], reflect.TypeOf(results.OpenMPCount{})},
 	} {
 		all, required := jsonFields(c.typ)
 		var props []string

@@ -1,0 +1,139 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OpenMP (v1.5) is the check's measurement of the OpenMP runtimes on this
+// machine: per runtime, the runtime's defaults timed against settings of
+// its own knobs on an OpenMP barrier loop, per thread count
+// (internal/ompcheck). `export --format omp-env` sets only what this
+// measured to help.
+type OpenMP struct {
+	// Loop describes the loop timed (one parallel region, a plain barrier
+	// after a little private work per thread) and one run's length.
+	Loop string `json:"loop"`
+	// Seconds is the wall time the step took; Share the most of the
+	// budget it could take.
+	Seconds float64 `json:"seconds"`
+	Share   string  `json:"share"`
+	// Runtimes are the runtimes looked for, measured or not.
+	Runtimes []OpenMPRuntime `json:"runtimes"`
+}
+
+// OpenMPRuntime is one runtime: what built and ran it, and its counts.
+type OpenMPRuntime struct {
+	// Name is libgomp or libomp; Compiler the compiler (path) whose
+	// -fopenmp links it.
+	Name     string `json:"name"`
+	Compiler string `json:"compiler"`
+	// Library is the runtime's shared object the loop loaded (symbolic
+	// links resolved) and Version the runtime's version (libomp's
+	// KMP_VERSION report, else the compiler's version); absent when not
+	// measured.
+	Library string `json:"library,omitempty"`
+	Version string `json:"version,omitempty"`
+	// NotMeasured says why the runtime was not measured (no compiler, a
+	// compilation that failed, a program that did not run, no budget
+	// left); absent when it was.
+	NotMeasured string `json:"not_measured,omitempty"`
+	// Counts are the thread counts measured.
+	Counts []OpenMPCount `json:"counts,omitempty"`
+}
+
+// OpenMPCount is one runtime at one thread count.
+type OpenMPCount struct {
+	Threads int `json:"threads"`
+	// DefaultNs is the median ns per barrier under the runtime's
+	// defaults (every run of them at this count); 0 with NotMeasured.
+	DefaultNs float64 `json:"default_ns,omitempty"`
+	// Best is the setting chosen (NAME=VALUE, sorted), faster than the
+	// defaults by the check's tie margin and significance test and
+	// confirmed in fresh pairs; absent when the defaults stay (Why says
+	// why). BestNs is its median, MarginPct how much slower the defaults'
+	// median is, in percent, and Test the test that separated them.
+	Best      []string `json:"best,omitempty"`
+	BestNs    float64  `json:"best_ns,omitempty"`
+	MarginPct float64  `json:"margin_pct,omitempty"`
+	Test      string   `json:"test,omitempty"`
+	// Why says why the defaults stay, or why Best is not the fastest
+	// measured (a variable both runtimes read must agree).
+	Why string `json:"why,omitempty"`
+	// NotMeasured says why this count was not measured.
+	NotMeasured string `json:"not_measured,omitempty"`
+	// Failed are the settings that crashed, hung (killed by process
+	// group) or were refused by the runtime, each with what happened;
+	// none of them is ever chosen.
+	Failed []string `json:"failed,omitempty"`
+	// Settings is how many settings were timed, Runs how many runs of
+	// the loop the count took.
+	Settings int `json:"settings"`
+	Runs     int `json:"runs"`
+}
+
+// Runtime returns the record of the named runtime, or nil.
+func (o *OpenMP) Runtime(name string) *OpenMPRuntime {
+	if o == nil {
+		return nil
+	}
+	for i := range o.Runtimes {
+		if o.Runtimes[i].Name == name {
+			return &o.Runtimes[i]
+		}
+	}
+	return nil
+}
+
+// Count returns the runtime's record of n threads, or nil.
+func (r *OpenMPRuntime) Count(n int) *OpenMPCount {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Counts {
+		if r.Counts[i].Threads == n {
+			return &r.Counts[i]
+		}
+	}
+	return nil
+}
+
+// validate refuses what an export could not write safely: a count below
+// 1, a time below 0, or a setting that is not NAME=VALUE with a name of
+// the runtimes' (OMP_, KMP_ or GOMP_ and capitals, digits, underscores).
+func (o *OpenMP) validate() error {
+	if o == nil {
+		return nil
+	}
+	for _, r := range o.Runtimes {
+		for _, c := range r.Counts {
+			if c.Threads < 1 {
+				return fmt.Errorf("openmp %s: thread count %d is not positive", r.Name, c.Threads)
+			}
+			if c.DefaultNs < 0 || c.BestNs < 0 {
+				return fmt.Errorf("openmp %s, %d threads: a negative time", r.Name, c.Threads)
+			}
+			for _, kv := range c.Best {
+				name, _, ok := strings.Cut(kv, "=")
+				if !ok || !runtimeVariable(name) {
+					return fmt.Errorf("openmp %s, %d threads: setting %q is not NAME=VALUE with an OMP_, KMP_ or GOMP_ name", r.Name, c.Threads, kv)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// runtimeVariable reports whether name is an OpenMP runtime's variable
+// name: OMP_, KMP_ or GOMP_ followed by capitals, digits and underscores.
+func runtimeVariable(name string) bool {
+	rest, ok := strings.CutPrefix(name, "OMP_")
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, "KMP_"); !ok {
+			if rest, ok = strings.CutPrefix(name, "GOMP_"); !ok {
+				return false
+			}
+		}
+	}
+	return rest != "" && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
+}
