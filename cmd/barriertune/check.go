@@ -174,6 +174,17 @@ func (o *checkOptions) config() (check.Config, error) {
 		if sum > maxThreadsInAll {
 			return cfg, usageErrorf("--threads %q: %d thread counts, %d threads in all; a check plans at most %d in all (planning takes about 25 us a thread, measuring far more): give fewer counts, e.g. 2-8 and powers of two as the default does", elided(o.threads), len(cfg.Threads), sum, maxThreadsInAll)
 		}
+		if o.src.live() && !o.plan.simulate {
+			// This machine's check (or its plan) runs each count on as
+			// many OS threads: refused before any work when the runtime
+			// or the memory cannot hold them.
+			h := check.HostableThreads()
+			for _, t := range cfg.Threads {
+				if err := h.Refuse(t); err != nil {
+					return cfg, usageErrorf("--threads %d: %v", t, err)
+				}
+			}
+		}
 	}
 	if o.algorithms != nil {
 		var err error

@@ -222,11 +222,34 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	}
 	f, err = assemble(ctx, f, p, s, cfg.Budget)
 	if err == nil {
-		measureOSThreads(outer, f, m)
+		// The OS-thread pass has a grace of its own past the budget: a
+		// pass of hundreds of OS threads takes seconds a count.
+		octx, ocancel := m.Bound(outer, laterOf(m.Now(), deadline).Add(osThreadsGrace(cfg.Budget)))
+		measureOSThreads(octx, f, m)
+		ocancel()
 	}
 	annotate(f, s.notes)
 	if f != nil && !f.Simulated && cfg.Calibration == nil {
-		refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's
+		if m.Now().Before(deadline) {
+			refit(cfg.Topology, p.kind, f) // every measurement, not only the first round's
+		} else {
+			// The fit models every candidate at every count: seconds at
+			// hundreds of threads, which the budget no longer has.
+			f.Cuts = append(f.Cuts, "the model was not fitted to every measurement: the budget had run out (the constants are the first round's, or the defaults)")
+		}
 	}
 	return f, err
+}
+
+// osThreadsGrace is how long the OS-thread pass may run past the budget:
+// a tenth of it, between 1 and 3 s.
+func osThreadsGrace(budget time.Duration) time.Duration {
+	return min(max(budget/10, time.Second), 3*time.Second)
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

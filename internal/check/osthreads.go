@@ -69,10 +69,14 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 	}
 	for i := range f.Threads {
 		t := &f.Threads[i]
-		if t.Threads <= allowed.Len() || t.Best == nil || t.OSThreads != nil || len(t.Best.CPUs) != t.Threads || ctx.Err() != nil {
+		if t.Threads <= allowed.Len() || t.Best == nil || t.OSThreads != nil || len(t.Best.CPUs) != t.Threads {
 			continue
 		}
-		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget})
+		if ctx.Err() != nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: the budget ran out", t.Threads))
+			continue
+		}
+		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget, MayEndEmpty: true})
 		if err != nil {
 			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: %v", t.Threads, err))
 			continue

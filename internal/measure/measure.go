@@ -108,6 +108,11 @@ type Options struct {
 	// program's threads run: a participant that blocks then sleeps in the
 	// kernel instead of parking in the Go scheduler.
 	OSThreads bool
+	// MayEndEmpty lets a cancelled Context stop the first round too: a
+	// workload may then end with no sample (Reps 0). Without it every
+	// workload takes at least one sample, which a caller that writes
+	// every result needs.
+	MayEndEmpty bool
 }
 
 // MaxSkew caps Options.Skew: longer delays measure the delay, not the
@@ -468,11 +473,22 @@ func sample(cpus cpuset.Placement, works []workload, opts Options) ([][]float64,
 				w.run(rank, k)
 				if rank == 0 {
 					c.next, reached = calibrate(k, float64(osal.Nanotime()-t0), target*w.fraction(), reached)
+					if opts.Context.Err() != nil {
+						// Stopping: settle on this k (a workload's first
+						// runs are of one episode), so that every
+						// workload still takes its one sample soon; or
+						// stop now where a workload may end empty.
+						c.next = 0
+						c.stop = opts.MayEndEmpty
+					}
 					if c.next == 0 {
 						c.k[i] = k
 					}
 				}
 				ctl.Wait(rank)
+				if c.stop {
+					return
+				}
 				if c.next == 0 {
 					break
 				}
@@ -502,6 +518,11 @@ func sample(cpus cpuset.Placement, works []workload, opts Options) ([][]float64,
 				if rank == 0 {
 					el := float64(osal.Nanotime() - t0)
 					samples[i] = append(samples[i], el/float64(c.k[i])/w.divisor-w.offset)
+					// Read by every rank after the next control barrier:
+					// once every workload has a sample, a long round (an
+					// episode of hundreds of OS threads takes
+					// milliseconds) stops after this one, not at its end.
+					c.stop = (s > 0 || opts.MayEndEmpty) && opts.Context.Err() != nil
 				}
 			}
 			// Every rank has read this round's control; only now may rank
