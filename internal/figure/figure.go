@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/outfile"
@@ -110,12 +111,15 @@ func floorLine(ns float64, i int) *plotter.Function {
 	return l
 }
 
-// Curves is each algorithm's best median per thread count.
+// Curves is each algorithm's best median per thread count. A candidate
+// dropped early (twice as slow as the best after its first samples) is
+// drawn with its fewer samples; one rejected (its time below what the
+// machine allows) or with no positive time is not (LeftOut says why).
 func Curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 	best := map[string]map[int]float64{}
 	for _, t := range f.Threads {
 		for _, m := range t.Measurements {
-			if m.Dropped || m.Rejected != "" || !(m.MedianNs > 0) || math.IsInf(m.MedianNs, 0) {
+			if !drawable(m) {
 				continue
 			}
 			if best[m.Algorithm] == nil {
@@ -139,6 +143,74 @@ func Curves(f *results.File) (algs []string, pts map[string]plotter.XYs) {
 		pts[a] = xys
 	}
 	return algs, pts
+}
+
+// drawable reports whether a measurement is a point of its algorithm's
+// curve.
+func drawable(m results.Measurement) bool {
+	return m.Rejected == "" && m.MedianNs > 0 && !math.IsInf(m.MedianNs, 0)
+}
+
+// LeftOut names each algorithm the file measured that Curves does not
+// draw, with why (in catalog order).
+func LeftOut(f *results.File) []string {
+	why := map[string]string{}
+	drawn := map[string]bool{}
+	var order []string
+	for _, t := range f.Threads {
+		for _, m := range t.Measurements {
+			if drawable(m) {
+				drawn[m.Algorithm] = true
+				continue
+			}
+			if _, ok := why[m.Algorithm]; !ok {
+				order = append(order, m.Algorithm)
+				why[m.Algorithm] = fmt.Sprintf("no positive time at %d threads", t.Threads)
+				if m.Rejected != "" {
+					why[m.Algorithm] = fmt.Sprintf("rejected at %d threads: %s", t.Threads, m.Rejected)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return catalog.Rank(a) - catalog.Rank(b) })
+	var out []string
+	for _, a := range order {
+		if !drawn[a] {
+			out = append(out, a+" ("+why[a]+")")
+		}
+	}
+	return out
+}
+
+// droppedEarly reports the algorithms some of whose drawn points (the
+// least median at a count) come from a candidate dropped early, with
+// fewer samples.
+func droppedEarly(f *results.File) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range f.Threads {
+		best := map[string]results.Measurement{}
+		for _, m := range t.Measurements {
+			if b, ok := best[m.Algorithm]; drawable(m) && (!ok || m.MedianNs < b.MedianNs) {
+				best[m.Algorithm] = m
+			}
+		}
+		for a, m := range best {
+			if m.Dropped {
+				out[a] = true
+			}
+		}
+	}
+	return out
+}
+
+// allowedCount is how many CPUs the check could use (the file's
+// allowed_cpus), 0 when it does not say.
+func allowedCount(f *results.File) int {
+	set, err := cpuset.ParseList(f.Machine.AllowedCPUs)
+	if err != nil {
+		return 0
+	}
+	return set.Len()
 }
 
 // Results draws a results file: each algorithm's best median per thread
@@ -175,6 +247,7 @@ func Results(f *results.File, winners plotter.XYs) (*plot.Plot, error) {
 			}
 		}
 	}
+	dropped := droppedEarly(f)
 	for i, a := range algs {
 		note(pts[a])
 		line, points, err := plotter.NewLinePoints(pts[a])
@@ -184,7 +257,11 @@ func Results(f *results.File, winners plotter.XYs) (*plot.Plot, error) {
 		line.Color, points.Shape, line.Dashes = Style(i)
 		points.Color = line.Color
 		p.Add(line, points)
-		p.Legend.Add(a, line, points)
+		name := a
+		if dropped[a] {
+			name += " (dropped early: fewer samples)"
+		}
+		p.Legend.Add(name, line, points)
 	}
 	note(winners)
 	for _, fl := range f.Floor {
@@ -212,6 +289,24 @@ func Results(f *results.File, winners plotter.XYs) (*plot.Plot, error) {
 		w.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
 		p.Add(w)
 		p.Legend.Add("winner", w)
+	}
+	for _, l := range LeftOut(f) {
+		p.Legend.Add("not drawn: " + l)
+	}
+	// Counts above the CPUs ran as goroutines (the Go scheduler's
+	// switches): their ticks are starred and the legend says so.
+	if n := allowedCount(f); n > 0 {
+		starred := false
+		for i := range ticks {
+			if ticks[i].Value > float64(n) {
+				ticks[i].Label += "*"
+				starred = true
+			}
+		}
+		if starred {
+			p.Legend.Add(fmt.Sprintf("* more threads than the %d CPUs:", n))
+			p.Legend.Add("  goroutines timed, not OS threads")
+		}
 	}
 	LogAxis(p, lo, hi)
 	slices.SortFunc(ticks, func(a, b plot.Tick) int { return int(a.Value - b.Value) })
