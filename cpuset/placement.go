@@ -9,13 +9,14 @@ import "runtime"
 type Placement []int
 
 // Oversubscribed reports whether n ranks outnumber what this process runs
-// at once: GOMAXPROCS, or the CPUs it may use (runtime.NumCPU). Each rank
+// at once: GOMAXPROCS, or the CPUs it may use ([Usable]: its CPUs at
+// start within its cgroup's cpuset and CPU quota). Each rank
 // beyond them waits for a CPU that another rank holds, so a spinning rank
 // delays the one it waits for. This is the one meaning of oversubscribed in
 // this process; [Placement.Oversubscribed] is the placement's own half, and
 // [Placement.OversubscribedHere] joins the two.
 func Oversubscribed(n int) bool {
-	return n > runtime.GOMAXPROCS(0) || n > runtime.NumCPU()
+	return n > runtime.GOMAXPROCS(0) || n > Usable()
 }
 
 // OversubscribedHere reports whether p's ranks cannot each hold a CPU of

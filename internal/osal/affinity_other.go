@@ -37,3 +37,11 @@ func RunDelay() (tid int, ns int64) { return 0, -1 }
 
 // Crowded returns zeros: the system does not say (see the Linux version).
 func Crowded() (runnable, online int) { return 0, 0 }
+
+// HeavyFenceAvailable reports false outside Linux: no membarrier (see the
+// Linux version); callers fence on the light side instead.
+func HeavyFenceAvailable() bool { return false }
+
+// HeavyFence fences nothing outside Linux and reports false (see the
+// Linux version).
+func HeavyFence() bool { return false }
