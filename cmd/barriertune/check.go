@@ -353,6 +353,9 @@ func describeCheck(cfg check.Config) string {
 
 // checkProgressMessage is one progress report of the check in words.
 func checkProgressMessage(p check.Progress) string {
+	if p.Step != "" { // a step after the placements (the OpenMP runtimes)
+		return p.Step
+	}
 	label := p.Label
 	if label == "" {
 		label = "set"

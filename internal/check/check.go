@@ -142,6 +142,9 @@ type Progress struct {
 	Algorithms         int
 	Done, Total        int // placements measured, planned
 	Elapsed, Remaining time.Duration
+	// Step, when set, is the whole report: a step after the placements
+	// (the OpenMP runtimes' measurement), in words.
+	Step string
 }
 
 // DefaultThreadCounts returns 2..n, all of them up to 8, then the powers
@@ -228,6 +231,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		measureOSThreads(octx, f, m)
 		ocancel()
 	}
+	measureOpenMP(outer, f, cfg, m, deadline) // at most OpenMPShare of the budget, in what is left of it
 	annotate(f, s.notes)
 	if f != nil && !f.Simulated && cfg.Calibration == nil {
 		if m.Now().Before(deadline) {

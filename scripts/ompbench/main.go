@@ -1,12 +1,14 @@
 // Command ompbench measures what barriertune's omp-env export does to the
-// real OpenMP runtimes: an OpenMP barrier loop (csrc/ompbarrier.c) built with
-// gcc -fopenmp (GNU libgomp) and clang -fopenmp (LLVM libomp) runs under
+// real OpenMP runtimes: the check's OpenMP barrier loop
+// (internal/ompcheck/csrc/omploop.c) built with gcc -fopenmp (GNU
+// libgomp) and clang -fopenmp (LLVM libomp) runs under
 // the runtime's defaults and under the environment `barriertune export
 // --format omp-env --threads N` prints, for each thread count, in one
 // interleaved run: every round runs every configuration once, in a
 // shuffled order, so load that comes and goes hits all of them alike.
 // It prints the medians and the ratios (export over default) as a
-// Markdown table.
+// Markdown table; a row whose export sets nothing the runtime reads says
+// so (its ratio is then the noise of two runs of the same thing).
 //
 // Run it from the module root:
 //
@@ -22,7 +24,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	_ "embed"
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -34,12 +36,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/ompcheck"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
-
-//go:embed csrc/ompbarrier.c
-var loopSource []byte
 
 func main() { lab.Main("ompbench", run) }
 
@@ -54,7 +54,8 @@ type config struct {
 }
 
 type runtimeBin struct {
-	name, lib, bin string
+	name, lib string
+	prog      *ompcheck.Program
 }
 
 func run() error {
@@ -63,7 +64,7 @@ func run() error {
 	rounds := flag.Int("rounds", 15, "rounds; each runs every configuration once (3..1000)")
 	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
 	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
-	budget := flag.Duration("budget", 30*time.Second, "the check's --budget when no -results is given")
+	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q (ompbench takes flags only)", flag.Arg(0))
@@ -119,13 +120,13 @@ func run() error {
 	}
 
 	var rts []*runtimeBin
-	for _, c := range []struct{ cc, name, lib string }{{"gcc", "gcc", "libgomp"}, {"clang", "clang", "libomp"}} {
-		bin := filepath.Join(dir, "ompbarrier-"+c.name)
-		if err := build(c.cc, dir, bin); err != nil {
-			fmt.Fprintf(os.Stderr, "ompbench: %s skipped: %v\n", c.lib, err)
+	for _, tc := range ompcheck.Toolchains() {
+		p, err := ompcheck.Build(context.Background(), tc, dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ompbench: %s skipped: %v\n", tc.Runtime, err)
 			continue
 		}
-		rts = append(rts, &runtimeBin{name: c.cc, lib: c.lib, bin: bin})
+		rts = append(rts, &runtimeBin{name: tc.Compiler, lib: tc.Runtime, prog: p})
 	}
 	if len(rts) == 0 {
 		return fmt.Errorf("no OpenMP compiler works here (want gcc with libgomp, or clang with libomp: apt-get install gcc clang libomp-dev)")
@@ -143,7 +144,10 @@ func run() error {
 			return fmt.Errorf("export --threads %d: %w", n, err)
 		}
 		exports[n] = vars
-		fmt.Printf("- %d threads (%s): `%s`\n", n, winnerNote(out, n), strings.Join(vars, " "))
+		fmt.Printf("- %d threads: `%s`\n", n, strings.Join(vars, " "))
+		for _, note := range runtimeNotes(out) {
+			fmt.Printf("  - %s\n", note)
+		}
 	}
 
 	var cells []*config
@@ -152,9 +156,6 @@ func run() error {
 			cells = append(cells, &config{rt: rt, threads: n}, &config{rt: rt, threads: n, export: true, env: exports[n]})
 		}
 	}
-	base := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
-	})
 	limit := time.Duration(*seconds*float64(time.Second)) + 20*time.Second
 	fmt.Fprintf(os.Stderr, "ompbench: %d configurations x %d rounds of %g s\n", len(cells), *rounds, *seconds)
 	start := time.Now()
@@ -162,9 +163,7 @@ func run() error {
 	for r := 0; r < *rounds; r++ {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, c := range order {
-			env := append(slices.Clone(base), "OMP_NUM_THREADS="+strconv.Itoa(c.threads))
-			env = append(env, c.env...)
-			ns, err := runLoop(limit, env, c.rt.bin, *seconds, *work, c.threads)
+			ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads)
 			if err != nil {
 				return fmt.Errorf("%s, %d threads, %s: %w", c.rt.lib, c.threads, label(c), err)
 			}
@@ -175,8 +174,9 @@ func run() error {
 	host, _ := os.Hostname()
 	fmt.Printf("\nMeasured %s on %s: %d allowed CPUs, %s, %d rounds of %g s per run, work %d, in %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, cpus, runtime.GOARCH, *rounds, *seconds, *work, time.Since(start).Round(time.Second))
-	fmt.Printf("| runtime | threads | default ns/barrier (median) | export ns/barrier (median) | export / default | median of per-round ratios | export faster in |\n")
-	fmt.Printf("|---|---|---|---|---|---|---|\n")
+	fmt.Printf("Load: %s\n\n", lab.Load())
+	fmt.Printf("| runtime | threads | default ns/barrier (median) | export ns/barrier (median) | export / default | median of per-round ratios | export faster in | export sets |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
 	for i := 0; i < len(cells); i += 2 {
 		d, e := cells[i], cells[i+1]
 		ratios := make([]float64, len(d.samples))
@@ -191,9 +191,13 @@ func run() error {
 		if d.threads > cpus {
 			over = fmt.Sprintf(" (on %d CPUs)", cpus)
 		}
-		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds |\n",
+		sets := strings.Join(ompcheck.NewSetting(e.env...).For(d.rt.lib), " ")
+		if sets == "" {
+			sets = "nothing this runtime reads: the same as its defaults (the ratio is noise)"
+		}
+		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds | %s |\n",
 			d.rt.lib, d.rt.name, d.threads, over, formatNs(lab.Median(d.samples)), formatNs(lab.Median(e.samples)),
-			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios))
+			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios), sets)
 	}
 	return nil
 }
@@ -205,34 +209,15 @@ func label(c *config) string {
 	return "default"
 }
 
-// build compiles the barrier loop with cc -fopenmp into bin.
-func build(cc, dir, bin string) error {
-	if _, err := lab.CompileC(cc, dir, filepath.Base(bin), loopSource, "-O2", "-fopenmp"); err != nil {
-		return fmt.Errorf("%s -fopenmp failed (missing OpenMP library?): %w", cc, err)
-	}
-	return nil
-}
-
-func firstLine(b []byte) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return s
-}
-
-// runLoop runs the barrier loop once and returns its ns per barrier.
-func runLoop(limit time.Duration, env []string, bin string, seconds float64, work, threads int) (float64, error) {
-	out, err := lab.Run(limit, env, true, bin, strconv.FormatFloat(seconds, 'f', -1, 64), "100000000", strconv.Itoa(work))
+// runLoop runs the barrier loop once (ompcheck.Program.Run: the
+// runtimes' variables of this environment removed, env's added, killed by
+// its process group past limit) and returns its ns per barrier.
+func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds float64, work, threads int) (float64, error) {
+	t, err := p.Run(context.Background(), ompcheck.Sample{Threads: threads, Seconds: seconds, Work: work, Env: env, Limit: limit})
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, firstLine(out))
+		return 0, err
 	}
-	var n, barriers int
-	var ns float64
-	if _, err := fmt.Sscanf(string(out), "threads %d barriers %d ns_per_barrier %g", &n, &barriers, &ns); err != nil {
-		return 0, fmt.Errorf("unexpected output %q: %v", firstLine(out), err)
-	}
-	if n != threads {
-		return 0, fmt.Errorf("the runtime ran %d threads, want %d", n, threads)
-	}
-	return ns, nil
+	return t.NsPerBarrier, nil
 }
 
 // parseExports reads the `export NAME=VALUE ...` lines of an omp-env
@@ -263,15 +248,17 @@ func parseExports(out []byte) ([]string, error) {
 	return vars, sc.Err()
 }
 
-// winnerNote is the export's comment naming the winner for n threads.
-func winnerNote(out []byte, n int) string {
+// runtimeNotes are the export's comments on what it set for each
+// runtime, and why.
+func runtimeNotes(out []byte) []string {
+	var notes []string
 	for _, l := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(l, "# "+strconv.Itoa(n)+" thread"); ok {
-			_, note, _ := strings.Cut(rest, ": ")
-			return note
+		l = strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(l, "# lib"); ok {
+			notes = append(notes, "lib"+rest)
 		}
 	}
-	return "winner not named"
+	return notes
 }
 
 func formatNs(ns float64) string {

@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"slices"
-	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/internal/export"
@@ -11,33 +11,31 @@ import (
 )
 
 // TestParseExportsRoundTrip parses what export writes for one count (a
-// quoted OMP_PLACES included) back into exactly OMPEnv's variables plus
+// quoted OMP_PLACES included) back into exactly the measured settings plus
 // OMP_NUM_THREADS, in order.
 func TestParseExportsRoundTrip(t *testing.T) {
-	for _, c := range []*results.Choice{
-		{Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}, CPUs: []int{1, 0}, Pinned: true, MedianNs: 180},
-		{Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}, CPUs: []int{0, 1, 0, 1, 0, 1, 0, 1}, MedianNs: 900},
-		{Spec: results.Spec{Algorithm: "hybrid", Policy: "auto"}, CPUs: []int{0, 1}, Pinned: true, MedianNs: 200},
-	} {
-		n := len(c.CPUs)
-		f := &results.File{Machine: results.Machine{AllowedCPUs: "0-1"}, Threads: []results.Threads{{Threads: n, Best: c}}}
-		var b bytes.Buffer
-		if err := export.Write(&b, f, "omp-env", export.Options{Threads: n}); err != nil {
-			t.Fatal(err)
-		}
-		got, err := parseExports(b.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []string{"OMP_NUM_THREADS=" + strconv.Itoa(n)}
-		for _, l := range export.OMPEnv(export.OMPInput{Choice: c, Threads: n, Allowed: []int{0, 1}}) {
-			if l.Name != "" {
-				want = append(want, l.Name+"="+l.Value)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s/%s: parsed %q, want %q\nfrom:\n%s", c.Algorithm, c.Policy, got, want, b.String())
-		}
+	best := []string{"OMP_PLACES={1},{0}", "OMP_PROC_BIND=close"}
+	f := &results.File{Machine: results.Machine{AllowedCPUs: "0-1"},
+		Threads: []results.Threads{{Threads: 2, Best: &results.Choice{Spec: results.Spec{Algorithm: "central", Policy: "spin"}, CPUs: []int{1, 0}, Pinned: true, MedianNs: 180}}},
+		OpenMP: &results.OpenMP{Runtimes: []results.OpenMPRuntime{
+			{Name: "libgomp", Counts: []results.OpenMPCount{{Threads: 2, Best: append([]string{"GOMP_SPINCOUNT=0"}, best...)}}},
+			{Name: "libomp", Counts: []results.OpenMPCount{{Threads: 2, Best: append([]string{"KMP_BLOCKTIME=1"}, best...)}}},
+		}}}
+	var b bytes.Buffer
+	if err := export.Write(&b, f, "omp-env", export.Options{Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseExports(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"OMP_NUM_THREADS=2", "GOMP_SPINCOUNT=0", "OMP_PLACES={1},{0}", "OMP_PROC_BIND=close", "KMP_BLOCKTIME=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("parsed %q, want %q\nfrom:\n%s", got, want, b.String())
+	}
+	notes := runtimeNotes(b.Bytes())
+	if len(notes) < 2 || !strings.HasPrefix(notes[len(notes)-1], "libomp at 2 threads: KMP_BLOCKTIME=1") {
+		t.Errorf("runtime notes %q, want each runtime's setting", notes)
 	}
 	if _, err := parseExports([]byte("if true; then\n")); err == nil {
 		t.Error("an if-chain (no --threads) parsed without error")

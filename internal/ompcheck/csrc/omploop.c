@@ -1,15 +1,21 @@
 /*
- * ompbarrier: an OpenMP barrier loop for scripts/ompbench.
+ * omploop: the OpenMP barrier loop barriertune's check times under each
+ * runtime's defaults and under candidate settings of its knobs.
  *
  * One parallel region; every thread does a little private work, then
- * "#pragma omp barrier", over and over. The loop stops after SECONDS of
- * wall time or MAXITER barriers, whichever comes first, so a run is bounded
- * even when the runtime waits badly. It prints one line:
+ * "#pragma omp barrier" (the runtime's plain barrier), over and over. The
+ * loop stops after SECONDS of wall time or MAXITER barriers, whichever
+ * comes first, so a run is bounded even when the runtime waits badly. It
+ * prints two lines:
  *
  *   threads N barriers B ns_per_barrier X
+ *   library PATH
  *
- * Usage: ompbarrier [SECONDS [MAXITER [WORK]]]
- * (defaults 0.2 s, 10000000 barriers, 64 units of work per step).
+ * (PATH: the shared object that holds omp_get_num_threads, the runtime the
+ * program loaded; "unknown" when the dynamic linker cannot say.)
+ *
+ * Usage: omploop [SECONDS [MAXITER [WORK]]]
+ * (defaults 0.02 s, 100000000 barriers, 64 units of work per step).
  *
  * Stopping: thread 0 decides after each step whether the time is up and
  * writes the decision to stop[i & 1] before the barrier of step i; every
@@ -17,6 +23,8 @@
  * only in step i + 2, after the barrier of step i + 1, which no thread
  * passes before it has read it: no race, and all threads leave together.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +33,18 @@ static volatile unsigned long sink;
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 0.2;
-	long maxiter = argc > 2 ? atol(argv[2]) : 10000000L;
+	double seconds = argc > 1 ? atof(argv[1]) : 0.02;
+	long maxiter = argc > 2 ? atol(argv[2]) : 100000000L;
 	long work = argc > 3 ? atol(argv[3]) : 64;
 	volatile int stop[2] = {0, 0};
 	long done = 0;
 	int nthreads = 0;
 	double t0 = 0, t1 = 0;
+	Dl_info info;
+	const char *lib = "unknown";
 
 	if (!(seconds > 0 && seconds <= 60) || maxiter < 1 || work < 0 || work > 1000000) {
-		fprintf(stderr, "ompbarrier: SECONDS in (0, 60], MAXITER >= 1, WORK in [0, 1000000]\n");
+		fprintf(stderr, "omploop: SECONDS in (0, 60], MAXITER >= 1, WORK in [0, 1000000]\n");
 		return 2;
 	}
 	#pragma omp parallel
@@ -64,6 +74,9 @@ int main(int argc, char **argv)
 		}
 		sink += x;
 	}
+	if (dladdr((void *)omp_get_num_threads, &info) && info.dli_fname != NULL)
+		lib = info.dli_fname;
 	printf("threads %d barriers %ld ns_per_barrier %.1f\n", nthreads, done, (t1 - t0) * 1e9 / (double)done);
+	printf("library %s\n", lib);
 	return 0;
 }

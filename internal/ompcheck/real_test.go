@@ -1,0 +1,49 @@
+package ompcheck
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRealRuntimes builds the loop with each toolchain installed here and
+// runs every candidate once, with a CPU per thread and above the CPUs:
+// the runtime accepts each (no warning), runs the threads asked for, and
+// reports its library and version. A toolchain not installed is skipped.
+func TestRealRuntimes(t *testing.T) {
+	cpus := runtime.NumCPU()
+	for _, tc := range Toolchains() {
+		t.Run(tc.Runtime, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.Compiler); err != nil {
+				t.Skipf("%s not installed", tc.Compiler)
+			}
+			ctx := context.Background()
+			p, err := Build(ctx, tc, t.TempDir())
+			if err != nil {
+				if errors.Is(err, ErrNoCompiler) || strings.Contains(err.Error(), "-fopenmp failed") {
+					t.Skipf("%s: %v", tc.Runtime, err)
+				}
+				t.Fatal(err)
+			}
+			if p.Library == "" || p.Library == "unknown" || !strings.Contains(p.Library, tc.Runtime) || p.Version == "" {
+				t.Errorf("library %q, version %q: want the %s library and a version", p.Library, p.Version, tc.Runtime)
+			}
+			for _, n := range []int{2, 2 * cpus} {
+				for _, c := range append([]Candidate{{}}, Candidates(tc.Runtime, n, cpus)...) {
+					tm, err := p.Run(ctx, Sample{Threads: n, Seconds: 0.002, Env: c.Setting, Limit: 20 * time.Second})
+					if err != nil {
+						t.Errorf("%s at %d threads: %v", c.Setting, n, err)
+						continue
+					}
+					if !(tm.NsPerBarrier > 0) {
+						t.Errorf("%s at %d threads: %g ns a barrier", c.Setting, n, tm.NsPerBarrier)
+					}
+				}
+			}
+		})
+	}
+}
