@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/ompcheck"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -136,8 +137,9 @@ int main(void)
 }
 
 // TestOMPEnvWithLibgomp compiles an OpenMP program with gcc -fopenmp and
-// runs it in a shell that sourced the omp-env export: the runtime must see
-// the exported places (one per thread, in rank order) and close binding,
+// runs it in a shell that sourced the omp-env export of places measured
+// faster for both runtimes: the runtime must see the exported places (one
+// per thread, in rank order) and close binding,
 // and each thread must run on its place's CPU.
 func TestOMPEnvWithLibgomp(t *testing.T) {
 	allowed, err := osal.Allowed()
@@ -151,6 +153,17 @@ func TestOMPEnvWithLibgomp(t *testing.T) {
 	slices.Reverse(cpus) // not the runtime's default order
 	f := &results.File{Schema: results.Schema, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Threads: []results.Threads{
 		{Threads: len(cpus), Best: &results.Choice{CPUs: cpus, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}},
+	}}
+	// Places in rank order, as if measured faster for both runtimes.
+	places := make([]string, len(cpus))
+	for i, c := range cpus {
+		places[i] = "{" + strconv.Itoa(c) + "}"
+	}
+	best := []string{"OMP_PLACES=" + strings.Join(places, ","), "OMP_PROC_BIND=close"}
+	f.Machine.AllowedCPUs = allowed.String()
+	f.OpenMP = &results.OpenMP{Runtimes: []results.OpenMPRuntime{
+		{Name: ompcheck.LibGOMP, Counts: []results.OpenMPCount{{Threads: len(cpus), Best: best}}},
+		{Name: ompcheck.LibOMP, Counts: []results.OpenMPCount{{Threads: len(cpus), Best: best}}},
 	}}
 	dir := t.TempDir()
 	var env bytes.Buffer
@@ -223,23 +236,19 @@ func displayed(out string) map[string]string {
 	return m
 }
 
-// TestOMPEnvParsesInRuntimes sources the omp-env export of a spinning
-// pinned winner, an oversubscribed parking one and a bounded (auto) one,
-// and runs an OpenMP program built with gcc (libgomp) and clang (libomp)
-// under OMP_DISPLAY_ENV=verbose: each runtime must accept every variable
-// it reads (no warning, no invalid value) and report the exported values.
+// TestOMPEnvParsesInRuntimes: every setting the check tries
+// (ompcheck.Candidates, at a count with a CPU per thread and one above
+// the CPUs), written by the omp-env export as if measured faster for both
+// runtimes, is accepted by the runtime that reads it: an OpenMP program
+// built with gcc (libgomp) or clang (libomp), run with the export sourced
+// under OMP_DISPLAY_ENV=verbose, prints no warning and shows the values
+// (libomp's KMP_ variables, libgomp's GOMP_SPINCOUNT, both runtimes'
+// OMP_PROC_BIND).
 func TestOMPEnvParsesInRuntimes(t *testing.T) {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		t.Skipf("cannot read the allowed CPUs: %v", err)
 	}
-	cpus := allowed.Members()
-	pinned := slices.Clone(cpus[:min(2, len(cpus))])
-	slices.Reverse(pinned)
-	over := 4 * len(cpus)
-	spin := &results.Choice{CPUs: pinned, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}
-	bounded := &results.Choice{CPUs: pinned, Pinned: true, MedianNs: 100, Spec: results.Spec{Algorithm: "hybrid", Policy: "auto"}}
-	parks := &results.Choice{CPUs: cpus, MedianNs: 900, Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}}
 	src := `#include <omp.h>
 #include <stdio.h>
 int main(void)
@@ -255,68 +264,61 @@ int main(void)
 	return 0;
 }
 `
-	cases := []struct {
-		name    string
-		threads int
-		in      OMPInput
-	}{
-		{"spin-pinned", len(pinned), OMPInput{Choice: spin, Threads: len(pinned), Allowed: cpus}},
-		{"bounded", len(pinned), OMPInput{Choice: bounded, Threads: len(pinned), Allowed: cpus}},
-		{"oversubscribed", over, OMPInput{Choice: parks, Threads: over, Allowed: cpus}},
-	}
-	for _, rt := range []struct{ cc, lib string }{{"gcc", "libgomp"}, {"clang", "libomp"}} {
-		t.Run(rt.lib, func(t *testing.T) {
+	ncpu := allowed.Len()
+	for _, rt := range ompcheck.Toolchains() {
+		t.Run(rt.Runtime, func(t *testing.T) {
 			dir := t.TempDir()
-			compile(t, rt.cc, dir, src, "-fopenmp")
-			for _, tc := range cases {
-				var env bytes.Buffer
-				f := &results.File{Schema: results.Schema, Machine: results.Machine{AllowedCPUs: allowed.String()},
-					Threads: []results.Threads{{Threads: tc.threads, Best: tc.in.Choice}}}
-				if err := Write(&env, f, "omp-env", Options{Threads: tc.threads}); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, "omp.env"), env.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				cmd := exec.Command("sh", "-c", ". ./omp.env && exec ./prog")
-				cmd.Dir = dir
-				cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-					return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
-				}), "OMP_DISPLAY_ENV=verbose")
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", tc.name, err, out)
-				}
-				text := string(out)
-				if strings.Contains(text, "Warning") || strings.Contains(text, "Invalid") {
-					t.Errorf("%s: %s complained:\n%s\nenv:\n%s", tc.name, rt.lib, text, env.String())
-				}
-				if !strings.Contains(text, "threads "+strconv.Itoa(tc.threads)+"\n") {
-					t.Errorf("%s: the program did not run %d threads:\n%s", tc.name, tc.threads, text)
-				}
-				shown := displayed(text)
-				checked := 0
-				for name, want := range vars(t, tc.in) {
-					got, ok := shown[name]
-					if !ok {
-						continue // a variable of the other runtime
+			compile(t, rt.Compiler, dir, src, "-fopenmp")
+			for _, threads := range []int{min(2, ncpu), 2 * ncpu} {
+				for _, c := range ompcheck.Candidates(rt.Runtime, threads, ncpu) {
+					best := []string(c.Setting)
+					f := &results.File{Schema: results.Schema, Machine: results.Machine{AllowedCPUs: allowed.String()},
+						Threads: []results.Threads{{Threads: threads, Best: &results.Choice{CPUs: make([]int, threads), Spec: results.Spec{Algorithm: "central", Policy: "auto"}}}},
+						OpenMP: &results.OpenMP{Runtimes: []results.OpenMPRuntime{
+							{Name: ompcheck.LibGOMP, Counts: []results.OpenMPCount{{Threads: threads, Best: best}}},
+							{Name: ompcheck.LibOMP, Counts: []results.OpenMPCount{{Threads: threads, Best: best}}},
+						}}}
+					var env bytes.Buffer
+					if err := Write(&env, f, "omp-env", Options{Threads: threads}); err != nil {
+						t.Fatal(err)
 					}
-					if want == "infinite" {
-						want = map[string]string{"GOMP_SPINCOUNT": "18446744073709551615", "KMP_BLOCKTIME": "2147483647"}[name]
+					if err := os.WriteFile(filepath.Join(dir, "omp.env"), env.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
 					}
-					if !strings.EqualFold(got, want) {
-						t.Errorf("%s: %s shows %s=%q, exported %q", tc.name, rt.lib, name, got, want)
+					cmd := exec.Command("sh", "-c", ". ./omp.env && exec ./prog")
+					cmd.Dir = dir
+					cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+						return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "GOMP_") || strings.HasPrefix(kv, "KMP_")
+					}), "OMP_DISPLAY_ENV=verbose")
+					out, err := cmd.CombinedOutput()
+					if err != nil {
+						t.Fatalf("%s at %d threads: %v\n%s", c.Setting, threads, err, out)
 					}
-					checked++
-				}
-				// Each runtime reads its own wait knob and binding.
-				for _, name := range map[string][]string{"libgomp": {"GOMP_SPINCOUNT", "OMP_PROC_BIND"}, "libomp": {"KMP_BLOCKTIME", "KMP_PLAIN_BARRIER_PATTERN", "OMP_PROC_BIND"}}[rt.lib] {
-					if _, ok := shown[name]; !ok {
-						t.Errorf("%s: %s did not display %s:\n%s", tc.name, rt.lib, name, text)
+					text := string(out)
+					if strings.Contains(text, "Warning") || strings.Contains(text, "Invalid") {
+						t.Errorf("%s at %d threads: %s complained:\n%s", c.Setting, threads, rt.Runtime, text)
 					}
-				}
-				if checked < 3 {
-					t.Errorf("%s: only %d exported variables shown by %s:\n%s", tc.name, checked, rt.lib, text)
+					if !strings.Contains(text, "threads "+strconv.Itoa(threads)+"\n") {
+						t.Errorf("%s: the program did not run %d threads:\n%s", c.Setting, threads, text)
+					}
+					shown := displayed(text)
+					for _, kv := range c.Setting.For(rt.Runtime) {
+						name, want, _ := strings.Cut(kv, "=")
+						got, ok := shown[name]
+						if name == "OMP_PLACES" {
+							continue // shown as the places' list
+						}
+						if !ok {
+							t.Errorf("%s: %s did not display %s:\n%s", c.Setting, rt.Runtime, name, text)
+							continue
+						}
+						if want == "infinite" {
+							want = map[string]string{"GOMP_SPINCOUNT": "18446744073709551615", "KMP_BLOCKTIME": "2147483647"}[name]
+						}
+						if !strings.EqualFold(strings.TrimSpace(got), want) && !strings.HasPrefix(strings.ToLower(got), strings.ToLower(want)+",") && !(name == "OMP_PROC_BIND" && strings.HasPrefix(strings.ToLower(got), strings.ToLower(want))) {
+							t.Errorf("%s: %s shows %s=%q, exported %q", c.Setting, rt.Runtime, name, got, want)
+						}
+					}
 				}
 			}
 		})

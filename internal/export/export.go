@@ -92,6 +92,13 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 			if err != nil {
 				return err
 			}
+			if n > allowed.Len() {
+				// Above the CPUs the check's best is what goroutines
+				// need; the readers of these formats run OS threads:
+				// the choice measured on OS threads, or a stand-in that
+				// says it is one (issue 44).
+				s = forThreads(f, s, allowed.Len(), false)
+			}
 			es = append(es, entryOf(f, s))
 		}
 	}
@@ -99,7 +106,13 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	switch format {
 	case "omp-env":
 		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
-		ompEnv(&b, f, es, opts.Threads > 0)
+		allowed := opts.Allowed
+		if allowed.IsEmpty() {
+			if s, err := cpuset.Parse(f.Machine.AllowedCPUs); err == nil {
+				allowed = s
+			}
+		}
+		ompEnv(&b, f, opts.Threads, allowed)
 	case "c-header":
 		var rows []headerEntry
 		var order []int
@@ -127,6 +140,9 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 		cBarrier(&b, f, rows, order, ncpus)
 	case "env":
 		fmt.Fprintf(&b, "# barriertune choices %s\n", source(f))
+		if n := allowedLen(f, opts.Allowed); len(es) > 0 && es[len(es)-1].threads > n {
+			fmt.Fprintf(&b, "# above the %d allowed CPUs each choice is the one measured on OS threads (what C, C++ and OpenMP programs run; rule measured), else central standing in (rule substituted, no time)\n", n)
+		}
 		shellEnv(&b, es, opts.Threads > 0)
 	case "kv":
 		keyValues(&b, es)
@@ -203,39 +219,6 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// measuredNote describes an entry for a comment: what was chosen, and
-// what was measured of it, or that it was not.
-func measuredNote(e entry) string {
-	c := e.best()
-	unit := "threads"
-	if e.threads == 1 {
-		unit = "thread"
-	}
-	s := fmt.Sprintf("%d %s: %s, policy %s", e.threads, unit, c.Algorithm, c.Policy)
-	if fi := fanIn(c); fi > 0 {
-		s += fmt.Sprintf(", fan-in %d", fi)
-	}
-	switch {
-	case c.Pinned:
-		s += ", CPUs " + joinInts(c.CPUs)
-	case e.sel.Rule == results.RuleOversubscribed:
-		s += ", unpinned, round-robin over CPUs " + e.sel.Allowed
-	case len(c.CPUs) > 0:
-		s += ", unpinned, round-robin over CPUs " + cpuset.Of(c.CPUs...).String()
-	default:
-		s += ", unpinned"
-	}
-	if c.MedianNs > 0 {
-		s += fmt.Sprintf(", %s ns/episode", formatNs(c.MedianNs))
-	} else {
-		s += ", not measured (" + e.sel.Rule + ": " + e.sel.Why + ")"
-	}
-	if c.Tie {
-		s += fmt.Sprintf(" (a tie with %s, settled by: %s)", c.RunnerUp, c.TieRule)
-	}
-	return oneLine(s)
-}
-
 func formatNs(ns float64) string { return strconv.FormatFloat(ns, 'f', 1, 64) }
 
 func joinInts(v []int) string {
@@ -252,4 +235,13 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// allowedLen is the number of CPUs the export is for: the allowed set
+// asked for, else the one the file was recorded with.
+func allowedLen(f *results.File, allowed cpuset.Set) int {
+	if !allowed.IsEmpty() {
+		return allowed.Len()
+	}
+	return len(recordedAllowed(f))
 }

@@ -175,32 +175,24 @@ func TestMappingsCoverCatalog(t *testing.T) {
 	}
 }
 
-// TestFanInAndTie uses the results fields Choice.FanIn and Choice.Tie:
-// the branch bits follow the fan-in, and a tie is said in the comment.
+// TestFanInAndTie uses the results field Choice.FanIn: kv and env give
+// the fan-in the winner was built with.
 func TestFanInAndTie(t *testing.T) {
 	f := &results.File{Threads: []results.Threads{{Threads: 8, Best: &results.Choice{
 		CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Pinned: true, MedianNs: 300,
 		RunnerUp: "mcs", Tie: true, TieRule: "simplest",
 		Spec: results.Spec{Algorithm: "all-static-tree", Policy: "spin", FanIn: 8},
 	}}}}
-	var b bytes.Buffer
-	if err := Write(&b, f, "omp-env", Options{Threads: 8}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{"export KMP_PLAIN_BARRIER=3,3\n", "# libomp: same f-ary tree", "fan-in 8", "a tie with mcs, settled by: simplest"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("omp-env lacks %q:\n%s", want, out)
-		}
-	}
-	f.Threads[0].Best.FanIn = 3
-	b.Reset()
-	if err := Write(&b, f, "omp-env", Options{Threads: 8}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"export KMP_PLAIN_BARRIER=2,2\n", "fan-in 3 is not a power of two", "no exact equivalent"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("fan-in 3: omp-env lacks %q:\n%s", want, b.String())
+	for _, fanIn := range []int{8, 3} {
+		f.Threads[0].Best.FanIn = fanIn
+		for format, want := range map[string]string{"kv": "fan_in=" + strconv.Itoa(fanIn) + " ", "env": "BARRIERTUNE_FAN_IN=" + strconv.Itoa(fanIn) + "\n"} {
+			var b bytes.Buffer
+			if err := Write(&b, f, format, Options{Threads: 8}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("fan-in %d: %s lacks %q:\n%s", fanIn, format, want, b.String())
+			}
 		}
 	}
 }
