@@ -380,6 +380,9 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	if note := check.OSThreadsNote(f); note != "" {
 		out("%s", note)
 	}
+	for _, l := range openMPLines(f) {
+		out("%s", l)
+	}
 	return nil
 }
 

@@ -62,7 +62,8 @@ type Choice struct {
 	// Measured is false when the count was not reached (the budget ran
 	// out) or its defaults could not be timed; Why says which.
 	Measured bool
-	// DefaultNs is the median of every run of the defaults.
+	// DefaultNs is the median of the defaults' runs paired with the chosen
+	// setting, or of every run of the defaults when none was chosen.
 	DefaultNs float64
 	// Setting is the chosen setting, nil when the defaults stay; Ns its
 	// median, MarginPct and Test the verdict that chose it.
@@ -394,6 +395,7 @@ func (cfg Config) settle(ctx context.Context, cells []*cell, opts [][]option, pi
 		}
 		v := cfg.Faster(o.m.defaults, o.m.samples)
 		out[i].Setting, out[i].Ns, out[i].MarginPct, out[i].Test = o.m.Setting, median(o.m.samples), v.MarginPct, v.Test
+		out[i].DefaultNs = median(o.m.defaults) // the runs paired with it, which the margin compares
 		if len(opts[i]) > 0 && opts[i][0].m != o.m {
 			out[i].Why = fmt.Sprintf("the fastest, %s, sets a variable both runtimes read, and the runtimes' measurements did not agree on it: this is the fastest that keeps them consistent", opts[i][0].m.Setting)
 		}
