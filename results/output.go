@@ -157,10 +157,36 @@ func (d Destination) Check() error {
 		return writable(filepath.Join(d.Dir, d.Name))
 	}
 	if err := probe(d.Dir); err != nil {
-		return fmt.Errorf("%s: cannot write in %s: %w", d.given(), d.Dir, err)
+		return fmt.Errorf("%s: cannot write in %s: %w", d.given(), d.Dir, probeReason(err))
 	}
 	return nil
 }
+
+// probeReason says why an existing directory did not take the probe's new
+// file, wrapping the system's error. Creating a file in a directory that
+// exists but cannot hold files (a virtual file system such as /proc or
+// /sys) fails with "no such file or directory", which would send its
+// reader looking for a missing directory.
+func probeReason(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return reasonError{"the directory exists but takes no new files (a virtual file system such as /proc or /sys); give a path on a disk, e.g. under $HOME", err}
+	case errors.Is(err, syscall.EROFS):
+		return reasonError{"the file system is read-only; give a path on a writable disk", err}
+	case errors.Is(err, fs.ErrPermission):
+		return reasonError{"permission denied; give a directory you may write, or run as its owner", err}
+	}
+	return err
+}
+
+// reasonError is a system error told in the tool's words.
+type reasonError struct {
+	msg string
+	err error
+}
+
+func (e reasonError) Error() string { return e.msg }
+func (e reasonError) Unwrap() error { return e.err }
 
 // probe creates and removes a hidden file in dir.
 func probe(dir string) error {
@@ -214,7 +240,7 @@ func writable(path string) error {
 		dir = filepath.Dir(dir)
 	}
 	if err := probe(dir); err != nil {
-		return fmt.Errorf("results file %s: %s: %w", path, missingDirNote(path, dir), err)
+		return fmt.Errorf("results file %s: %s: %w", path, missingDirNote(path, dir), probeReason(err))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -272,9 +273,9 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if errors.Is(runErr, check.ErrNothingMeasured) {
 		// Nothing to keep: no file is written, a good one stays.
 		if se := interruption(ctx); se != nil {
-			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v before anything was measured; %s is unchanged", se, path)}
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v before anything was measured; %s", se, leftAsItWas(path))}
 		}
-		return fmt.Errorf("%w; %s is unchanged", runErr, path)
+		return fmt.Errorf("%w; %s", runErr, leftAsItWas(path))
 	}
 	if f == nil {
 		if se := interruption(ctx); se != nil {
@@ -283,6 +284,15 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 		return runErr
 	}
 	return writeCheckResults(ctx, opts, dest, f, runErr, w)
+}
+
+// leftAsItWas says that a check wrote nothing to path: an existing file
+// is unchanged, and a file that never existed is not called so.
+func leftAsItWas(path string) string {
+	if _, err := os.Stat(path); err == nil {
+		return path + " is unchanged"
+	}
+	return "no results file was written (" + path + " does not exist)"
 }
 
 // writeCheckResults writes what the check measured, prints it and says

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/figure"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/outfile"
@@ -70,6 +72,7 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, o.global, rs)
+	warnOtherMachine(stderr, o.global, rs)
 	o.global.verbosef(stderr, "plot: %s", rs.Summary())
 	p, err := resultsPlot(rs.File, rs)
 	if err != nil {
@@ -85,6 +88,24 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %s\n", o.out)
 	}
 	return nil
+}
+
+// warnOtherMachine warns, unless --quiet, when a results file given by
+// name is another machine's (show, export and plot alike): its choices
+// were measured there.
+func warnOtherMachine(stderr io.Writer, g *globalOptions, rs *resultsSource) {
+	if rs.Why != "given" || (g != nil && g.quiet) {
+		return
+	}
+	topo, err := hwtree.Live()
+	if err != nil {
+		return
+	}
+	if why := rs.File.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
+		for _, l := range wrap("warning: these results are from another machine: " + why) {
+			fmt.Fprintln(stderr, l)
+		}
+	}
 }
 
 // ringed returns each count's winner: the file's best, or with rs the
