@@ -352,10 +352,11 @@ func (b *base) newCounter() *atomic.Uint64 {
 	return c
 }
 
-// ready prepares a flag for b's policy.
+// ready prepares a flag for b's policy: Park's setters fence, and so do
+// AutoPolicy's where the sleepers cannot (no osal.HeavyFence here).
 func (b *base) ready(f *flag) {
 	f.cond.L = &f.mu
-	if b.w.policy == Park {
+	if b.w.policy == Park || b.w.policy == bounded && !osal.HeavyFenceAvailable() {
 		atomic.StoreInt32(&f.parked, fenced)
 	}
 }

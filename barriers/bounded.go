@@ -89,10 +89,6 @@ const (
 	defaultBlockWake = 50 * time.Microsecond // when it cannot be measured
 )
 
-// sleepRecheck is how many relax hints a waiter that has announced itself
-// as a sleeper keeps checking the flag before it blocks (see flag.sleep).
-const sleepRecheck = 2
-
 // quickSpin is how many times a waiter whose bound is 0 checks the flag
 // before waitBounded: once, with no relax hint. With no bound the partner
 // is queued on this waiter's thread (the pair shares one) or waits for a
@@ -117,13 +113,6 @@ const quickSpin = 1
 const (
 	probeFirst = 64
 	probeMax   = 1 << 16
-)
-
-// Backstop timeouts of a sleeper (see flag.sleep): the first, doubled on
-// every timeout up to the last.
-const (
-	backstopFirst = time.Millisecond
-	backstopMax   = 64 * time.Millisecond
 )
 
 // Futility evidence (see adaptive.futile): how a waiter tells that
@@ -496,59 +485,38 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 }
 
 // sleep blocks until the flag reaches target (or is broken), for a
-// waiter whose setters use a release store and then look for sleepers
-// (set under AutoPolicy): no store-load fence on the setter's side, so a
-// setter may read parked before the sleeper's increment is visible while
-// its own store still sits in its store buffer. The sleeper covers that:
-// after announcing itself it keeps checking the flag for sleepRecheck
-// relax hints (a store buffer drains within that), and it blocks with a
-// timeout (backstopFirst, doubling) after which it checks again, so a
-// lost wake-up costs a bounded time, never a hang. sameThread reports
-// that it blocked and the setter that woke it ran on the OS thread it
-// runs on now (see adaptive.woke).
+// waiter under AutoPolicy, whose setters use a release store and then
+// look for sleepers with a plain load (set): no store-load fence on their
+// side. The sleeper supplies it: after announcing itself (parked) it
+// takes the heavy side of an asymmetric fence (osal.HeavyFence), and only
+// then checks the flag. A setter whose store the check misses had not yet
+// made it visible when the fence ran its barrier, so its load of parked
+// comes after that barrier and sees the sleeper; it wakes the sleeper
+// under mu, which the sleeper holds until it waits. So the sleeper
+// wakes once, when released: no timeout, no lost wake-up. A flag marked
+// fenced (no membarrier here) needs no heavy fence: its setters fence.
+// sameThread reports that it blocked and the setter that woke it ran on
+// the OS thread it runs on now (see adaptive.woke).
 func (f *flag) sleep(target uint64, eq bool) (v uint64, sameThread bool) {
 	f.mu.Lock()
-	atomic.AddInt32(&f.parked, 1)
-	v = f.v.Load()
-	for i := 0; i < sleepRecheck && !reached(v, target, eq); i++ {
-		osal.Relax()
-		v = f.v.Load()
+	if atomic.AddInt32(&f.parked, 1)&fenced == 0 {
+		osal.HeavyFence()
 	}
+	v = f.v.Load()
 	if !reached(v, target, eq) {
-		// One timer per flag, made at its first sleep and re-armed after:
-		// a sleep allocates nothing. Its firing wakes every sleeper of the
-		// flag, and each checks again and re-arms it.
-		d := backstopFirst
-		if f.backstop == nil {
-			f.backstop = time.AfterFunc(d, f.wakeAll)
-		} else {
-			f.backstop.Reset(d)
-		}
 		f.waker = 0
 		for {
 			f.cond.Wait()
+			f.wakeups++
 			if v = f.v.Load(); reached(v, target, eq) {
 				break
 			}
-			d = min(2*d, backstopMax)
-			f.backstop.Reset(d)
-		}
-		if atomic.LoadInt32(&f.parked)&^fenced == 1 { // the last sleeper
-			f.backstop.Stop()
 		}
 		sameThread = f.waker != 0 && f.waker == osal.ThreadID()
 	}
 	atomic.AddInt32(&f.parked, -1)
 	f.mu.Unlock()
 	return v, sameThread
-}
-
-// wakeAll wakes every sleeper of the flag (the backstop timer's wake-up:
-// it names no waker).
-func (f *flag) wakeAll() {
-	f.mu.Lock()
-	f.cond.Broadcast()
-	f.mu.Unlock()
 }
 
 // wakeSleepers is a setter's wake-up of the flag's sleepers. With record

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/barriertune/barriertune/internal/osal"
@@ -35,9 +34,17 @@ type waiter struct {
 // 1.00-1.09x with parked on the second line, 1.01-1.04x (paired
 // rounds) at 256 bytes.
 //
-// Parking is lost-wakeup free: set stores the value and then loads parked;
-// a waiter increments parked (under mu) and then loads the value. Go's
-// atomics are sequentially consistent, so one of the two sees the other.
+// Sleeping is lost-wakeup free by construction (the contract per policy
+// is in the package documentation): a setter stores the value and then
+// loads parked; a sleeper increments parked (under mu), and then loads
+// the value. Something must order each side's store before its load:
+// under Park the setter's read-modify-write of parked (setSlow); under
+// AutoPolicy the sleeper's osal.HeavyFence (membarrier), which runs a
+// full barrier on every running thread of the process, the setter
+// included, so the setter keeps its plain store and load (where the
+// kernel has no membarrier, AutoPolicy's flags are fenced as Park's).
+// Then either the setter sees the sleeper and wakes it (under mu, so
+// after it waits), or the sleeper sees the value and does not sleep.
 type flag struct {
 	flagFields
 	_ [2*osal.CacheLinePad - unsafe.Sizeof(flagFields{})]byte
@@ -49,9 +56,9 @@ type flagFields struct {
 	parked int32                         // atomic
 	mu     sync.Mutex
 	cond   sync.Cond
-	// backstop wakes AutoPolicy's sleepers after a timeout (flag.sleep);
-	// guarded by mu.
-	backstop *time.Timer
+	// wakeups counts the times a sleeper of this flag came back from
+	// cond.Wait (the tests' count of wake-ups); guarded by mu.
+	wakeups int
 	// waker is the OS thread of the setter that last woke the sleepers
 	// (osal.ThreadID; 0 for none or unknown); guarded by mu.
 	waker int
@@ -68,8 +75,10 @@ func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
 // set publishes episode e and wakes parked waiters. Under Spin and Yield no
 // waiter ever parks, so a release store suffices (no store-load fence).
 // Under AutoPolicy (bounded) it is the release store, then a load that
-// finds no sleeper unless a waiter blocked: no fence either; flag.sleep
-// covers the store-load reordering that allows.
+// finds no sleeper unless a waiter blocked: no fence on this side; the
+// sleeper's heavy fence (flag.sleep) orders this store before this load
+// as far as the sleeper can tell. Under Park, and under AutoPolicy where
+// that fence is unavailable, parked carries fenced and setSlow fences.
 func (f *flag) set(e uint64, w *waiter) {
 	if traceOn { // a constant: without the barriertrace tag, no code and no inlining cost
 		traceWrite(f)
@@ -80,9 +89,11 @@ func (f *flag) set(e uint64, w *waiter) {
 	}
 }
 
-// fenced marks the sleeper count (flag.parked) of a flag whose barrier
-// waits under Park: its setters always take setSlow, which orders their
-// store before their check for sleepers. Sleepers count in the bits below.
+// fenced marks the sleeper count (flag.parked) of a flag whose setters
+// must fence: its barrier waits under Park, or under AutoPolicy where
+// osal.HeavyFence is unavailable. Its setters always take setSlow, which
+// orders their store before their check for sleepers, and its sleepers
+// need no heavy fence. Sleepers count in the bits below.
 const fenced = 1 << 30
 
 // setSlow is the rest of set under Park (a store-load fence, then a
@@ -92,11 +103,11 @@ const fenced = 1 << 30
 //
 //go:noinline
 func (f *flag) setSlow(w *waiter) {
-	// Under Park, a sequentially consistent read-modify-write orders the
-	// store before the load of the sleeper count (LOCK XADD on amd64), as
-	// flag.wait's parking needs.
+	// With fenced, a sequentially consistent read-modify-write orders
+	// the store before the load of the sleeper count (LOCK XADD on
+	// amd64), as sleepers that take no heavy fence need.
 	if p := atomic.AddInt32(&f.parked, 0); p&^fenced != 0 {
-		f.wakeSleepers(p&fenced == 0)
+		f.wakeSleepers(w.policy == bounded)
 		if a := w.adapt; a != nil {
 			a.handedOver()
 		}
@@ -122,8 +133,9 @@ func (f *flag) and(mask uint64) {
 }
 
 func (f *flag) wake() {
+	// A read-modify-write (or, and) came first: a full fence.
 	if p := atomic.LoadInt32(&f.parked); p&^fenced != 0 {
-		f.wakeSleepers(p&fenced == 0)
+		f.wakeSleepers(true)
 	}
 }
 
@@ -256,6 +268,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 	v := f.v.Load()
 	for !reached(v, target, eq) {
 		f.cond.Wait()
+		f.wakeups++
 		v = f.v.Load()
 	}
 	atomic.AddInt32(&f.parked, -1)

@@ -24,7 +24,7 @@ func TestUsableFromCgroups(t *testing.T) {
 		"proc/self/cgroup": {Data: []byte("4:memory:/x\n3:cpuset:/box\n1:cpu,cpuacct:/box\n")},
 		"proc/self/mountinfo": {Data: []byte("31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n" +
 			"33 30 0:30 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n")},
-		"sys/fs/cgroup/cpuset/box/cpuset.effective_cpus": {Data: []byte("0-5\n")},
+		"sys/fs/cgroup/cpuset/box/cpuset.effective_cpus":  {Data: []byte("0-5\n")},
 		"sys/fs/cgroup/cpu,cpuacct/box/cpu.cfs_quota_us":  {Data: []byte("250000\n")},
 		"sys/fs/cgroup/cpu,cpuacct/box/cpu.cfs_period_us": {Data: []byte("100000\n")},
 	}

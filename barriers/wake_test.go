@@ -1,0 +1,181 @@
+package barriers
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lostWakeupWatchdog is how long a wait may go without any participant
+// finishing an episode before the stress test calls it a lost wake-up.
+const lostWakeupWatchdog = 2 * time.Second
+
+// TestNoLostWakeup forces every wait that is not already satisfied to
+// sleep (a spin budget of 0 relax hints), with no timed backstop behind the
+// sleep: a release that misses a sleeper's announcement leaves the
+// sleeper asleep with its flag set, and the watchdog reports it (then
+// breaks the barrier to end the test). Under AutoPolicy the setter's
+// store and load have no fence between them; the sleeper's heavy fence
+// (flag.sleep) is what keeps them from missing each other.
+func TestNoLostWakeup(t *testing.T) {
+	run := 400 * time.Millisecond
+	if testing.Short() {
+		run = 100 * time.Millisecond
+	}
+	for _, name := range []string{"dissemination", "central", "static-tree", "mcs"} {
+		for _, n := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				b, err := New(name, n, WithSpinBudget(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				waits, msg := stressForLostWakeup(b, n, run)
+				if msg != "" {
+					t.Fatal(msg)
+				}
+				t.Logf("%d waits, %d wake-ups", waits, wakeups(b))
+			})
+		}
+	}
+}
+
+// stressForLostWakeup runs n goroutines through b's episodes for about
+// run and returns how many waits returned and "" or a description of the lost wake-up the watchdog
+// saw: no episode finished within lostWakeupWatchdog while sleepers
+// waited on flags whose values had reached them.
+func stressForLostWakeup(b Barrier, n int, run time.Duration) (waits int64, msg string) {
+	var progress atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for id := 0; id < n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if b.WaitContext(context.Background(), id) != nil {
+					return // broken by the watchdog
+				}
+				progress.Add(1)
+			}
+		}()
+	}
+	// Every participant checks stop between episodes; one that stops
+	// leaves the others waiting for it, so stop is followed by Break once
+	// the episode in flight had its chance to end.
+	last, lastAt := progress.Load(), time.Now()
+	for start := time.Now(); ; {
+		time.Sleep(20 * time.Millisecond)
+		if p := progress.Load(); p != last {
+			last, lastAt = p, time.Now()
+			if time.Since(start) >= run {
+				break
+			}
+			continue
+		}
+		if time.Since(lastAt) >= lostWakeupWatchdog {
+			msg = fmt.Sprintf("lost wake-up: no episode finished for %v after %d waits; %s", lostWakeupWatchdog, last, flagStates(b))
+			break
+		}
+	}
+	close(stop)
+	time.Sleep(10 * time.Millisecond)
+	b.Break()
+	wg.Wait()
+	return progress.Load(), msg
+}
+
+// flagStates describes b's flags that have sleepers: value and count.
+func flagStates(b Barrier) string {
+	h, ok := b.(interface{ self() *base })
+	if !ok {
+		return "(no flags)"
+	}
+	var parts []string
+	for i, fs := range h.self().flagSets {
+		for j := range fs {
+			if p := atomic.LoadInt32(&fs[j].parked) &^ fenced; p != 0 {
+				parts = append(parts, fmt.Sprintf("flag %d.%d = %d with %d asleep", i, j, fs[j].v.Load(), p))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "no sleepers"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// wakeups sums the wake-ups of sleepers on b's flags (flag.wakeups).
+func wakeups(b Barrier) int {
+	bs := b.(interface{ self() *base }).self()
+	total := 0
+	for _, fs := range bs.flagSets {
+		for i := range fs {
+			fs[i].mu.Lock()
+			total += fs[i].wakeups
+			fs[i].mu.Unlock()
+		}
+	}
+	return total
+}
+
+// TestLatePartnerWakesOnce: a waiter whose partner comes 300 ms late wakes
+// at most twice per episode (with no timed backstop, once: when
+// released), and the process uses at most a small share of a CPU while it
+// waits (the budget below: 1% of the wait, plus the partner's own
+// sleeping and the runtime's background work, which rusage counts too).
+func TestLatePartnerWakesOnce(t *testing.T) {
+	const late, eps = 300 * time.Millisecond, 3
+	if testing.Short() {
+		t.Skip("takes about a second")
+	}
+	b, err := New("dissemination", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := wakeups(b)
+	cpu0 := processCPU()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range eps {
+			b.Wait(0)
+		}
+	}()
+	for range eps {
+		time.Sleep(late)
+		b.Wait(1)
+	}
+	<-done
+	wall, cpu := time.Since(start), processCPU()-cpu0
+	w := wakeups(b) - before
+	t.Logf("%d episodes, partner %v late: %d wake-ups, %v of CPU in %v (%.2f%%), GOMAXPROCS %d",
+		eps, late, w, cpu, wall, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0))
+	if w > 2*eps {
+		t.Errorf("%d wake-ups in %d episodes whose partner was %v late, want at most 2 per episode", w, eps, late)
+	}
+	if share := float64(cpu) / float64(wall); share > 0.02 {
+		t.Errorf("the process used %v of CPU in %v (%.1f%%) while one participant waited for a late partner, want at most 2%% (1%% for the waiter, the rest the runtime's)",
+			cpu, wall, 100*share)
+	}
+}
+
+// processCPU returns the process's user and system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
