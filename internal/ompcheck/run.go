@@ -32,7 +32,9 @@ type Sample struct {
 
 // Timing is what one run measured.
 type Timing struct {
-	// NsPerBarrier is the loop's wall time over its barriers.
+	// NsPerBarrier is the median over the loop's five equal spans of time
+	// of each span's time per barrier (the whole loop's time over its
+	// barriers when the loop was too short for spans).
 	NsPerBarrier float64
 	// Library is the runtime the program loaded ("unknown" when the
 	// dynamic linker could not say).
@@ -90,6 +92,11 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	first, rest, _ := strings.Cut(string(out.stdout), "\n")
 	if _, err := fmt.Sscanf(first, "threads %d barriers %d ns_per_barrier %g", &n, &barriers, &t.NsPerBarrier); err != nil {
 		return Timing{}, fmt.Errorf("%w: unexpected output %q", ErrCrashed, first)
+	}
+	if _, med, ok := strings.Cut(first, " chunk_median_ns "); ok {
+		if x, err := strconv.ParseFloat(strings.TrimSpace(med), 64); err == nil && x > 0 {
+			t.NsPerBarrier = x
+		}
 	}
 	if n != s.Threads {
 		return Timing{}, fmt.Errorf("%w: the runtime ran %d threads, want %d", ErrRejected, n, s.Threads)

@@ -191,7 +191,7 @@ func run() error {
 		if d.threads > cpus {
 			over = fmt.Sprintf(" (on %d CPUs)", cpus)
 		}
-		sets := strings.Join(ompcheck.NewSetting(e.env...).For(d.rt.lib), " ")
+		sets := strings.Join(slices.DeleteFunc(ompcheck.NewSetting(e.env...).For(d.rt.lib), func(kv string) bool { return strings.HasPrefix(kv, "OMP_NUM_THREADS=") }), " ")
 		if sets == "" {
 			sets = "nothing this runtime reads: the same as its defaults (the ratio is noise)"
 		}

@@ -8,9 +8,12 @@
  * comes first, so a run is bounded even when the runtime waits badly. It
  * prints two lines:
  *
- *   threads N barriers B ns_per_barrier X
+ *   threads N barriers B ns_per_barrier X chunk_median_ns Y
  *   library PATH
  *
+ * (X: the whole loop's time over its barriers; Y: the median over the
+ * loop's CHUNKS equal spans of time of each span's time per barrier, which
+ * a time slice lost to another process moves less.)
  * (PATH: the shared object that holds omp_get_num_threads, the runtime the
  * program loaded; "unknown" when the dynamic linker cannot say.)
  *
@@ -29,7 +32,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define CHUNKS 5
+
 static volatile unsigned long sink;
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
 
 int main(int argc, char **argv)
 {
@@ -39,7 +50,9 @@ int main(int argc, char **argv)
 	volatile int stop[2] = {0, 0};
 	long done = 0;
 	int nthreads = 0;
-	double t0 = 0, t1 = 0;
+	double t0 = 0, t1 = 0, c0 = 0, chunk[CHUNKS], med;
+	long i0 = 0;
+	int nchunks = 0;
 	Dl_info info;
 	const char *lib = "unknown";
 
@@ -56,13 +69,21 @@ int main(int argc, char **argv)
 		#pragma omp master
 		{
 			nthreads = omp_get_num_threads();
-			t0 = omp_get_wtime();
+			t0 = c0 = omp_get_wtime();
 		}
 		for (i = 0; ; i++) {
 			for (k = 0; k < work; k++)
 				x = x * 6364136223846793005UL + 1442695040888963407UL;
 			#pragma omp master
-			stop[i & 1] = i + 1 >= maxiter || omp_get_wtime() - t0 >= seconds;
+			{
+				double now = omp_get_wtime();
+				if (nchunks < CHUNKS && now - c0 >= seconds / CHUNKS) {
+					chunk[nchunks++] = (now - c0) * 1e9 / (double)(i + 1 - i0);
+					c0 = now;
+					i0 = i + 1;
+				}
+				stop[i & 1] = i + 1 >= maxiter || now - t0 >= seconds;
+			}
 			#pragma omp barrier
 			if (stop[i & 1])
 				break;
@@ -76,7 +97,12 @@ int main(int argc, char **argv)
 	}
 	if (dladdr((void *)omp_get_num_threads, &info) && info.dli_fname != NULL)
 		lib = info.dli_fname;
-	printf("threads %d barriers %ld ns_per_barrier %.1f\n", nthreads, done, (t1 - t0) * 1e9 / (double)done);
+	med = (t1 - t0) * 1e9 / (double)done;
+	if (nchunks > 0) {
+		qsort(chunk, (size_t)nchunks, sizeof chunk[0], cmp);
+		med = nchunks % 2 ? chunk[nchunks / 2] : (chunk[nchunks / 2 - 1] + chunk[nchunks / 2]) / 2;
+	}
+	printf("threads %d barriers %ld ns_per_barrier %.1f chunk_median_ns %.1f\n", nthreads, done, (t1 - t0) * 1e9 / (double)done, med);
 	printf("library %s\n", lib);
 	return 0;
 }
