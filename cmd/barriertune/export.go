@@ -42,7 +42,9 @@ cannot be used, or when a per-user file hides the system-wide one).
 What was not measured is absent, never a zero: kv and env leave out
 median_ns (and measured_threads when the choice is a fallback) and give
 the rule (measured, nearest, oversubscribed); omp-env's comments say "not
-measured" and why; the C header's median_ns is NAN and its rule field says
+measured" and why; above the allowed CPUs env, kv and the C exports take
+the check's choice on OS threads (what C, C++ and OpenMP run), never a
+goroutine algorithm or time; the C header's median_ns is NAN and its rule field says
 so. barriertune_lookup(n) in the header returns, for every n, the choice
 show --threads n makes, as a C program can run it: the C exports never name
 an algorithm that exists only in Go (the goroutine barrier, the sync.Cond
@@ -52,13 +54,14 @@ dissemination). c-barrier carries a hybrid with its levels and groups (one
 with a level only Go runs is substituted); c-header, which carries no
 groups, substitutes every hybrid.
 
-  omp-env   POSIX shell exports for OpenMP runtimes: OMP_PLACES and
-            OMP_PROC_BIND for the placement, OMP_WAIT_POLICY, KMP_BLOCKTIME and
-            GOMP_SPINCOUNT for the policy, LLVM libomp's
-            KMP_PLAIN/FORKJOIN_BARRIER_PATTERN and branch bits for the
-            algorithm; a comment says where no exact equivalent exists.
-            Without --threads, an if-chain picks the block for
-            $OMP_NUM_THREADS.
+  omp-env   POSIX shell exports for OpenMP runtimes: per thread count, the
+            settings of each runtime's own knobs (libgomp: GOMP_SPINCOUNT;
+            libomp: KMP_PLAIN_BARRIER_PATTERN, branch bits, KMP_BLOCKTIME,
+            KMP_LIBRARY; both: OMP_PLACES, OMP_PROC_BIND) that the check
+            measured faster than that runtime's defaults, and nothing
+            where the defaults stayed or the runtime was not measured;
+            comments name each runtime's version and why. Without
+            --threads, an if-chain picks the block for $OMP_NUM_THREADS.
   c-header  a self-contained C99 header: a table by thread count (algorithm,
             fan-in, policy, CPUs, median ns) and barriertune_lookup(n).
   c-barrier the tuned barrier itself, one header for C11 and C++20 programs
