@@ -69,14 +69,35 @@ type Option func(*config)
 
 type config struct {
 	policy    Policy
+	policySet bool // WithPolicy was given: BARRIERTUNE_WAIT_POLICY does not apply
 	budget    int
 	fanIn     int
 	hierarchy Hierarchy // WithHierarchy, read by the hybrid only
 }
 
+// configOf applies opts over the defaults, then the environment's wait
+// policy (WaitPolicyFromEnv) unless an option chose the policy.
+func configOf(opts []Option) config {
+	c := config{fanIn: DefaultFanIn, budget: -1}
+	for _, o := range opts {
+		o(&c)
+	}
+	if !c.policySet {
+		if p, set := envWaitPolicy(); set {
+			c.policy = p
+			if p == Park && c.budget < 0 {
+				c.budget = 0 // passive: no spinning
+			}
+		}
+	}
+	return c
+}
+
 // WithPolicy sets the waiting policy of a spinning algorithm (blocking
-// baselines ignore it). The default is AutoPolicy.
-func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+// baselines ignore it). The default is AutoPolicy, or the one
+// BARRIERTUNE_WAIT_POLICY names (see WaitPolicyFromEnv); WithPolicy
+// overrides the environment.
+func WithPolicy(p Policy) Option { return func(c *config) { c.policy, c.policySet = p, true } }
 
 // WithSpinBudget sets how many relax-hint iterations Yield, Park and AutoPolicy
 // spin before yielding or blocking (0: none; negative: the default, which
@@ -365,10 +386,7 @@ func (b *base) ready(f *flag) {
 func (b *base) counter(c *atomic.Uint64) { b.counters = append(b.counters, c) }
 
 func newBase(n int, opts []Option) (base, error) {
-	c := config{fanIn: DefaultFanIn, budget: -1}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := configOf(opts)
 	if n < 1 {
 		return base{}, fmt.Errorf("a barrier needs at least 1 participant, got %d", n)
 	}

@@ -110,10 +110,7 @@ func newGoroutine(n int, opts ...Option) (Barrier, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := config{budget: -1}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := configOf(opts)
 	g := alone[goroutineBarrier]()
 	g.n, g.spin = n, b.w.budget
 	switch {

@@ -2,7 +2,9 @@ package barriers
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/barriertune/barriertune/cpuset"
 )
@@ -104,4 +106,67 @@ func resolve(p Policy, budget, n int) waiter {
 		budget = sharedSpinBudget
 	}
 	return waiter{policy: p, budget: budget}
+}
+
+// WaitPolicyEnv is the environment variable that sets the default wait
+// policy of every barrier the process builds, as OMP_WAIT_POLICY does for
+// OpenMP. It is read once per process, at the first construction.
+const WaitPolicyEnv = "BARRIERTUNE_WAIT_POLICY"
+
+// waitPolicyNames are WaitPolicyEnv's accepted values, in the order of
+// waitPolicies.
+var (
+	waitPolicyNames = []string{"active", "passive", "auto"}
+	waitPolicies    = []Policy{Yield, Park, AutoPolicy}
+)
+
+// WaitPolicyFromEnv reports the wait policy that $BARRIERTUNE_WAIT_POLICY
+// sets for barriers built without WithPolicy (case-insensitive):
+//
+//   - active: Yield, spin for the budget, then runtime.Gosched between
+//     checks; a waiter never sleeps and keeps its CPU (OpenMP's active).
+//   - passive: Park with a spin budget of 0 unless WithSpinBudget sets one:
+//     a waiter whose flag is not yet set sleeps at once (OpenMP's passive).
+//   - auto: AutoPolicy, the default.
+//
+// set is false when the variable is unset or empty (AutoPolicy applies).
+// An invalid value gives AutoPolicy, set false, and an error naming the
+// value and the accepted ones; the first construction that reads it also
+// writes that error to standard error, once per process.
+func WaitPolicyFromEnv() (p Policy, set bool, err error) {
+	e := &envPolicy
+	e.once.Do(func() {
+		v := strings.TrimSpace(os.Getenv(WaitPolicyEnv))
+		if v == "" {
+			return
+		}
+		for i, n := range waitPolicyNames {
+			if strings.EqualFold(v, n) {
+				e.p, e.set = waitPolicies[i], true
+				return
+			}
+		}
+		e.err = fmt.Errorf("%s=%q is not a wait policy (accepted: %s); using auto", WaitPolicyEnv, v, strings.Join(waitPolicyNames, ", "))
+	})
+	return e.p, e.set, e.err
+}
+
+// envPolicy caches WaitPolicyEnv's reading: a fact of the process, read
+// once (with wakeCost and the results cache, the package's mutable state).
+var envPolicy struct {
+	once   sync.Once
+	warned sync.Once
+	p      Policy
+	set    bool
+	err    error
+}
+
+// envWaitPolicy is WaitPolicyFromEnv for the constructors: it warns once
+// on standard error about an invalid value.
+func envWaitPolicy() (Policy, bool) {
+	p, set, err := WaitPolicyFromEnv()
+	if err != nil {
+		envPolicy.warned.Do(func() { fmt.Fprintf(os.Stderr, "barriertune: %v\n", err) })
+	}
+	return p, set
 }

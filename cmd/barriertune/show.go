@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -59,12 +60,13 @@ a slash is such a directory: this machine's file in it is shown.
 threads inside the allowed CPUs (--allowed CPULIST; default: this process's
 allowed CPUs when the file is this machine's, else the whole machine): the
 algorithm barriers.Auto builds and its policy (auto, unless the program
-asks for another), the CPU of each rank, then, apart, what was measured:
+or BARRIERTUNE_WAIT_POLICY asks for another), the CPU of each rank, then, apart, what was measured:
 the policy the check measured with and the ns per episode, or that this
 count was not measured on this placement class, and the rule that chose
 it. With --json it is one JSON object: median_ns is null and measured
-false when nothing was measured; policy is the measured policy and
-auto_policy the one barriers.Auto uses.
+false when nothing was measured; policy is the measured policy,
+auto_policy the one barriers.Auto uses and wait_policy_from where that
+comes from (default, or BARRIERTUNE_WAIT_POLICY=active|passive|auto).
 
 In the table, policy is the policy the check measured with (spin when
 every thread had a CPU of its own); barriers.Auto uses the auto policy,
@@ -144,14 +146,16 @@ type shownChoice struct {
 	// this placement class (rule measured, or one measured round-robin).
 	Measured bool `json:"measured"`
 	// AutoPolicy is the waiting policy barriers.Auto builds the barrier
-	// with (Policy is the one the check measured with).
-	AutoPolicy string            `json:"auto_policy"`
-	Source     string            `json:"source"`
-	SourceWhy  string            `json:"source_why"`
-	Skipped    []results.Skipped `json:"skipped"`
-	AllowedWhy string            `json:"allowed_why"`
-	Simulated  bool              `json:"simulated"`
-	Foreign    string            `json:"foreign,omitempty"`
+	// with (Policy is the one the check measured with), and
+	// WaitPolicyFrom where it comes from (waitPolicy).
+	AutoPolicy     string            `json:"auto_policy"`
+	WaitPolicyFrom string            `json:"wait_policy_from"`
+	Source         string            `json:"source"`
+	SourceWhy      string            `json:"source_why"`
+	Skipped        []results.Skipped `json:"skipped"`
+	AllowedWhy     string            `json:"allowed_why"`
+	Simulated      bool              `json:"simulated"`
+	Foreign        string            `json:"foreign,omitempty"`
 }
 
 func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
@@ -163,7 +167,22 @@ func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
 	if sel.MedianNs > 0 {
 		ns = &sel.MedianNs
 	}
-	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: barriers.AutoPolicy.String(), Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign}
+	autoPolicy, from := waitPolicy()
+	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: autoPolicy.String(), WaitPolicyFrom: from, Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign}
+}
+
+// waitPolicy returns the policy barriers.Auto builds with in this process
+// and where it comes from: "default", $BARRIERTUNE_WAIT_POLICY's setting,
+// or "default" and why an invalid setting was ignored.
+func waitPolicy() (barriers.Policy, string) {
+	p, set, err := barriers.WaitPolicyFromEnv()
+	switch {
+	case err != nil:
+		return p, "default (" + err.Error() + ")"
+	case set:
+		return p, barriers.WaitPolicyEnv + "=" + strings.ToLower(strings.TrimSpace(os.Getenv(barriers.WaitPolicyEnv)))
+	}
+	return p, "default"
 }
 
 // printChoice prints one selection for people.
@@ -182,9 +201,10 @@ func printChoice(w io.Writer, rs *resultsSource, sel results.Selection) error {
 			measured += fmt.Sprintf(" (policy %s is what %s was measured with)", sel.Policy, text.Plural(sel.From, "thread"))
 		}
 	}
+	autoPolicy, from := waitPolicy()
 	lines := []string{
-		fmt.Sprintf("%s inside CPUs %s (%s): barriers.Auto builds %s, policy %s",
-			text.Plural(sel.Threads, "thread"), sel.Allowed, rs.allowedWhy, alg, barriers.AutoPolicy),
+		fmt.Sprintf("%s inside CPUs %s (%s): barriers.Auto builds %s, policy %s (%s)",
+			text.Plural(sel.Threads, "thread"), sel.Allowed, rs.allowedWhy, alg, autoPolicy, from),
 		"CPUs by rank: " + rankList(sel.CPUs),
 		measured,
 		fmt.Sprintf("rule %s: %s", sel.Rule, sel.Why),
