@@ -79,7 +79,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int, hybrids bool) 
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(f, s, size, hybrids)
+		s = osThreadsSelection(f, s, size, hybrids)
 		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.RuleMeasured}}, order, nil
 	}
 	last := size + 1
@@ -94,7 +94,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int, hybrids bool) 
 		if err != nil {
 			return nil, nil, err
 		}
-		s = forThreads(f, s, size, hybrids)
+		s = osThreadsSelection(f, s, size, hybrids)
 		// A measured choice has its own row (its CPUs and time); the
 		// others share the allowed CPUs' order and no time.
 		own := s.Rule == results.RuleMeasured || s.MedianNs > 0

@@ -97,7 +97,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 				// need; the readers of these formats run OS threads:
 				// the choice measured on OS threads, or a stand-in that
 				// says it is one (issue 44).
-				s = forThreads(f, s, allowed.Len(), false)
+				s = osThreadsSelection(f, s, allowed.Len(), false)
 			}
 			es = append(es, entryOf(f, s))
 		}
@@ -244,4 +244,23 @@ func allowedLen(f *results.File, allowed cpuset.Set) int {
 		return allowed.Len()
 	}
 	return len(recordedAllowed(f))
+}
+
+// osThreadsSelection is s as a program of OS threads runs it
+// (forThreads; hybrids as there); for more threads than the size allowed
+// CPUs, with no time unless the time is the
+// check's measurement on OS threads of this count: a choice measured as
+// goroutines keeps its algorithm when C runs it, but not its time.
+func osThreadsSelection(f *results.File, s results.Selection, size int, hybrids bool) results.Selection {
+	out := forThreads(f, s, size, hybrids)
+	if s.Threads <= size {
+		return out
+	}
+	if t, o := osThreadsChoice(f, s.Threads); o == nil || t != s.Threads || out.Algorithm != o.Algorithm {
+		if out.MedianNs > 0 || out.Rule == results.RuleMeasured {
+			out.MedianNs, out.Best, out.Rule = 0, false, Substituted
+			out.Why = fmt.Sprintf("more threads than allowed CPUs: %s was timed as goroutines, not on OS threads (no time)", out.Algorithm)
+		}
+	}
+	return out
 }

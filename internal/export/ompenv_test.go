@@ -193,6 +193,15 @@ func TestExportsAboveCPUsNameOSThreads(t *testing.T) {
 	if !strings.Contains(kv, "algorithm=central") || strings.Contains(kv, "median_ns") || !strings.Contains(kv, "rule=substituted") {
 		t.Errorf("kv --threads 16 without an OS-thread measurement: %q, want central standing in, no time", kv)
 	}
+	// A best C can run, timed as goroutines: its algorithm, not its time.
+	was := t16.Best.Algorithm
+	t16.Best.Algorithm = "central"
+	for _, format := range []string{"env", "kv", "c-header"} {
+		if out := exportString(t, f, format, 16); strings.Contains(out, goTime) {
+			t.Errorf("%s --threads 16 gives the goroutine-timed central's time %s:\n%s", format, goTime, out)
+		}
+	}
+	t16.Best.Algorithm = was
 	t16.OSThreads = &results.Choice{Spec: results.Spec{Algorithm: "combining", Policy: "park", FanIn: 4}, CPUs: t16.Best.CPUs, Label: "oversubscribed, OS threads", MedianNs: 71234.5}
 	check("with an OS-thread measurement")
 	for _, format := range []string{"env", "kv"} {
