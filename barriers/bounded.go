@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/wake"
 )
@@ -195,7 +196,10 @@ type adaptive struct {
 	// handover is when a setter last woke a sleeper (osal.Nanotime).
 	handover atomic.Int64
 	class    atomic.Int32
-	_        [osal.CacheLinePad - 84]byte
+	// outnumbered counts the waits that did not spin because the
+	// process's waiters outnumbered its CPUs (see sharing); tests read it.
+	outnumbered atomic.Int32
+	_           [osal.CacheLinePad - 88]byte
 }
 
 // newAdaptive returns the bound of a barrier whose waiters block at
@@ -440,6 +444,11 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		return v
 	}
 	a := w.adapt
+	cpus := int32(runCPUs())
+	defer sharing.waiting.Add(-1)
+	if sharing.waiting.Add(1) > cpus {
+		return f.waitOutnumbered(target, eq, a)
+	}
 	limit := a.limit.Load()
 	if limit > 0 {
 		start := osal.Nanotime()
@@ -450,6 +459,9 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				return v
 			}
 			if i%clockEvery == 0 {
+				if sharing.waiting.Load() > cpus {
+					return f.waitOutnumbered(target, eq, a)
+				}
 				if now := osal.Nanotime(); now-start >= limit {
 					if a.futile(now, true) {
 						a.drop()
@@ -481,6 +493,42 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	}
 	v, same := f.sleep(target, eq)
 	a.woke(limit, same, a.busy(osal.Nanotime()))
+	return v
+}
+
+// sharing is the process's count of waiters past their first checks
+// (inside waitBounded, spinning or asleep), over every AutoPolicy barrier
+// of the process: while it exceeds the CPUs the process runs at once
+// (runCPUs), some waiter's partner has no CPU, and a waiter that spins
+// holds one that a partner needs. Like the results cache and wakeCost it
+// is package-level state, the one that is not a cached fact: a count
+// that only AutoPolicy's slow path writes, alone on its cache-line pair.
+var sharing struct {
+	_       [osal.CacheLinePad]byte
+	waiting atomic.Int32
+	_       [osal.CacheLinePad - 4]byte
+}
+
+// runCPUs returns how many CPUs this process runs at once: GOMAXPROCS,
+// and no more than cpuset.Usable (the CPUs it was allowed at start within
+// its cgroup's cpuset and quota). GOMAXPROCS takes the scheduler's lock:
+// once per wait past its first checks, never on the fast path.
+func runCPUs() int { return min(runtime.GOMAXPROCS(0), cpuset.Usable()) }
+
+// waitOutnumbered is a wait that found the process's waiters outnumbering
+// its CPUs (sharing): it does not spin. A goroutine yields once (a partner
+// queued on its P runs now), then it sleeps; a pinned thread sleeps at
+// once. The barrier's bound is left as it is: the crowd is the process's,
+// not this barrier's, and it may end with the next episode.
+func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
+	a.outnumbered.Add(1)
+	if a.class.Load() != classPinned {
+		runtime.Gosched()
+		if v := f.v.Load(); reached(v, target, eq) {
+			return v
+		}
+	}
+	v, _ := f.sleep(target, eq)
 	return v
 }
 
@@ -536,7 +584,8 @@ func (f *flag) wakeSleepers(record bool) {
 // wakeCost holds the cost AutoPolicy's bound starts from: the block and
 // wake-up cost when no results file records one, estimated once per
 // process at the first construction that needs it. Besides the results
-// cache (auto.go), it is the package's only mutable state.
+// cache (auto.go), the wait policy's reading (envPolicy) and the count
+// of waiters (sharing), it is the package's only mutable state.
 type wakeCostCache struct {
 	once sync.Once
 	d    time.Duration

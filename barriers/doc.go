@@ -58,7 +58,8 @@
 // operating system can run the participant being waited for; the bound
 // adapts per barrier to the waits it sees. A balanced episode on a quiet
 // machine only spins and costs what Spin's does. When participants
-// outnumber GOMAXPROCS or the CPUs it blocks at once. Auto uses AutoPolicy
+// outnumber GOMAXPROCS or the CPUs it blocks at once (see Sharing CPUs
+// below). Auto uses AutoPolicy
 // unless the program asks for another, whatever the check measured with.
 //
 // Spin is for dedicated threads pinned one per CPU (a pinned Team on CPUs
@@ -68,4 +69,55 @@
 // yields to goroutines, not to other processes, so on a busy machine it
 // behaves like Spin. Park gives the CPU up after a short spin, paying a
 // store-load fence on every signal.
+//
+// BARRIERTUNE_WAIT_POLICY=active|passive|auto (WaitPolicyEnv), read once
+// per process, sets the policy of barriers built without WithPolicy, as
+// OMP_WAIT_POLICY does for OpenMP: active is Yield, passive is Park with
+// no spin budget (unless WithSpinBudget gives one), auto is AutoPolicy.
+// WithPolicy overrides it; an invalid value warns once on standard error
+// and leaves AutoPolicy (WaitPolicyFromEnv says which applies, and so
+// does `barriertune show`).
+//
+// Sharing CPUs. The process's CPUs are read once (cpuset.Usable: those it
+// was allowed at start, within its cgroup's cpuset and CPU quota), never
+// from the calling thread's affinity. Participants that outnumber them or
+// GOMAXPROCS at construction make AutoPolicy block at once (Park, no
+// budget); and every AutoPolicy waiter past its first checks is counted
+// process-wide: while that count exceeds the CPUs (or GOMAXPROCS), a wait
+// does not spin (a goroutine yields once, then sleeps). Either changes how
+// a participant waits, never the algorithm.
+//
+// # Sleep and wake: the contract per policy
+//
+// A setter publishes an episode in a flag; a waiter that sleeps announces
+// itself in the flag's sleeper count, under the flag's mutex, then checks
+// the flag again before it waits on the condition variable. A lost
+// wake-up (the setter misses the announcement while the sleeper misses
+// the value) would leave a sleeper asleep with its flag set: the barrier
+// hangs, since no timer backs the sleep up. Each policy orders both
+// sides' store before their load so that it cannot happen:
+//
+//   - Spin and Yield: the setter makes a release store and loads the
+//     sleeper count (always 0: nobody sleeps); the waiter only loads the
+//     flag. No fence on either side; nothing to lose.
+//   - AutoPolicy: the setter makes a release store, then a plain load of
+//     the sleeper count, and wakes the sleepers it finds (no fence: the
+//     spinning path costs what Spin's does). The sleeper announces itself
+//     with an atomic add, then takes the heavy side of an asymmetric fence
+//     (membarrier's private expedited command: the kernel runs a full
+//     barrier on every running thread of the process) and only then loads
+//     the flag: a setter whose store it misses loads the count after that
+//     barrier and sees it. A sleeper wakes once, when released. Where
+//     membarrier is unavailable (not Linux, a kernel older than 4.14, a
+//     seccomp filter) AutoPolicy's setters fence as Park's do.
+//   - Park (and AutoPolicy without membarrier): the setter's load of the
+//     sleeper count is an atomic read-modify-write after its store (LOCK
+//     XADD on amd64: a full fence on every signal); the sleeper's
+//     announcement is an atomic add (a full fence) before its load.
+//
+// The goroutine algorithm keeps its own protocol: the releaser's state
+// change is a compare-and-swap, and sync.Cond's wake-up tickets
+// (sequentially consistent atomics) order a sleeper's last check against
+// the releaser's Broadcast (see bed). The blocking baselines (cond,
+// channel) are ordered by their mutex or channel.
 package barriers

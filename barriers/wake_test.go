@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // lostWakeupWatchdog is how long a wait may go without any participant
@@ -178,4 +180,46 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestOutnumberedWaitersDoNotSpin: with more AutoPolicy barriers' waiters
+// in the process than CPUs it runs at once, waits do not spin (counted by
+// adaptive.outnumbered), though each barrier alone fits; with one waiter,
+// none is counted; and the process's count of waiters returns to 0.
+func TestOutnumberedWaitersDoNotSpin(t *testing.T) {
+	if cpuset.Oversubscribed(2) {
+		t.Skip("needs 2 CPUs and GOMAXPROCS >= 2: a pair of participants must fit for AutoPolicy's bound")
+	}
+	run := func(pairs int) int32 {
+		bs := make([]Barrier, pairs)
+		for i := range bs {
+			b, err := New("dissemination", 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs[i] = b
+		}
+		var wg sync.WaitGroup
+		for _, b := range bs {
+			wg.Add(2)
+			go func() { defer wg.Done(); b.Wait(0) }()
+			go func() { defer wg.Done(); time.Sleep(30 * time.Millisecond); b.Wait(1) }()
+		}
+		wg.Wait()
+		var n int32
+		for _, b := range bs {
+			n += b.(*dissemination).w.adapt.outnumbered.Load()
+		}
+		return n
+	}
+	if n := run(1); n != 0 {
+		t.Errorf("one waiting pair: %d waits counted as outnumbered, want 0", n)
+	}
+	cpus := runCPUs()
+	if n := run(cpus + 2); n == 0 {
+		t.Errorf("%d pairs' waiters on %d CPUs: no wait counted as outnumbered", cpus+2, cpus)
+	}
+	if w := sharing.waiting.Load(); w != 0 {
+		t.Errorf("the process's count of waiters is %d after every wait returned, want 0", w)
+	}
 }
