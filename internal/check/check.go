@@ -131,6 +131,10 @@ type Config struct {
 	Calibration *results.Calibration
 	// Verbose keeps every pruned candidate's prediction in the Plan.
 	Verbose bool
+
+	// unhosted says which default counts prepare left out because this
+	// process cannot host them (HostableThreads); "" when none.
+	unhosted string
 }
 
 // Progress reports where a check is.
@@ -198,6 +202,9 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		return nil, err
 	}
 	f.Cuts = append(f.Cuts, p.cuts...)
+	if cfg.unhosted != "" {
+		f.Cuts = append(f.Cuts, cfg.unhosted)
+	}
 	var load *sysload.Watch
 	if !f.Simulated {
 		load = sysload.Start(sysload.Proc{}, loadInterval)

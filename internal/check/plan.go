@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,24 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	}
 	if len(cfg.Threads) == 0 {
 		threads = WithOversubscribedCounts(threads, npus)
+		if _, live := cfg.Measurer.(Hardware); live && !dry {
+			// A machine of thousands of CPUs: its default counts (4x
+			// the PUs) can exceed what this process hosts; explicit
+			// counts are refused by the CLI instead.
+			h := HostableThreads()
+			var left []string
+			threads = slices.DeleteFunc(threads, func(t int) bool {
+				if t > h.Max {
+					left = append(left, strconv.Itoa(t))
+					return true
+				}
+				return false
+			})
+			if len(left) > 0 {
+				cfg.unhosted = fmt.Sprintf("thread counts %s not measured: more than the %d threads this process can host (the Go runtime's limit of %d OS threads less its own, or half the available memory at %d KiB a thread)",
+					strings.Join(left, ", "), h.Max, h.ThreadLimit, ThreadMemory>>10)
+			}
+		}
 	}
 	// Each thread count once: a file with one twice is unreadable.
 	slices.Sort(threads)
