@@ -119,8 +119,10 @@ var errDefaults = errors.New("the defaults' run failed")
 //  1. a coarse pass of CoarsePairs pairs for every candidate;
 //  2. a refinement of RefinePairs pairs for the Leaders fastest single
 //     settings and the combinations of the best of each family (wait and
-//     pattern; the best of those with each placement), while the count's
-//     share of the budget lasts;
+//     pattern; the best of those with each placement), as many of them,
+//     fastest first, as the count's share of the budget gives
+//     minRefinePairs pairs each (the coarse pass's later rounds only while
+//     they fit in 40% of the share);
 //  3. the settings Faster than the defaults are ranked; where both
 //     runtimes were measured, they must agree on the variables both read
 //     (OMP_PLACES, OMP_PROC_BIND, OMP_WAIT_POLICY), and where a runtime
@@ -235,7 +237,12 @@ func (cfg Config) search(ctx context.Context, c *cell, end time.Time) {
 	for _, cand := range cfg.Candidates(c.p.Runtime, c.threads, cfg.CPUs) {
 		c.all = append(c.all, &measured{Candidate: cand})
 	}
-	rounds := func(pass string, set []*measured, n int) bool {
+	start := cfg.Now()
+	pairs := 0
+	// rounds times set n times over; a round after the first stops at
+	// stop (the coarse pass) and every one at end. It reports false when
+	// the search must end (ctx, or the defaults failed).
+	rounds := func(pass string, set []*measured, n int, stop time.Time) bool {
 		order := slices.Clone(set)
 		for r := 0; r < n; r++ {
 			rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -243,8 +250,11 @@ func (cfg Config) search(ctx context.Context, c *cell, end time.Time) {
 				if m.failed != "" {
 					continue
 				}
-				if ctx.Err() != nil || (r > 0 || pass != "coarse") && cfg.Now().After(end) {
+				if ctx.Err() != nil {
 					return false
+				}
+				if (r > 0 || pass != "coarse") && cfg.Now().After(stop) {
+					return true
 				}
 				cfg.Progress(fmt.Sprintf("OpenMP %s, %d threads: %s pass, round %d/%d, setting %d/%d, about %s left", c.p.Runtime, c.threads, pass, r+1, n, k+1, len(order), remaining(ctx, cfg.Now).Round(time.Second)))
 				if err := cfg.pair(ctx, c, m); err != nil {
@@ -253,19 +263,33 @@ func (cfg Config) search(ctx context.Context, c *cell, end time.Time) {
 					}
 					return false
 				}
+				pairs++
 			}
 		}
 		return true
 	}
-	if !rounds("coarse", c.all, cfg.CoarsePairs) || c.dead != "" {
+	// The coarse pass's later rounds take at most 40% of the cell's time.
+	if !rounds("coarse", c.all, cfg.CoarsePairs, start.Add(end.Sub(start)*2/5)) || c.dead != "" {
 		return
 	}
 	refine := cfg.leaders(c)
+	// Refine no more settings than the time left gives minRefinePairs
+	// pairs each (at least one setting), the fastest first.
+	if pairs > 0 {
+		cost := cfg.Now().Sub(start) / time.Duration(pairs)
+		if afford := int(end.Sub(cfg.Now()) / max(cost, time.Microsecond) / minRefinePairs); afford < len(refine) {
+			refine = refine[:max(afford, 1)]
+		}
+	}
 	for _, m := range refine {
 		m.refined = true
 	}
-	rounds("refine", refine, cfg.RefinePairs)
+	rounds("refine", refine, cfg.RefinePairs, end)
 }
+
+// minRefinePairs is the fewest pairs a refined setting should get: fewer
+// cannot pass a Mann-Whitney U test at 0.05 (4 against 4 can).
+const minRefinePairs = 4
 
 // leaders are the settings the refinement times: the Leaders fastest
 // single settings faster than the defaults in the coarse pass, the best
