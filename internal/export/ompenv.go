@@ -104,6 +104,9 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 			fmt.Fprintf(b, "# %s measured: %s, %s (built with %s)\n", name, oneLine(r.Version), oneLine(r.Library), oneLine(r.Compiler))
 		}
 	}
+	if measuredAny && f.Busy() {
+		fmt.Fprintf(b, "# BUSY: the check ran on a busy machine (%s): a setting measured faster then may be slower on a quiet one; run the check again when the machine is quiet\n", oneLine(f.Load.Why))
+	}
 	if measuredAny {
 		fmt.Fprintf(b, "# each block sets what the check measured faster than that runtime's defaults (by more than 3%% and a Mann-Whitney U test, confirmed in fresh runs), on %s; a variable both runtimes read only where it was measured faster for both\n", oneLine(o.Loop))
 	}

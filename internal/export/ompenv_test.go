@@ -150,6 +150,14 @@ func TestOMPEnvSetsOnlyMeasured(t *testing.T) {
 			}
 		}
 	}
+	if strings.Contains(all, "BUSY") {
+		t.Errorf("a quiet file's export says BUSY:\n%s", all)
+	}
+	f.Load = &results.Load{Busy: true, Why: "3 runnable tasks of other processes"}
+	if out := exportString(t, f, "omp-env", 16); !strings.Contains(out, "# BUSY: the check ran on a busy machine (3 runnable tasks") {
+		t.Errorf("a busy file's export does not say so:\n%s", out)
+	}
+	f.Load = nil
 	if !strings.Contains(all, "OMP_PROC_BIND: both runtimes read it, and it was not chosen for both: not set") {
 		t.Errorf("the export does not say why OMP_PROC_BIND is not set:\n%s", all)
 	}
