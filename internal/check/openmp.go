@@ -74,12 +74,15 @@ func openMPVerdict(defaults, setting []float64) ompcheck.Verdict {
 // measureOpenMP runs the OpenMP step for f's measured thread counts
 // until the budget's deadline, at most OpenMPShare of the budget, and
 // records it in f.OpenMP; where the measurer builds no OpenMP loop (a
-// simulation) it records nothing. Without a compiler or runtime, or
+// simulation), and for a check restricted to some algorithms, it records
+// nothing. Without a compiler or runtime, or
 // without the time, the record says so per runtime, and the check goes
 // on.
 func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer, deadline time.Time) {
 	om, ok := m.(openMPMeasurer)
-	if !ok || f == nil || f.Simulated || ctx.Err() != nil {
+	if !ok || f == nil || f.Simulated || ctx.Err() != nil || cfg.Algorithms != nil {
+		// A check restricted to some algorithms (--algorithms) is an
+		// experiment on them, not the install-time check: no OpenMP step.
 		return
 	}
 	start := m.Now()
