@@ -440,11 +440,11 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				return v
 			}
 		}
-		v, _ := f.sleep(target, eq)
+		v, _ := f.sleep(target, eq, false)
 		return v
 	}
 	a := w.adapt
-	cpus := int32(runCPUs())
+	cpus := runCPUs(osal.Nanotime())
 	defer sharing.waiting.Add(-1)
 	if sharing.waiting.Add(1) > cpus {
 		return f.waitOutnumbered(target, eq, a)
@@ -456,6 +456,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		for i := 1; ; i++ { // the clock was read on entry: next after clockEvery
 			osal.Relax()
 			if v := f.v.Load(); reached(v, target, eq) {
+				f.disarm()
 				return v
 			}
 			if i%clockEvery == 0 {
@@ -491,7 +492,7 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 	if a.class.Load() == classUnknown {
 		a.learn(osal.ThreadPinned())
 	}
-	v, same := f.sleep(target, eq)
+	v, same := f.sleep(target, eq, limit == 0)
 	a.woke(limit, same, a.busy(osal.Nanotime()))
 	return v
 }
@@ -506,14 +507,32 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 var sharing struct {
 	_       [osal.CacheLinePad]byte
 	waiting atomic.Int32
-	_       [osal.CacheLinePad - 4]byte
+	// cpus is runCPUs's reading and at the osal.Nanotime of procsAt.
+	cpus   atomic.Int32
+	cpusAt atomic.Int64
+	_      [osal.CacheLinePad - 16]byte
 }
+
+// cpusRefresh is how old runCPUs's reading may get: GOMAXPROCS takes the
+// scheduler's lock, and reading it at every wait past the first checks
+// made two unpinned goroutines beside competing work 1.5-2x slower
+// (their waits queued on that lock); a program that changes GOMAXPROCS
+// is seen within this.
+const cpusRefresh = 10 * time.Millisecond
 
 // runCPUs returns how many CPUs this process runs at once: GOMAXPROCS,
 // and no more than cpuset.Usable (the CPUs it was allowed at start within
-// its cgroup's cpuset and quota). GOMAXPROCS takes the scheduler's lock:
-// once per wait past its first checks, never on the fast path.
-func runCPUs() int { return min(runtime.GOMAXPROCS(0), cpuset.Usable()) }
+// its cgroup's cpuset and quota), as read within cpusRefresh of now
+// (osal.Nanotime).
+func runCPUs(now int64) int32 {
+	if c := sharing.cpus.Load(); c > 0 && now-sharing.cpusAt.Load() < int64(cpusRefresh) {
+		return c
+	}
+	c := int32(min(runtime.GOMAXPROCS(0), cpuset.Usable()))
+	sharing.cpus.Store(c)
+	sharing.cpusAt.Store(now)
+	return c
+}
 
 // waitOutnumbered is a wait that found the process's waiters outnumbering
 // its CPUs (sharing): it does not spin. A goroutine yields once (a partner
@@ -528,7 +547,7 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 			return v
 		}
 	}
-	v, _ := f.sleep(target, eq)
+	v, _ := f.sleep(target, eq, true)
 	return v
 }
 
@@ -542,12 +561,27 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 // comes after that barrier and sees the sleeper; it wakes the sleeper
 // under mu, which the sleeper holds until it waits. So the sleeper
 // wakes once, when released: no timeout, no lost wake-up. A flag marked
-// fenced (no membarrier here) needs no heavy fence: its setters fence.
+// fenced needs no heavy fence: its setters fence.
+//
+// A heavy fence interrupts every CPU that runs a thread of the process
+// (microseconds in a guest), so a flag whose waiters sleep on most
+// episodes (arm: the bound is 0, or the process's waiters outnumber its
+// CPUs) is armed instead: the sleeper sets fenced, then takes the heavy
+// fence once, and until the flag is disarmed its setters fence (a locked
+// add, tens of ns) and its sleepers skip the heavy fence. That is safe: a
+// later sleeper takes mu after the arming sleeper's fence returned, and a
+// setter whose load came after that fence's barrier sees fenced, one whose
+// load came before it made its store visible by then. A wait that ends
+// spinning, or a sleep with a bound, disarms the flag (disarm) when no
+// sleeper is announced.
 // sameThread reports that it blocked and the setter that woke it ran on
 // the OS thread it runs on now (see adaptive.woke).
-func (f *flag) sleep(target uint64, eq bool) (v uint64, sameThread bool) {
+func (f *flag) sleep(target uint64, eq, arm bool) (v uint64, sameThread bool) {
 	f.mu.Lock()
 	if atomic.AddInt32(&f.parked, 1)&fenced == 0 {
+		if arm {
+			atomic.OrInt32(&f.parked, fenced)
+		}
 		osal.HeavyFence()
 	}
 	v = f.v.Load()
@@ -563,8 +597,21 @@ func (f *flag) sleep(target uint64, eq bool) (v uint64, sameThread bool) {
 		sameThread = f.waker != 0 && f.waker == osal.ThreadID()
 	}
 	atomic.AddInt32(&f.parked, -1)
+	if !arm {
+		f.disarm()
+	}
 	f.mu.Unlock()
 	return v, sameThread
+}
+
+// disarm clears an AutoPolicy flag's fenced mark (see sleep) when no
+// sleeper is announced and the heavy fence is available (else its
+// setters must always fence: see base.ready). A sleeper that announces
+// itself after the clear sees no mark and takes the heavy fence.
+func (f *flag) disarm() {
+	if atomic.LoadInt32(&f.parked) == fenced && osal.HeavyFenceAvailable() {
+		atomic.CompareAndSwapInt32(&f.parked, fenced, 0)
+	}
 }
 
 // wakeSleepers is a setter's wake-up of the flag's sleepers. With record

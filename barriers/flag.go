@@ -224,6 +224,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 				}
 				for i := n; i > 0; i-- {
 					if v := f.v.Load(); reached(v, target, eq) {
+						f.disarm()
 						a.quick(a.limit.Load())
 						return v
 					}

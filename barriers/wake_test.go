@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // lostWakeupWatchdog is how long a wait may go without any participant
@@ -215,7 +216,7 @@ func TestOutnumberedWaitersDoNotSpin(t *testing.T) {
 	if n := run(1); n != 0 {
 		t.Errorf("one waiting pair: %d waits counted as outnumbered, want 0", n)
 	}
-	cpus := runCPUs()
+	cpus := int(runCPUs(osal.Nanotime()))
 	if n := run(cpus + 2); n == 0 {
 		t.Errorf("%d pairs' waiters on %d CPUs: no wait counted as outnumbered", cpus+2, cpus)
 	}
