@@ -39,6 +39,10 @@ The ringed winner is the one Auto, show and export choose inside the
 allowed CPUs (--allowed CPULIST; default: this process's allowed CPUs when
 the file is this machine's, else the whole machine); a count with more
 threads than allowed CPUs has no measured time there and is not ringed.
+Every algorithm the file measured is drawn (one the check dropped early
+is marked: its points have fewer samples) or named in the legend with why
+it is not (rejected); thread counts above the file's CPUs, timed as
+goroutines, are starred.
 The axes turn logarithmic when the values span more than a factor of ten
 (y) or the thread counts a factor of eight (x). The format follows the
 extension of -o: .svg or .png.`,
