@@ -81,7 +81,10 @@ type samples struct {
 // are pruned again with the calibrated model.
 func measurePlan(ctx context.Context, p *plan, cfg Config, prev map[int]resumed, deadline time.Time) (*samples, error) {
 	m := cfg.Measurer
-	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true, Instances: candidateInstances}
+	// A round that outlasts the budget (hundreds of goroutines) stops
+	// after the sample that ends it, even the first: a candidate left
+	// without a sample is not written (measurements).
+	opts := measure.Options{Samples: p.samples, SampleTarget: cfg.SampleTarget, DropFactor: dropFactor, Context: ctx, Floor: true, Instances: candidateInstances, MayEndEmpty: true}
 	s := &samples{slowdown: 1,
 		pooled: map[key][]measure.Result{}, pairs: map[key][][]pairSample{},
 		floorSamples: map[key][]float64{}, pairOf: map[key][2]int{},

@@ -206,8 +206,10 @@ func (s *samples) measurements(ui int, u unit) (ms []results.Measurement, scorin
 			complete = false
 		}
 		for i, r := range rs {
-			if len(r.Samples) == 0 && r.Dropped {
-				continue // not measured (the model has no pattern for it)
+			if len(r.Samples) == 0 {
+				// Not measured: the model has no pattern for it, or the
+				// budget ended the first round before its sample.
+				continue
 			}
 			ms = append(ms, s.measurement(k, i, r, set.Config, setLabel(set)))
 			scoring = append(scoring, s.scoring(k, i, r))
