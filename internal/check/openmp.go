@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/ompcheck"
 	"github.com/barriertune/barriertune/results"
@@ -80,7 +81,7 @@ func openMPVerdict(defaults, setting []float64) ompcheck.Verdict {
 // on.
 func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer, deadline time.Time) {
 	om, ok := m.(openMPMeasurer)
-	if !ok || f == nil || f.Simulated || ctx.Err() != nil || cfg.Algorithms != nil {
+	if !ok || f == nil || f.Simulated || ctx.Err() != nil || len(cfg.Algorithms) < len(catalog.Names()) {
 		// A check restricted to some algorithms (--algorithms) is an
 		// experiment on them, not the install-time check: no OpenMP step.
 		return

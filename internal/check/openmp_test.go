@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/ompcheck"
 	"github.com/barriertune/barriertune/results"
 )
@@ -28,7 +29,7 @@ func openMPFile() *results.File {
 func TestOpenMPMissingToolchain(t *testing.T) {
 	f := openMPFile()
 	start := time.Now()
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute}, noOpenMP{}, start.Add(time.Minute))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, start.Add(time.Minute))
 	if f.OpenMP == nil || len(f.OpenMP.Runtimes) != 2 {
 		t.Fatalf("got %+v, want both runtimes recorded", f.OpenMP)
 	}
@@ -48,18 +49,23 @@ func TestOpenMPMissingToolchain(t *testing.T) {
 func TestOpenMPBudgetShare(t *testing.T) {
 	f := openMPFile()
 	now := time.Now()
-	measureOpenMP(context.Background(), f, Config{Budget: 6 * time.Second}, noOpenMP{}, now.Add(6*time.Second))
+	measureOpenMP(context.Background(), f, Config{Budget: 6 * time.Second, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(6*time.Second))
 	if f.OpenMP == nil || !strings.Contains(f.OpenMP.Runtimes[0].NotMeasured, "the budget left 2s") {
 		t.Errorf("a 6 s budget: %+v, want not measured: the budget left 2s (a third)", f.OpenMP)
 	}
 	f = openMPFile()
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute}, noOpenMP{}, now.Add(time.Second))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Second))
 	if f.OpenMP == nil || !strings.Contains(f.OpenMP.Runtimes[1].NotMeasured, "less than the 3s") {
 		t.Errorf("1 s left: %+v, want not measured: less than the 3s", f.OpenMP)
 	}
 	f = openMPFile()
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: []string{"central"}}, noOpenMP{}, now.Add(time.Minute))
+	if f.OpenMP != nil {
+		t.Errorf("a check restricted to central got an OpenMP record: %+v", f.OpenMP)
+	}
+	f = openMPFile()
 	f.Simulated = true
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute}, noOpenMP{}, now.Add(time.Minute))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Minute))
 	if f.OpenMP != nil {
 		t.Errorf("a simulated file got an OpenMP record: %+v", f.OpenMP)
 	}
