@@ -12,6 +12,7 @@ import (
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/ompcheck"
+	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -72,7 +73,9 @@ func openMPVerdict(defaults, setting []float64) ompcheck.Verdict {
 	return v
 }
 
-// measureOpenMP runs the OpenMP step for f's measured thread counts
+// measureOpenMP runs the OpenMP step (on a busy machine, the algorithms'
+// measurement's or a probe's just before, it measures but chooses
+// nothing: what is faster under others' load may be slower quiet) for f's measured thread counts
 // until the budget's deadline, at most OpenMPShare of the budget, and
 // records it in f.OpenMP; where the measurer builds no OpenMP loop (a
 // simulation), and for a check restricted to some algorithms, it records
@@ -155,6 +158,12 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 			cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: start.Add(window).Sub(m.Now())})
 		}
 	}
+	busy := ""
+	if f.Busy() {
+		busy = f.Load.Why
+	} else if why := busyProbe(); why != "" {
+		busy = why
+	}
 	for _, c := range ompcheck.Tune(ctx, tune) {
 		r := rec.Runtime(c.Runtime)
 		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs}
@@ -163,7 +172,12 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 			oc.NotMeasured = c.Why
 		default:
 			oc.DefaultNs, oc.Why = roundTo(c.DefaultNs, 1), c.Why
-			if c.Setting != nil {
+			switch {
+			case c.Setting != nil && busy != "":
+				// Faster under others' load (a waiter that blocks while
+				// its partner has lost its CPU) may be slower quiet.
+				oc.Why = fmt.Sprintf("%s was faster (%.0f against %.0f ns, defaults %+.1f%% slower), but the machine was busy (%s): a setting faster under others' load may be slower on the quiet machine, so none is chosen; run the check when it is quiet", c.Setting, c.Ns, c.DefaultNs, c.MarginPct, busy)
+			case c.Setting != nil:
 				oc.Best, oc.BestNs, oc.MarginPct, oc.Test = slices.Clone([]string(c.Setting)), roundTo(c.Ns, 1), roundTo(c.MarginPct, 1), c.Test
 			}
 		}
@@ -175,4 +189,21 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 func roundTo(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
+}
+
+// busyProbe says why the machine is busy just before the OpenMP step
+// (another process's task runnable in most of a few readings over 100
+// ms), or "" when it is quiet or the system does not say. It is read
+// before the step: the step's own runs are other processes.
+func busyProbe() string {
+	w := sysload.Start(sysload.Proc{}, 20*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	s, err := w.Stop()
+	if err != nil {
+		return ""
+	}
+	if busy, why := s.Busy(); busy {
+		return why
+	}
+	return ""
 }

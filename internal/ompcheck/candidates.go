@@ -133,6 +133,11 @@ type Candidate struct {
 //     variables are not tried (the loop has one parallel region).
 //   - both: OMP_PROC_BIND close or spread, OMP_PLACES cores.
 //
+// With a CPU per thread, blocking at once (GOMP_SPINCOUNT=0,
+// KMP_BLOCKTIME=0) is not tried: it is faster only while other processes
+// take the threads' CPUs (measured here: 5 µs against the defaults' 4 ms
+// under load, 11 µs against 1.7 µs quiet, libgomp at 2 threads).
+//
 // A runtime that does not know a value warns on stderr, and the search
 // rejects the setting (ErrRejected) rather than time it.
 func Candidates(runtime string, threads, cpus int) []Candidate {
@@ -143,7 +148,9 @@ func Candidates(runtime string, threads, cpus int) []Candidate {
 	spare := threads <= cpus // every thread has a CPU
 	switch runtime {
 	case LibGOMP:
-		add(FamilyWait, "GOMP_SPINCOUNT=0")
+		if !spare {
+			add(FamilyWait, "GOMP_SPINCOUNT=0")
+		}
 		if spare {
 			add(FamilyWait, "GOMP_SPINCOUNT=1000")
 			add(FamilyWait, "GOMP_SPINCOUNT=10000")
@@ -158,7 +165,9 @@ func Candidates(runtime string, threads, cpus int) []Candidate {
 		}
 		add(FamilyPattern, "KMP_PLAIN_BARRIER_PATTERN=hyper,hyper", "KMP_PLAIN_BARRIER=1,1")
 		add(FamilyPattern, "KMP_PLAIN_BARRIER_PATTERN=hyper,hyper", "KMP_PLAIN_BARRIER=3,3")
-		add(FamilyWait, "KMP_BLOCKTIME=0")
+		if !spare {
+			add(FamilyWait, "KMP_BLOCKTIME=0")
+		}
 		add(FamilyWait, "KMP_BLOCKTIME=1")
 		if spare {
 			add(FamilyWait, "KMP_BLOCKTIME=infinite")
