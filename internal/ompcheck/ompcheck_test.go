@@ -203,3 +203,38 @@ func TestCandidatesReadByTheirRuntime(t *testing.T) {
 		t.Error("ReadBy does not follow what the runtimes read")
 	}
 }
+
+// TestTuneSharedVariableMeasuredForBoth: libgomp is faster only bound
+// (OMP_PROC_BIND, which libomp reads too), libomp with its linear pattern
+// and as fast bound: the binding is measured for libomp as well, and
+// chosen for both.
+func TestTuneSharedVariableMeasuredForBoth(t *testing.T) {
+	needSh(t)
+	dir := t.TempDir()
+	gomp := &Program{Runtime: LibGOMP, Path: script(t, dir, "gomp", `ns=1000
+[ "$OMP_PROC_BIND" = "close" ] && ns=600
+echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
+`)}
+	omp := &Program{Runtime: LibOMP, Path: script(t, dir, "omp", `ns=1000
+[ "$KMP_PLAIN_BARRIER_PATTERN" = "linear,linear" ] && ns=500
+echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
+`)}
+	cands := func(rt string, _, _ int) []Candidate {
+		if rt == LibOMP {
+			return []Candidate{{NewSetting("KMP_PLAIN_BARRIER_PATTERN=linear,linear"), FamilyPattern}}
+		}
+		return []Candidate{{NewSetting("OMP_PROC_BIND=close"), FamilyPlaces}}
+	}
+	out := Tune(context.Background(), Config{Programs: []*Program{gomp, omp}, Threads: []int{8}, CPUs: 2, Seconds: 0.001, Faster: fakeVerdict, Candidates: cands})
+	if len(out) != 2 {
+		t.Fatalf("got %d choices", len(out))
+	}
+	for _, c := range out {
+		if !slices.Contains(c.Setting, "OMP_PROC_BIND=close") {
+			t.Errorf("%s: chose %s, want OMP_PROC_BIND=close measured for both: %s", c.Runtime, c.Setting, c.Describe())
+		}
+	}
+	if !slices.Contains(out[1].Setting, "KMP_PLAIN_BARRIER_PATTERN=linear,linear") {
+		t.Errorf("libomp: chose %s, want its linear pattern with the binding", out[1].Setting)
+	}
+}

@@ -125,8 +125,10 @@ var errDefaults = errors.New("the defaults' run failed")
 //     they fit in 40% of the share);
 //  3. the settings Faster than the defaults are ranked; where both
 //     runtimes were measured, they must agree on the variables both read
-//     (OMP_PLACES, OMP_PROC_BIND, OMP_WAIT_POLICY), and where a runtime
-//     was not, none of those is chosen;
+//     (OMP_PLACES, OMP_PROC_BIND, OMP_WAIT_POLICY): a runtime's fastest
+//     setting of such variables is measured for the other runtime too
+//     (added to its fastest setting of its own variables), and where a
+//     runtime was not measured, none of those is chosen;
 //  4. each chosen setting is confirmed with ConfirmPairs fresh pairs: it
 //     stays only when it is still Faster on every pair pooled and faster
 //     than the defaults in most fresh pairs.
@@ -387,6 +389,9 @@ func (cfg Config) choose(ctx context.Context, cells []*cell) []Choice {
 		ch.Measured, ch.DefaultNs = true, median(defs)
 		sort.SliceStable(opts[i], func(a, b int) bool { return opts[i][a].m.ratio() < opts[i][b].m.ratio() })
 	}
+	if allMeasured {
+		cfg.crossMeasure(ctx, cells, opts, out)
+	}
 	picks := agree(opts, allMeasured, false)
 	if cfg.settle(ctx, cells, opts, picks, out) {
 		// A shared variable that did not hold for one runtime is set for
@@ -397,6 +402,69 @@ func (cfg Config) choose(ctx context.Context, cells []*cell) []Choice {
 		out[i].Runs = c.runs
 	}
 	return out
+}
+
+// crossMeasure measures, for each runtime whose fastest option that sets
+// a variable both runtimes read (part) has no counterpart in another
+// runtime's options, that other runtime under its fastest option that
+// sets none, with part added, for RefinePairs pairs; when that is faster
+// than its defaults it becomes one of its options, so that agree can set
+// part for both, measured for both.
+func (cfg Config) crossMeasure(ctx context.Context, cells []*cell, opts [][]option, out []Choice) {
+	hasPart := func(os []option, part Setting) bool {
+		return slices.ContainsFunc(os, func(o option) bool { return slices.Equal(o.m.Setting.Shared(), part) })
+	}
+	for i := range cells {
+		var part Setting
+		for _, o := range opts[i] {
+			if sh := o.m.Setting.Shared(); len(sh) > 0 {
+				part = sh
+				break
+			}
+		}
+		if part == nil {
+			continue
+		}
+		for j, c := range cells {
+			if j == i || !out[j].Measured || hasPart(opts[j], part) || ctx.Err() != nil {
+				continue
+			}
+			var base Setting
+			for _, o := range opts[j] {
+				if len(o.m.Setting.Shared()) == 0 {
+					base = o.m.Setting
+					break
+				}
+			}
+			s := Union(base, part)
+			var m *measured
+			for _, x := range c.all {
+				if slices.Equal(x.Setting, s) {
+					m = x
+				}
+			}
+			if m == nil {
+				m = &measured{Candidate: Candidate{Setting: s, Family: "combined"}}
+				c.all = append(c.all, m)
+			}
+			if m.failed != "" {
+				continue
+			}
+			m.refined = true
+			for k := 0; k < cfg.RefinePairs; k++ {
+				cfg.Progress(fmt.Sprintf("OpenMP %s, %d threads: %s, as the other runtime's fastest sets %s, pair %d/%d", c.p.Runtime, c.threads, s, part, k+1, cfg.RefinePairs))
+				if err := cfg.pair(ctx, c, m); err != nil || m.failed != "" {
+					break
+				}
+			}
+			if len(m.samples) > 0 && m.failed == "" {
+				if v := cfg.Faster(m.defaults, m.samples); v.Faster {
+					opts[j] = append(opts[j], option{m, v})
+					sort.SliceStable(opts[j], func(a, b int) bool { return opts[j][a].m.ratio() < opts[j][b].m.ratio() })
+				}
+			}
+		}
+	}
 }
 
 // settle confirms each measured cell's pick and fills its choice; it
