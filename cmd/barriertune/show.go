@@ -13,7 +13,6 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/catalog"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/text"
@@ -107,14 +106,8 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	}
 	warnNotices(stderr, opts.global, rs)
 	opts.global.verbosef(stderr, "show: %s", rs.Summary())
-	if rs.Why == "given" && opts.threads == 0 && !opts.global.quiet {
-		if topo, err := hwtree.Live(); err == nil {
-			if why := rs.File.Machine.Mismatch(check.CurrentMachine(topo)); why != "" {
-				for _, l := range wrap("warning: these results are from another machine: " + why) {
-					fmt.Fprintln(stderr, l)
-				}
-			}
-		}
+	if opts.threads == 0 {
+		warnOtherMachine(stderr, opts.global, rs)
 	}
 	if opts.threads > 0 {
 		sel, err := rs.sel.Select(opts.threads, rs.allowed)

@@ -33,7 +33,7 @@ func TestNoClaimWithoutMeasurement(t *testing.T) {
 	// Measured: what Auto builds (policy auto), then what was measured
 	// (policy spin, its time), apart.
 	code, out, _ = execLine("show", "--threads", "2", exportTestdata)
-	if code != 0 || !strings.Contains(out, "barriers.Auto builds mcs, policy auto\n") || !strings.Contains(out, "measured: mcs with policy spin, 61.7 ns/episode") {
+	if code != 0 || !strings.Contains(out, "barriers.Auto builds mcs, policy auto (default)\n") || !strings.Contains(out, "measured: mcs with policy spin, 61.7 ns/episode") {
 		t.Errorf("show --threads 2: exit %d\n%s", code, out)
 	}
 	code, out, _ = execLine("show", "--threads", "12", exportTestdata)
