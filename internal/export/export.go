@@ -1,7 +1,8 @@
 // Package export turns a results file into what runtimes, compilers and
 // scripts read directly: OpenMP environment variables (omp-env), a
-// self-contained C header (c-header), shell variables (env) and one
-// key=value line per thread count (kv).
+// self-contained C header of the choices (c-header), the tuned C barrier
+// itself as one header for C11 and C++20 (c-barrier), shell variables (env)
+// and one key=value line per thread count (kv); Formats lists them.
 //
 // Every choice is results.Selector.Select for its thread count inside the
 // allowed CPUs (Options.Allowed), the one rule barriers.Auto and
