@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -205,7 +206,7 @@ func tuning(l *loaded, n int) Tuning {
 	for _, k := range l.found.Skipped {
 		t.Skipped = append(t.Skipped, k.Path+": "+k.Reason)
 	}
-	if sel.Algorithm == "hybrid" && sel.Composition != "" {
+	if sel.Algorithm == algname.Hybrid && sel.Composition != "" {
 		levels, err := tunedLevels(sel.Composition, sel.LevelKeys, n)
 		if err != nil {
 			return fallback(n, fmt.Sprintf("%s, %d threads: %v", path, n, err))

@@ -113,11 +113,7 @@ func (c *condBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *condBarrier) Wait(id int) {
-	if !c.episode(id) {
-		c.failed(id)
-	}
-}
+func (c *condBarrier) Wait(id int) { c.done(c.episode(id), id) }
 
 // WaitContext implements Barrier.
 func (c *condBarrier) WaitContext(ctx context.Context, id int) error {
@@ -197,11 +193,7 @@ func (c *channelBarrier) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (c *channelBarrier) Wait(id int) {
-	if !c.episode(id) {
-		c.failed(id)
-	}
-}
+func (c *channelBarrier) Wait(id int) { c.done(c.episode(id), id) }
 
 // WaitContext implements Barrier.
 func (c *channelBarrier) WaitContext(ctx context.Context, id int) error {

@@ -22,15 +22,11 @@ type butterfly struct {
 
 // newButterfly returns a butterfly barrier for n participants.
 func newButterfly(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	r := log2ceil(n)
-	bf := alone[butterfly]()
-	*bf = butterfly{base: b, rounds: r, q: 1 << r}
-	bf.flags = bf.newFlags((1 << r) * r)
-	return bf, nil
+	return build(n, opts, func(bf *butterfly) {
+		bf.rounds = log2ceil(n)
+		bf.q = 1 << bf.rounds
+		bf.flags = bf.newFlags(bf.q * bf.rounds)
+	})
 }
 
 // owner returns the participant that plays identity v.
@@ -73,19 +69,7 @@ func (b *butterfly) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *butterfly) Wait(id int) {
-	if !x.episode(id) {
-		x.failed(id)
-	}
-}
+func (x *butterfly) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *butterfly) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
-	return x.waitContext(ctx, x, id)
-}
+func (x *butterfly) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

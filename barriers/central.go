@@ -20,14 +20,9 @@ type central struct {
 
 // newCentral returns a central-counter barrier for n participants.
 func newCentral(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	c := alone[central]()
-	c.base = b
-	c.count, c.release = c.newCounter(), &c.newFlags(1)[0]
-	return c, nil
+	return build(n, opts, func(c *central) {
+		c.count, c.release = c.newCounter(), &c.newFlags(1)[0]
+	})
 }
 
 // episode runs one episode for id; false when the barrier broke.
@@ -53,19 +48,7 @@ func (c *central) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *central) Wait(id int) {
-	if !x.episode(id) {
-		x.failed(id)
-	}
-}
+func (x *central) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *central) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
-	return x.waitContext(ctx, x, id)
-}
+func (x *central) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

@@ -30,42 +30,38 @@ type combNode struct {
 
 // newCombining returns a combining-tree barrier for n participants.
 func newCombining(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	c := alone[combining]()
-	*c = combining{base: b, leaf: aloneSlice[int](n)}
-	c.release = &c.newFlags(1)[0]
-	k := b.fanIn
-	// Level by level: members of this level are grouped k at a time.
-	members := n
-	first := 0 // index of this level's first node
-	for lvl := 0; ; lvl++ {
-		groups := (members + k - 1) / k
-		for g := 0; g < groups; g++ {
-			c.nodes = append(c.nodes, combNode{children: uint64(min(k, members-g*k)), parent: -1})
-		}
-		if lvl == 0 {
-			for i := 0; i < n; i++ {
-				c.leaf[i] = i / k
+	return build(n, opts, func(c *combining) {
+		c.leaf = aloneSlice[int](n)
+		c.release = &c.newFlags(1)[0]
+		k := c.fanIn
+		// Level by level: members of this level are grouped k at a time.
+		members := n
+		first := 0 // index of this level's first node
+		for lvl := 0; ; lvl++ {
+			groups := (members + k - 1) / k
+			for g := 0; g < groups; g++ {
+				c.nodes = append(c.nodes, combNode{children: uint64(min(k, members-g*k)), parent: -1})
 			}
-		} else {
-			prevFirst := first - members
-			for m := 0; m < members; m++ {
-				c.nodes[prevFirst+m].parent = first + m/k
+			if lvl == 0 {
+				for i := 0; i < n; i++ {
+					c.leaf[i] = i / k
+				}
+			} else {
+				prevFirst := first - members
+				for m := 0; m < members; m++ {
+					c.nodes[prevFirst+m].parent = first + m/k
+				}
 			}
+			if groups == 1 {
+				break
+			}
+			first += groups
+			members = groups
 		}
-		if groups == 1 {
-			break
+		for i := range c.nodes {
+			c.counter(&c.nodes[i].count)
 		}
-		first += groups
-		members = groups
-	}
-	for i := range c.nodes {
-		c.counter(&c.nodes[i].count)
-	}
-	return c, nil
+	})
 }
 
 // episode runs one episode for id; false when the barrier broke.
@@ -98,19 +94,7 @@ func (c *combining) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *combining) Wait(id int) {
-	if !x.episode(id) {
-		x.failed(id)
-	}
-}
+func (x *combining) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *combining) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
-	return x.waitContext(ctx, x, id)
-}
+func (x *combining) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

@@ -17,15 +17,10 @@ type dissemination struct {
 
 // newDissemination returns a dissemination barrier for n participants.
 func newDissemination(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	r := log2ceil(n)
-	d := alone[dissemination]()
-	*d = dissemination{base: b, rounds: r}
-	d.flags = d.newFlags(n * r)
-	return d, nil
+	return build(n, opts, func(d *dissemination) {
+		d.rounds = log2ceil(n)
+		d.flags = d.newFlags(n * d.rounds)
+	})
 }
 
 // episode runs one episode for id; false when the barrier broke.
@@ -61,18 +56,10 @@ func (x *dissemination) Wait(id int) {
 		x.failed(id)
 		return
 	}
-	if !x.episode(id) {
-		x.failed(id)
-	}
+	x.done(x.episode(id), id)
 }
 
 // WaitContext implements Barrier.
 func (x *dissemination) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
 	return x.waitContext(ctx, x, id)
 }

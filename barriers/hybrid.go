@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/barriertune/barriertune/internal/algname"
 )
 
 // Level is one level of a hierarchical (hybrid) barrier: the participants
@@ -17,8 +19,8 @@ type Level struct {
 	// Name labels the level in the composition string, e.g. "core",
 	// "l3", "package" (empty: "level<i>").
 	Name string
-	// Algorithm is a catalog name (not "hybrid"); empty means
-	// "dissemination".
+	// Algorithm is a catalog name (not algname.Hybrid); empty means
+	// algname.Dissemination.
 	Algorithm string
 	// FanIn is the tree algorithms' fan-in; 0 means the default (4).
 	FanIn int
@@ -30,11 +32,12 @@ type Level struct {
 }
 
 // label returns the level's algorithm as written in a composition string:
-// "dissemination", or "combining(8)" where a fan-in was set.
+// the name (algname), or name(fan-in) where a fan-in was set, e.g.
+// combining(8).
 func (l Level) label() string {
 	a := l.Algorithm
 	if a == "" {
-		a = "dissemination"
+		a = algname.Dissemination
 	}
 	if l.FanIn > 0 {
 		return a + "(" + strconv.Itoa(l.FanIn) + ")"
@@ -98,7 +101,7 @@ func checkLevelAlgorithm(name string) error {
 	if name == "" {
 		return nil
 	}
-	if name == "hybrid" {
+	if name == algname.Hybrid {
 		return fmt.Errorf("a hybrid level cannot itself be %q (accepted: the flat algorithms)", name)
 	}
 	_, err := Lookup(name)
@@ -241,7 +244,7 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 		for i := range all {
 			all[i] = i
 		}
-		levels = []Level{{Name: "flat", Algorithm: "dissemination", Groups: [][]int{all}}}
+		levels = []Level{{Name: "flat", Algorithm: algname.Dissemination, Groups: [][]int{all}}}
 	}
 	if err := validateLevels(levels, n); err != nil {
 		return nil, err
@@ -253,7 +256,7 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 		for i, g := range top.Groups {
 			reps[i] = g[0]
 		}
-		levels = append(slices.Clone(levels), Level{Name: "top", Algorithm: "dissemination", Groups: [][]int{reps}})
+		levels = append(slices.Clone(levels), Level{Name: "top", Algorithm: algname.Dissemination, Groups: [][]int{reps}})
 	}
 	b, err := newBase(n, opts)
 	if err != nil {
@@ -284,7 +287,7 @@ func newHybrid(n int, opts ...Option) (Barrier, error) {
 				}
 				alg := lv.Algorithm
 				if alg == "" {
-					alg = "dissemination"
+					alg = algname.Dissemination
 				}
 				sub, err = New(alg, len(g), sopts...)
 				if err != nil {
@@ -384,22 +387,10 @@ func (h *hybrid) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (h *hybrid) Wait(id int) {
-	if !h.episode(id) {
-		h.failed(id)
-	}
-}
+func (h *hybrid) Wait(id int) { h.done(h.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (h *hybrid) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if h.episode(id) {
-			return nil
-		}
-		return h.brokenError(id)
-	}
-	return h.waitContext(ctx, h, id)
-}
+func (h *hybrid) WaitContext(ctx context.Context, id int) error { return h.waitContext(ctx, h, id) }
 
 // Composition returns the levels the barrier runs, as Hierarchy.String writes
 // them ("flat:dissemination" without WithHierarchy; a "top" level where the

@@ -19,18 +19,13 @@ type pairwise struct {
 
 // newPairwise returns a pairwise-exchange barrier for n participants.
 func newPairwise(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	y, r := 1, 0
-	for y*2 <= n {
-		y, r = y*2, r+1
-	}
-	p := alone[pairwise]()
-	*p = pairwise{base: b, y: y, rounds: r}
-	p.flags, p.extra, p.release = p.newFlags(y*r), p.newFlags(n-y), p.newFlags(n-y)
-	return p, nil
+	return build(n, opts, func(p *pairwise) {
+		p.y = 1
+		for p.y*2 <= n {
+			p.y, p.rounds = p.y*2, p.rounds+1
+		}
+		p.flags, p.extra, p.release = p.newFlags(p.y*p.rounds), p.newFlags(n-p.y), p.newFlags(n-p.y)
+	})
 }
 
 // episode runs one episode for id; false when the barrier broke.
@@ -66,19 +61,7 @@ func (p *pairwise) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *pairwise) Wait(id int) {
-	if !x.episode(id) {
-		x.failed(id)
-	}
-}
+func (x *pairwise) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *pairwise) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
-	return x.waitContext(ctx, x, id)
-}
+func (x *pairwise) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

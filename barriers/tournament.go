@@ -21,15 +21,10 @@ type tournament struct {
 
 // newTournament returns a tournament barrier for n participants.
 func newTournament(n int, opts ...Option) (Barrier, error) {
-	b, err := newBase(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	r := log2ceil(n)
-	t := alone[tournament]()
-	*t = tournament{base: b, rounds: r}
-	t.arrive, t.wake = t.newFlags(n*r), t.newFlags(n)
-	return t, nil
+	return build(n, opts, func(t *tournament) {
+		t.rounds = log2ceil(n)
+		t.arrive, t.wake = t.newFlags(n*t.rounds), t.newFlags(n)
+	})
 }
 
 // episode runs one episode for id; false when the barrier broke.
@@ -63,19 +58,7 @@ func (t *tournament) episode(id int) bool {
 }
 
 // Wait implements Barrier.
-func (x *tournament) Wait(id int) {
-	if !x.episode(id) {
-		x.failed(id)
-	}
-}
+func (x *tournament) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *tournament) WaitContext(ctx context.Context, id int) error {
-	if ctx.Done() == nil {
-		if x.episode(id) {
-			return nil
-		}
-		return x.brokenError(id)
-	}
-	return x.waitContext(ctx, x, id)
-}
+func (x *tournament) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }

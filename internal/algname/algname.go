@@ -1,12 +1,13 @@
-// Package algname spells the barrier algorithms' names for the packages
-// that cannot import barriers (results, which barriers imports) or that
-// key a table by algorithm: the tuner's model, the exports and the check.
-// It is the one place outside barriers where a name is written; its test
-// holds All to barriers.Algorithms(), so a catalog change fails it until
-// the names and every table keyed by them follow.
+// Package algname spells the barrier algorithms' names: it is the one
+// place a name is written. barriers registers its catalog under these
+// constants, and the packages that cannot import barriers (results, which
+// barriers imports) or that key a table by algorithm (the tuner's model,
+// the exports, the check, the scripts) use them too. Its test holds All to
+// barriers.Algorithms(), so a catalog change fails it until the names and
+// every table keyed by them follow.
 package algname
 
-// The names, as barriers registers them.
+// The names, as barriers registers them (Algorithm.Name).
 const (
 	Central       = "central"
 	StaticTree    = "static-tree"
