@@ -39,6 +39,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/sysload"
 	"github.com/barriertune/barriertune/scripts/internal/lab"
@@ -149,7 +150,7 @@ func run(cpus cpuset.Placement, rounds, episodes, instances int, w wait) error {
 		{tuned + " spin (tuned)", "", func() (barriers.Barrier, error) { return t.New(barriers.WithPolicy(barriers.Spin)) }},
 		{tuned + " auto (tuned)", "", func() (barriers.Barrier, error) { return t.New() }},
 		{"dissemination spin", "", func() (barriers.Barrier, error) {
-			return barriers.New("dissemination", n, barriers.WithPolicy(barriers.Spin))
+			return barriers.New(algname.Dissemination, n, barriers.WithPolicy(barriers.Spin))
 		}},
 	}
 	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cpus)), ","), "[]")

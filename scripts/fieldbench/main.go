@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 	"github.com/barriertune/barriertune/scripts/internal/lab"
@@ -244,12 +245,12 @@ func regime(o options, self, fm, rg string, env, workloads []string) error {
 		if w == "stencil" {
 			size = o.steps
 		}
-		cells := map[string]*cell{"auto": {}, "cond": {}}
+		cells := map[string]*cell{"auto": {}, algname.Cond: {}}
 		for _, im := range o.extra {
 			cells[im] = &cell{}
 		}
 		for p := 0; p < o.procs; p++ {
-			order := append([]string{"auto", "cond"}, o.extra...)
+			order := append([]string{"auto", algname.Cond}, o.extra...)
 			if p%2 == 1 {
 				slices.Reverse(order)
 			}
@@ -289,13 +290,13 @@ func regime(o options, self, fm, rg string, env, workloads []string) error {
 // report prints the median and worst round of each implementation and
 // the verdicts for the regime.
 func report(w, rg string, cells map[string]*cell, extra []string) {
-	a, c := cells["auto"], cells["cond"]
+	a, c := cells["auto"], cells[algname.Cond]
 	unit := "ns/episode"
 	if w == "stencil" {
 		unit = "ns/step"
 	}
 	fmt.Printf("%-8s %-5s %6s %10s %10s %10s  %s\n", w, "impl", "rounds", "median", "worst", "worst/cond", unit)
-	for _, im := range append([]string{"auto", "cond"}, extra...) {
+	for _, im := range append([]string{"auto", algname.Cond}, extra...) {
 		x := cells[im]
 		ratio := 0.0
 		if m := c.median(); m > 0 {
@@ -412,7 +413,7 @@ func child(spec string) error {
 			bw = t.BlockWake.Round(time.Microsecond).String()
 		}
 		fmt.Printf("tuning %s %s, block-wake %s (%s)\n", t.Algorithm, t.Rule, bw, src)
-	case "cond":
+	case algname.Cond:
 		b = newCondBarrier(n)
 	case "spin", "park":
 		pol, _ := barriers.ParsePolicy(f[1])
@@ -422,8 +423,8 @@ func child(spec string) error {
 			return err
 		}
 		b = sb
-	case "goroutine":
-		gb, err := barriers.New("goroutine", n)
+	case algname.Goroutine:
+		gb, err := barriers.New(algname.Goroutine, n)
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/latency"
 	"github.com/barriertune/barriertune/internal/model"
@@ -134,7 +135,7 @@ func validate(dir string) error {
 	if err != nil {
 		return err
 	}
-	f, err := check.Run(context.Background(), check.Config{Topology: topo, Threads: counts, Algorithms: []string{"central"}, Measurer: m, Exhaustive: true})
+	f, err := check.Run(context.Background(), check.Config{Topology: topo, Threads: counts, Algorithms: []string{algname.Central}, Measurer: m, Exhaustive: true})
 	if err != nil {
 		return err
 	}

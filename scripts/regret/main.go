@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/results"
 	"github.com/barriertune/barriertune/scripts/internal/lab"
 )
@@ -101,7 +102,7 @@ func truthVsTruth(n, threads int, ts truthSpec, bin, truthAlgs string) error {
 	}
 	algs := strings.Split(truthAlgs, ",")
 	if truthAlgs == "all" {
-		algs = []string{"central", "combining", "dissemination", "pairwise"}
+		algs = []string{algname.Central, algname.Combining, algname.Dissemination, algname.Pairwise}
 	}
 	cpus := make([]int, threads)
 	for i := range cpus {
