@@ -252,7 +252,8 @@ func run(cpus cpuset.Placement, rounds, episodes, instances int, w wait) error {
 		fmt.Printf("  verdict (%s): the tuned choice, spin and auto, at most %.3fx the C dissemination barrier (target <= 1.05x): %s\n", name, worst, verdict(worst))
 		// The same C loop with its PAUSE behind a call, the shape Go's
 		// loop has, is the fastest C loop measured where the inline
-		// PAUSE costs (docs/algorithms.md): say how far Go is from it.
+		// PAUSE costs (docs/lab/2026-11-27-host-states-epyc.md): say how far
+		// Go is from it.
 		fmt.Printf("  against the C loop with its PAUSE behind a call (%s): at most %.3fx (<= 1.05x: %s)\n", name, worstCall, verdict(worstCall))
 	}
 	return nil
