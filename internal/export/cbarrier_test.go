@@ -224,12 +224,15 @@ func firstLine(s string) string {
 func TestCBarrierProperty(t *testing.T) {
 	counts := []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 33}
 	episodes := "200"
-	if testing.Short() {
+	if testing.Short() || !fullMatrix {
 		counts = []int{1, 2, 3, 5, 9}
 		episodes = "100"
 	}
 	for _, cc := range []string{"gcc", "clang"} {
 		t.Run(cc, func(t *testing.T) {
+			if cc != "gcc" && !fullMatrix {
+				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
+			}
 			path := cTool(t, cc)
 			dir := headerDir(t, fixture(t))
 			compileIn(t, dir, path, "prop", "prop.c", "-std=c11", "-O2")
@@ -267,8 +270,8 @@ func TestCBarrierProperty(t *testing.T) {
 // ThreadSanitizer finds no race in the C barrier (every algorithm, both
 // waits) nor in the C++ class, with gcc and clang.
 func TestCBarrierThreadSanitizer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the sanitizer's builds run in the full test")
+	if testing.Short() || !fullMatrix {
+		t.Skip("the sanitizer's builds run in the full C matrix (-tags cmatrix, run by .ci/run)")
 	}
 	for _, c := range []struct{ cc, cxx string }{{"gcc", "g++"}, {"clang", "clang++"}} {
 		t.Run(c.cc, func(t *testing.T) {
@@ -337,6 +340,9 @@ func TestCBarrierWarnings(t *testing.T) {
 			name := c.cc + " " + strings.Join(c.flags, " ")
 			if k >= 1 && i != 0 && i != 4 {
 				continue // the table's rows: C11 and C++20 suffice
+			}
+			if !fullMatrix && i != 0 && (k != 0 || i != 4) {
+				continue // outside the full C matrix (-tags cmatrix): gcc's C11 on each table, g++'s C++20 on the fixture's
 			}
 			if k == 1 {
 				name += " (this machine's table)"
@@ -410,8 +416,11 @@ func TestCXXBarrier(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, std := range []bool{false, true} {
-			if std && testing.Short() {
-				continue // -short: the checks' own check runs in the full test
+			if std && (testing.Short() || !fullMatrix) {
+				continue // the checks' own check runs in the full C matrix (-tags cmatrix)
+			}
+			if c.cxx != "g++" && !fullMatrix {
+				continue // one compiler outside the full C matrix (-tags cmatrix)
 			}
 			name := c.cxx + " " + strings.Join(c.flags, " ")
 			if std {
@@ -637,6 +646,9 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 				cc := b.cc
 				flags := append([]string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"}, defs...)
 				if b.bin == "numaxx" {
+					if !fullMatrix {
+						continue // the C++ build of each case runs in the full C matrix (-tags cmatrix)
+					}
 					p, err := exec.LookPath("g++")
 					if err != nil {
 						continue
