@@ -21,10 +21,9 @@ import (
 //   - implement episode(id) bool: start with `e := b.next(id)` (0: already
 //     broken) and return false as soon as any await returns false;
 //     return true at the end;
-//   - define Wait and WaitContext as one line each:
-//     `func (x *alg) Wait(id int) { x.done(x.episode(id), id) }` (episode
-//     is a direct call; done inlines) and
-//     `func (x *alg) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }`.
+//   - define Wait and WaitContext as one call each, as central.go does:
+//     Wait is x.done(x.episode(id), id) (episode a direct call, done
+//     inlines); WaitContext is x.waitContext(ctx, x, id).
 //
 // Break sets broken, then stores brokenValue in every registered flag and
 // wakes its parked waiters: a spinning waiter sees a value that ends its
@@ -158,10 +157,10 @@ func (b *base) Reset() {
 // cache lines with the struct's read-mostly fields (or a neighbouring
 // object), and every write to it makes the next participant that reads
 // them miss. Which instances suffered depended on where the allocator put
-// them: a static tree built second ran 1.1-1.2x slower than one built
-// first. A slice of flags (a multiple of 128 bytes) and a padded counter
-// get a size class that is a multiple of 128 bytes, so they start on a
-// cache-line pair of their own (TestHotWordsAligned).
+// them (figures: docs/lab/barriers-comments.md). A slice of flags (a
+// multiple of 128 bytes) and a padded counter get a size class that is a
+// multiple of 128 bytes, so they start on a cache-line pair of their own
+// (TestHotWordsAligned).
 func (b *base) newFlags(k int) []flag {
 	fs := make([]flag, k)
 	for i := range fs {
@@ -176,10 +175,8 @@ func (b *base) newFlags(k int) []flag {
 // on every episode, and an object the allocator put beside it (the
 // allocator packs objects of a size class end to end) that a participant
 // writes between its waits made every episode miss on the line they
-// shared. Measured: two pinned threads on a dissemination barrier, one of
-// them writing an object packed beside it, 377-460 ns an episode against
-// 170-190 without the writes; alone, the same with and without
-// (BenchmarkNeighbour).
+// shared; alone, an object written beside it costs nothing
+// (BenchmarkNeighbour; figures: docs/lab/barriers-comments.md).
 type lined[T any] struct {
 	_ [osal.CacheLinePad]byte
 	v T

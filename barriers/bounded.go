@@ -63,19 +63,18 @@ import (
 // that stops a virtual CPU for longer than the bound makes one wait block,
 // and the partner's next wait then lasts one wake-up. Halving the bound
 // there (as this code once did) made that next wait block too, and the
-// blocks fed each other down to no spinning at all: 2-3x slower episodes
-// on two pinned threads for the rest of the run.
+// blocks fed each other down to no spinning at all for the rest of the
+// run (figures: docs/lab/barriers-comments.md).
 
 // Clock reads while spinning: the first after clockFirst relax hints (a
 // balanced episode finishes before and never reads the clock), then every
-// clockEvery (a read costs 20-130 ns here, a relax hint 20-90 ns). 16
-// hints were too few on the AMD EPYC guest in its slow state, where one
-// transfer takes up to 460 ns: waits that outlasted them read the clock,
-// and AutoPolicy cost Spin 2.6-8.3% (medians over 12 invocations of 8
-// instances each; central the most); with 64, 0.6-1.7%, the loaded
-// stencil's tail and the quiet lead unchanged (docs/algorithms.md). The
-// first read still comes within a few microseconds, well inside the
-// smallest bound a waiter spins for (twice minBlockWake).
+// clockEvery (a read costs about as much as a relax hint). clockFirst
+// outlasts a balanced episode even where one cache-line transfer is slow:
+// with fewer hints, waits that outlasted them read the clock and made
+// AutoPolicy measurably slower than Spin (figures:
+// docs/lab/barriers-comments.md). The first read still comes within a
+// few microseconds, well inside the smallest bound a waiter spins for
+// (twice minBlockWake).
 const (
 	clockFirst = 64
 	clockEvery = 64
@@ -93,10 +92,9 @@ const (
 // quickSpin is how many times a waiter whose bound is 0 checks the flag
 // before waitBounded: once, with no relax hint. With no bound the partner
 // is queued on this waiter's thread (the pair shares one) or waits for a
-// CPU (spinning is futile), and every relax hint (20-50 ns on the x86
-// VMs measured) delays it: with 4 of them, the tight loop of two
-// goroutines read 217-241 ns per episode against 162-164 with none
-// (interleaved, load 7), a sync.Cond barrier 192-207.
+// CPU (spinning is futile), and every relax hint delays it: with more
+// checks, the tight loop of two goroutines ran slower than a sync.Cond
+// barrier (figures: docs/lab/barriers-comments.md).
 const quickSpin = 1
 
 // Probes: with no bound, the probe-th wait past quickSpin restores the
@@ -164,14 +162,13 @@ const (
 //     serialised, until an idle thread is woken to take one over (a
 //     kernel wake-up) or a probe separates them. Its block costs the
 //     kernel's wake-up too, plus the turns taken meanwhile: with twice a
-//     goroutine's park and ready as its bound (280 ns here, as this code
-//     once had) a quiet two-goroutine stencil lost its pair to one thread
-//     at every wait longer than that and ran 750-790 ns a step, slower
-//     than a sync.Cond barrier (700); with the kernel's bound 420-480, as
-//     Spin's 430 (docs/algorithms.md). What made the short bound look necessary,
-//     spinning for 100 µs while the partner waits for a CPU on a busy
-//     machine (up to 300x a sync.Cond barrier), is what the evidence is
-//     for: then the bound is 0.
+//     goroutine's park and ready as its bound (as this code once had) a
+//     quiet two-goroutine stencil lost its pair to one thread at every
+//     longer wait and ran slower than a sync.Cond barrier; with the
+//     kernel's bound it runs as Spin does (figures:
+//     docs/lab/barriers-comments.md). What made the short bound look
+//     necessary, spinning long while the partner waits for a CPU on a
+//     busy machine, is what the evidence is for: then the bound is 0.
 //
 // It is 0 while spinning is futile: while the participants share an OS
 // thread (see woke), and while the evidence says the process's threads
@@ -330,7 +327,7 @@ func (e *evidence) reset() {
 }
 
 // runnableGoroutines returns how many goroutines of this process wait for
-// a P (runtime/metrics, about 50 ns and one small allocation a read).
+// a P (runtime/metrics; a read allocates a little).
 func runnableGoroutines() uint64 { return schedCount("/sched/goroutines/runnable:goroutines") }
 
 // runningGoroutines returns how many goroutines of this process run on a
@@ -516,8 +513,8 @@ var sharing struct {
 
 // cpusRefresh is how old runCPUs's reading may get: GOMAXPROCS takes the
 // scheduler's lock, and reading it at every wait past the first checks
-// made two unpinned goroutines beside competing work 1.5-2x slower
-// (their waits queued on that lock); a program that changes GOMAXPROCS
+// made unpinned goroutines beside competing work slower (their waits
+// queued on that lock); a program that changes GOMAXPROCS
 // is seen within this.
 const cpusRefresh = 10 * time.Millisecond
 
@@ -567,9 +564,8 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 // A heavy fence interrupts every CPU that runs a thread of the process
 // (microseconds in a guest), so a flag whose waiters sleep on most
 // episodes (arm: the bound is 0, WithSpinBudget(0), or the process's
-// waiters outnumber its CPUs; measured beside competing work, two
-// goroutines whose every wait took the heavy fence ran 10-15 µs an
-// episode, 3-4x Park's) is armed instead: the sleeper sets fenced, then takes the heavy
+// waiters outnumber its CPUs; a heavy fence at every wait costs several
+// times Park's episode) is armed instead: the sleeper sets fenced, then takes the heavy
 // fence once, and until the flag is disarmed its setters fence (a locked
 // add, tens of ns) and its sleepers skip the heavy fence. That is safe: a
 // later sleeper takes mu after the arming sleeper's fence returned, and a

@@ -5,13 +5,13 @@
 // composition, one algorithm per level of the CPU tree), the goroutine
 // barrier (for more participants than GOMAXPROCS: a lock-free arrival
 // counter, one yield, then parking), and two blocking baselines (sync.Cond
-// and channels) that show what spinning buys. Names lists them in catalog
-// order.
+// and channels) that show what spinning buys. Algorithms lists them in
+// catalog order.
 //
 // # Use
 //
-// New(name, n, opts...) constructs any algorithm of the catalog (Names,
-// Lookup, Algorithms); Auto(n) constructs the one the install-time check
+// New(name, n, opts...) constructs any algorithm of the catalog
+// (Algorithms, Lookup); Auto(n) constructs the one the install-time check
 // (`barriertune check`) found fastest on this machine for n participants,
 // with a documented fallback when there are no results for this machine.
 // Participant id (0 <= id < n) calls Wait(id) once per episode; Wait

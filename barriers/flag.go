@@ -29,10 +29,9 @@ type waiter struct {
 // on the value's line that load waits for the line to come back from the
 // waiter spinning on it (the store alone retires into the store buffer),
 // and values 128 bytes apart (the next flag's) still slowed each other.
-// Measured, a two-thread dissemination barrier ran 1.33x a C one
-// (flags 768 bytes apart) with parked beside v in a 128-byte flag,
-// 1.00-1.09x with parked on the second line, 1.01-1.04x (paired
-// rounds) at 256 bytes.
+// With parked on the second line and 256 bytes a flag, a two-thread
+// dissemination barrier runs as a C one (figures:
+// docs/lab/barriers-comments.md).
 //
 // Sleeping is lost-wakeup free by construction (the contract per policy
 // is in the package documentation): a setter stores the value and then
@@ -67,7 +66,7 @@ type flagFields struct {
 // word returns the flag's value word without touching memory. Taking
 // &f.v would make the compiler emit a nil check that loads the line: a
 // line the waiting participant owns while it spins, so the load costs a
-// whole extra cache-line transfer (30 ns here) before every signal. The
+// whole extra cache-line transfer before every signal. The
 // conversion of f itself needs no check; v is at offset 0 (see
 // TestFlagLayout).
 func (f *flag) word() *uint64 { return (*uint64)(unsafe.Pointer(f)) }
@@ -202,7 +201,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		if a := w.adapt; a != nil { // a time bound (WithSpinBudget sets none)
 			// Spin's loop for the first relax hints, here rather than
 			// in waitBounded: a balanced episode ends within them, and
-			// the call cost static-tree's round trip 1.2x of Spin's.
+			// the call slowed a tree's round trip measurably.
 			// On a quiet machine the bound is whole (the kernel's), a
 			// quick wait has nothing to lengthen, and the loop is Spin's
 			// with a count: the check for a shortened bound on the way

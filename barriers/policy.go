@@ -35,9 +35,9 @@ const (
 	// up. It is the fastest on pinned, dedicated CPUs (a pinned Team on CPUs
 	// nothing else runs on). On a shared machine it can stall: a waiter
 	// keeps its CPU while the participant it waits for is descheduled, so
-	// an episode can cost a scheduler time slice (milliseconds, 1000x a
-	// balanced episode); with more participants than CPUs, every episode
-	// can.
+	// an episode can cost a scheduler time slice (milliseconds, orders of
+	// magnitude more than a balanced episode); with more participants
+	// than CPUs, every episode can.
 	Spin Policy = iota + 1
 	// Yield spins for the budget, then calls runtime.Gosched between checks.
 	// Nobody sleeps, so signals need no wakeup: they cost what Spin's do.
