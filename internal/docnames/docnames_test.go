@@ -19,9 +19,11 @@ import (
 var apiPackages = []string{"barriers", "results", "hwtree", "cpuset"}
 
 // mention matches pkg.Name and pkg.Type.Member; the character before pkg
-// must not continue a path or an identifier (internal/results.X is another
-// package, results.json a file name).
-var mention = regexp.MustCompile(`(^|[^\w./-])(barriers|results|hwtree|cpuset)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
+// must not continue a path or an identifier (a path such as
+// internal/results is another package, and the name must be exported, so a
+// file name such as results.json is not a mention); a range such as
+// 1..barriers.MaxParticipants is one.
+var mention = regexp.MustCompile(`(^|[^\w./-]|\.\.)(barriers|results|hwtree|cpuset)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
 
 // decls is what one package declares at top level.
 type decls struct {
