@@ -69,7 +69,7 @@ func (h Hierarchy) String() string {
 // levels without groups; Hierarchy.Grouped adds them.
 func ParseHierarchy(s string) (Hierarchy, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("empty hybrid composition (want e.g. core:dissemination,package:combining(4))")
+		return nil, fmt.Errorf("empty hybrid composition (want e.g. core:%s,package:%s(4))", algname.Dissemination, algname.Combining)
 	}
 	var out Hierarchy
 	for _, part := range strings.Split(s, ",") {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/measure"
 )
 
@@ -39,7 +40,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 15, "measure.Barriers runs (each interleaves both policies)")
 	flag.IntVar(&o.samples, "samples", 31, "samples per candidate per run")
 	flag.StringVar(&o.cpuList, "cpus", "0,1", "CPU of each pinned thread, in rank order")
-	flag.StringVar(&o.algs, "algorithms", "dissemination,pairwise,static-tree,central", "algorithms, comma-separated")
+	flag.StringVar(&o.algs, "algorithms", strings.Join([]string{algname.Dissemination, algname.Pairwise, algname.StaticTree, algname.Central}, ","), "algorithms, comma-separated")
 	flag.BoolVar(&o.swap, "swap", false, "construct the AutoPolicy instance first")
 	flag.IntVar(&o.instances, "instances", 8, "barrier instances per candidate, episodes shared in turn (averages over where each instance's flags land)")
 	flag.BoolVar(&o.control, "control", false, "A/A control: Spin against a second Spin instance, for the spread that placement and noise alone give")

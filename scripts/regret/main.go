@@ -61,7 +61,7 @@ func main() {
 	n := flag.Int("n", 12, "checks to run (1 to 1000)")
 	threads := flag.Int("threads", 2, "thread count checked")
 	budget := flag.Duration("budget", 3*time.Second, "each check's --budget")
-	truthAlgs := flag.String("truth", "central,combining,dissemination,pairwise", "algorithms the truth bench runs beside the pick (comma-separated), or \"all\": every algorithm the check measured on the pick's placement")
+	truthAlgs := flag.String("truth", strings.Join([]string{algname.Central, algname.Combining, algname.Dissemination, algname.Pairwise}, ","), "algorithms the truth bench runs beside the pick (comma-separated), or \"all\": every algorithm the check measured on the pick's placement")
 	samples := flag.Int("truth-samples", 301, "samples per algorithm in each truth bench")
 	instances := flag.Int("truth-instances", 8, "barriers per algorithm in each truth bench, each sample their average (bench --instances; 1: one allocation, as a program meets it)")
 	runs := flag.Int("truth-runs", 3, "truth benches per check, each a process of its own; the truth is the mean of their medians (1 to 20)")
