@@ -50,5 +50,5 @@ func (x *allStaticTree) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
 func (x *allStaticTree) WaitContext(ctx context.Context, id int) error {
-	return x.waitContext(ctx, x, id)
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
 }

@@ -23,7 +23,9 @@ import (
 //     return true at the end;
 //   - define Wait and WaitContext as one call each, as central.go does:
 //     Wait is x.done(x.episode(id), id) (episode a direct call, done
-//     inlines); WaitContext is x.waitContext(ctx, x, id).
+//     inlines); WaitContext is x.waitContext(ctx, x, id, ctx.Done() ==
+//     nil && x.episode(id)) (the same direct call for a ctx that cannot
+//     end).
 //
 // Break sets broken, then stores brokenValue in every registered flag and
 // wakes its parked waiters: a spinning waiter sees a value that ends its
@@ -84,14 +86,23 @@ func (b *base) done(ok bool, id int) {
 	}
 }
 
-// waitContext implements WaitContext for an algorithm a whose base is b:
-// a ctx whose Done is nil runs one episode and nothing else; a ctx that
-// can end arranges (context.AfterFunc) to break the barrier when it does.
-func (b *base) waitContext(ctx context.Context, a episoder, id int) error {
+// waitContext implements WaitContext for an algorithm a whose base is b.
+// Its caller passes ran = ctx.Done() == nil && a.episode(id), so that a
+// ctx whose Done is nil runs one episode through a direct call, as Wait
+// does, and nothing else when it completes. It inlines; waitContextSlow
+// handles the rest.
+func (b *base) waitContext(ctx context.Context, a episoder, id int, ran bool) error {
+	if ran {
+		return nil
+	}
+	return b.waitContextSlow(ctx, a, id)
+}
+
+// waitContextSlow is waitContext for an episode that failed (a ctx whose
+// Done is nil) or has not run (a ctx that can end: it arranges, with
+// context.AfterFunc, to break the barrier when the ctx ends).
+func (b *base) waitContextSlow(ctx context.Context, a episoder, id int) error {
 	if ctx.Done() == nil {
-		if a.episode(id) {
-			return nil
-		}
 		return b.brokenError(id)
 	}
 	return b.waitContextEnds(ctx, a, id)

@@ -64,4 +64,6 @@ func (t *binomial) episode(id int) bool {
 func (x *binomial) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *binomial) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *binomial) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

@@ -117,7 +117,7 @@ func (c *condBarrier) Wait(id int) { c.done(c.episode(id), id) }
 
 // WaitContext implements Barrier.
 func (c *condBarrier) WaitContext(ctx context.Context, id int) error {
-	return c.waitContext(ctx, c, id)
+	return c.waitContext(ctx, c, id, ctx.Done() == nil && c.episode(id))
 }
 
 // Break implements Barrier.
@@ -197,7 +197,7 @@ func (c *channelBarrier) Wait(id int) { c.done(c.episode(id), id) }
 
 // WaitContext implements Barrier.
 func (c *channelBarrier) WaitContext(ctx context.Context, id int) error {
-	return c.waitContext(ctx, c, id)
+	return c.waitContext(ctx, c, id, ctx.Done() == nil && c.episode(id))
 }
 
 // Break implements Barrier.

@@ -72,4 +72,6 @@ func (b *butterfly) episode(id int) bool {
 func (x *butterfly) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *butterfly) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *butterfly) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

@@ -41,14 +41,13 @@ func (c *central) episode(id int) bool {
 		c.release.set(e, &c.w)
 		return true
 	}
-	if !c.release.await(e, &c.w) {
-		return false
-	}
-	return true
+	return c.release.await(e, &c.w)
 }
 
 // Wait implements Barrier.
 func (x *central) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *central) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *central) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

@@ -87,14 +87,13 @@ func (c *combining) episode(id int) bool {
 		}
 		nd = node.parent
 	}
-	if !c.release.await(e, &c.w) {
-		return false
-	}
-	return true
+	return c.release.await(e, &c.w)
 }
 
 // Wait implements Barrier.
 func (x *combining) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *combining) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *combining) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

@@ -61,5 +61,5 @@ func (x *dissemination) Wait(id int) {
 
 // WaitContext implements Barrier.
 func (x *dissemination) WaitContext(ctx context.Context, id int) error {
-	return x.waitContext(ctx, x, id)
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
 }

@@ -390,7 +390,9 @@ func (h *hybrid) episode(id int) bool {
 func (h *hybrid) Wait(id int) { h.done(h.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (h *hybrid) WaitContext(ctx context.Context, id int) error { return h.waitContext(ctx, h, id) }
+func (h *hybrid) WaitContext(ctx context.Context, id int) error {
+	return h.waitContext(ctx, h, id, ctx.Done() == nil && h.episode(id))
+}
 
 // Composition returns the levels the barrier runs, as Hierarchy.String writes
 // them ("flat:dissemination" without WithHierarchy; a "top" level where the

@@ -67,4 +67,6 @@ func (m *mcs) episode(id int) bool {
 func (x *mcs) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *mcs) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *mcs) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

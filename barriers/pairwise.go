@@ -64,4 +64,6 @@ func (p *pairwise) episode(id int) bool {
 func (x *pairwise) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *pairwise) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *pairwise) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

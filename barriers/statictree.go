@@ -40,14 +40,13 @@ func (t *staticTree) episode(id int) bool {
 		return true
 	}
 	t.arrive[id].set(e, &t.w)
-	if !t.release.await(e, &t.w) {
-		return false
-	}
-	return true
+	return t.release.await(e, &t.w)
 }
 
 // Wait implements Barrier.
 func (x *staticTree) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *staticTree) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *staticTree) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}

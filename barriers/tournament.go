@@ -61,4 +61,6 @@ func (t *tournament) episode(id int) bool {
 func (x *tournament) Wait(id int) { x.done(x.episode(id), id) }
 
 // WaitContext implements Barrier.
-func (x *tournament) WaitContext(ctx context.Context, id int) error { return x.waitContext(ctx, x, id) }
+func (x *tournament) WaitContext(ctx context.Context, id int) error {
+	return x.waitContext(ctx, x, id, ctx.Done() == nil && x.episode(id))
+}
