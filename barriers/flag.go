@@ -207,7 +207,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 			// with a count: the check for a shortened bound on the way
 			// out cost a two-thread dissemination barrier 2-3% of Spin's
 			// episode in the EPYC guest's intermediate state; the count
-			// costs nothing measurable (docs/algorithms.md). With no
+			// costs nothing measurable (docs/lab/2026-11-27-host-states-epyc.md). With no
 			// bound, quickSpin checks, the one above included.
 			if lim := a.limit.Load(); lim == a.kernel {
 				for i := clockFirst - 1; i > 0; i-- {
@@ -240,7 +240,7 @@ func (f *flag) wait(target uint64, eq bool, w *waiter) uint64 {
 		// waiter's loads queue on the line the setter wants to own, and
 		// leaving a bare loop on a changed line flushes the loads in
 		// flight; the barrier's episode then costs the transfer plus that
-		// (docs/algorithms.md gives the figures). AutoPolicy's first
+		// (docs/lab/2026-11-27-host-states-epyc.md gives the figures). AutoPolicy's first
 		// checks have the same shape.
 		for {
 			if v := f.v.Load(); reached(v, target, eq) {
