@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,15 +173,6 @@ func TestLatePartnerWakesOnce(t *testing.T) {
 		t.Errorf("the process used %v of CPU in %v (%.1f%%) while one participant waited for a late partner, want at most 2%% (1%% for the waiter, the rest the runtime's)",
 			cpu, wall, 100*share)
 	}
-}
-
-// processCPU returns the process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestOutnumberedWaitersDoNotSpin: with more AutoPolicy barriers' waiters
