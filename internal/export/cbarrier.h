@@ -9,7 +9,7 @@
  *   struct barriertune_barrier b;
  *   int err = barriertune_barrier_init(&b, n);      0, EINVAL or ENOMEM
  *   ... in participant id (0..n-1), any number of episodes:
- *   if (barriertune_barrier_wait(&b, id) == 1) { one participant per episode }
+ *   if (barriertune_barrier_wait(&b, id) == BARRIERTUNE_BARRIER_SERIAL_THREAD) { one per episode }
  *   ... once every participant is done:
  *   barriertune_barrier_destroy(&b);
  *
@@ -1326,6 +1326,11 @@ static inline void barriertune_mcs_(struct barriertune_barrier *b, int id, uint6
 		barriertune_store_(&b->b[2 * id + 2], (uint32_t)e, &b->w);
 }
 
+/* BARRIERTUNE_BARRIER_SERIAL_THREAD is what barriertune_barrier_wait
+ * returns to exactly one participant per episode; negative, so it never
+ * equals an errno value (errors are positive) or 0 (the others). */
+#define BARRIERTUNE_BARRIER_SERIAL_THREAD (-1)
+
 static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
 
 /* hybrid: up through the groups' barriers of the participant's path (it
@@ -1350,8 +1355,11 @@ static inline void barriertune_hybrid_(struct barriertune_barrier *b, int id, ui
 
 /* barriertune_barrier_wait waits until all n participants of b have
  * called it for this episode. Participant id (0..n-1) calls it once per
- * episode. Returns 1 in exactly one participant per episode (participant
- * 0) and 0 in the others; EINVAL for an id outside 0..n-1 (and, in a
+ * episode. Returns BARRIERTUNE_BARRIER_SERIAL_THREAD (-1, negative like
+ * PTHREAD_BARRIER_SERIAL_THREAD) in exactly one participant per episode
+ * (participant 0) and 0 in the others, so an error (a positive errno
+ * value) is never mistaken for the serial return: EINVAL for an id
+ * outside 0..n-1 (and, in a
  * BARRIERTUNE_DEBUG build, for an uninitialised barrier), EBUSY in a
  * BARRIERTUNE_DEBUG build when id is already waiting. */
 static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id)
@@ -1406,7 +1414,7 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 #if defined(BARRIERTUNE_DEBUG)
 	__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
 #endif
-	return id == 0;
+	return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
 }
 
 #ifdef __cplusplus

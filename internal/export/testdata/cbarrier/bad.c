@@ -42,7 +42,7 @@ int main(void)
 	expect("init n=1", barriertune_barrier_init(&b, 1), 0);
 	expect("wait id=-1", barriertune_barrier_wait(&b, -1), EINVAL);
 	expect("wait id=n", barriertune_barrier_wait(&b, 1), EINVAL);
-	expect("wait id=0 (alone: serial)", barriertune_barrier_wait(&b, 0), 1);
+	expect("wait id=0 (alone: serial)", barriertune_barrier_wait(&b, 0), BARRIERTUNE_BARRIER_SERIAL_THREAD);
 	expect("pin id=1", barriertune_barrier_pin(&b, 1), EINVAL);
 	barriertune_barrier_destroy(&b);
 	expect("init n=cap", barriertune_barrier_init_algorithm(&b, BARRIERTUNE_MAX_THREADS, "central", 0, -1), 0);
@@ -60,7 +60,7 @@ int main(void)
 		expect("debug: wait id=0 while 0 waits", barriertune_barrier_wait(&two, 0), EBUSY);
 		expect("debug: wait id=1 (releases 0)", barriertune_barrier_wait(&two, 1), 0);
 		pthread_join(t, NULL);
-		expect("debug: the waiter's return", first, 1);
+		expect("debug: the waiter's return", first, BARRIERTUNE_BARRIER_SERIAL_THREAD);
 		barriertune_barrier_destroy(&two);
 		expect("debug: wait after destroy", barriertune_barrier_wait(&two, 0), EINVAL);
 	}

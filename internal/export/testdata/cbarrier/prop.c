@@ -83,7 +83,7 @@ static void *run(void *arg)
 		}
 		__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
 		int ret = barriertune_barrier_wait(&bar, id);
-		if (ret != 0 && ret != 1) {
+		if (ret != 0 && ret != BARRIERTUNE_BARRIER_SERIAL_THREAD) {
 			fprintf(stderr, "episode %d: thread %d: wait returned %d\n", e, id, ret);
 			__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
 			return NULL;
@@ -94,7 +94,7 @@ static void *run(void *arg)
 				(unsigned long long)a, n * (e + 1));
 			__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
 		}
-		if (ret == 1)
+		if (ret == BARRIERTUNE_BARRIER_SERIAL_THREAD)
 			__atomic_add_fetch(&serial[e], 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;

@@ -12,7 +12,7 @@ static void *run(void *arg)
 	int id = (int)(intptr_t)arg, i, serial = 0;
 	(void)barriertune_barrier_pin(&bar, id);
 	for (i = 0; i < 1000; i++)
-		serial += barriertune_barrier_wait(&bar, id);
+		serial += barriertune_barrier_wait(&bar, id) == BARRIERTUNE_BARRIER_SERIAL_THREAD;
 	return (void *)(intptr_t)serial;
 }
 
