@@ -186,6 +186,7 @@ struct barriertune_barrier {
 	int rounds;
 	int y, q;     /* pairwise's lower group, butterfly's power of two */
 	int magic;    /* BARRIERTUNE_DEBUG */
+	int inside;   /* threads inside barriertune_barrier_wait; destroy waits for 0 */
 	int recognised; /* the machine is the table's */
 	const struct barriertune_choice *choice; /* the row used; NULL: default */
 	struct barriertune_wait_ w;
@@ -1090,12 +1091,19 @@ static inline int barriertune_barrier_init(struct barriertune_barrier *b, int n)
 	return 0;
 }
 
-/* barriertune_barrier_destroy frees what init allocated; nobody may wait
- * on b then. */
+/* barriertune_barrier_destroy first waits (sched_yield) until every
+ * thread that entered barriertune_barrier_wait on b has left it (each
+ * wait counts itself in on entry and out as its very last access to b),
+ * then frees what init allocated. So, as with glibc's
+ * pthread_barrier_destroy, the serial participant may destroy and free b
+ * as soon as its wait returns, while the others are still leaving theirs.
+ * Nobody may start a new wait on b once destroy has begun. */
 static inline void barriertune_barrier_destroy(struct barriertune_barrier *b)
 {
 	if (b == NULL || b->mem_ == NULL)
 		return;
+	while (__atomic_load_n(&b->inside, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
 	if (b->subs != NULL) {
 		int k;
 		for (k = 0; k < b->nsubs; k++)
@@ -1375,6 +1383,7 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 	if (__atomic_exchange_n(&b->slots[id].busy, 1, __ATOMIC_ACQ_REL) != 0)
 		return EBUSY;
 #endif
+	__atomic_add_fetch(&b->inside, 1, __ATOMIC_SEQ_CST);
 	e = ++b->slots[id].e;
 	switch (b->algorithm) {
 	case BARRIERTUNE_ALG_CENTRAL:
@@ -1414,6 +1423,8 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 #if defined(BARRIERTUNE_DEBUG)
 	__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
 #endif
+	/* The last access to b: destroy may free it right after. */
+	__atomic_sub_fetch(&b->inside, 1, __ATOMIC_RELEASE);
 	return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
 }
 

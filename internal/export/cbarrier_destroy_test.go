@@ -1,0 +1,35 @@
+package export
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Destroy-and-free right after the serial return, while the others may
+// still be leaving their waits (one partner is late, so they sleep), is
+// AddressSanitizer-clean: destroy waits until every thread that entered a
+// wait has left it (issue 43). gcc always, clang in the full C matrix.
+func TestCBarrierDestroyAfterSerial(t *testing.T) {
+	iters := "100"
+	if fullMatrix {
+		iters = "400"
+	}
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			if cc != "gcc" && !fullMatrix {
+				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
+			}
+			path := cTool(t, cc)
+			dir := headerDir(t, fixture(t))
+			compileIn(t, dir, path, "destroy", "destroy.c", "-std=c11", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-lm")
+			for _, n := range []string{"2", "3", "5"} {
+				out, err := runLimited(2*time.Minute, dir, filepath.Join(dir, "destroy"), iters, n)
+				if err != nil || !strings.HasPrefix(out, "ok ") || strings.Contains(out, "AddressSanitizer") {
+					t.Errorf("%s threads: %v\n%s", n, err, out)
+				}
+			}
+		})
+	}
+}
