@@ -233,51 +233,77 @@ static inline int barriertune_reached_(uint32_t v, uint32_t e, int eq)
 	return eq ? v == e : (int32_t)(v - e) >= 0;
 }
 
-#define BARRIERTUNE_BACKSTOP_FIRST_NS 1000000
-#define BARRIERTUNE_BACKSTOP_MAX_NS 64000000
+/* barriertune_membarrier_: 1 when this process registered for
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where it cannot (not
+ * Linux, an old kernel, a seccomp filter). Registered once per process
+ * (the first init, or the first wait); errno is left as it was. */
+static inline int barriertune_membarrier_(void)
+{
+	static int state; /* 0: not asked yet, 1: registered, 2: unavailable */
+	int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+	if (st == 0) {
+		st = 2;
+#if defined(__linux__) && defined(SYS_membarrier)
+		{
+			int saved = errno;
+			if (syscall(SYS_membarrier, 16 /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED */, 0) == 0)
+				st = 1;
+			errno = saved;
+		}
+#endif
+		__atomic_store_n(&state, st, __ATOMIC_RELEASE);
+	}
+	return st == 1;
+}
 
+/* The sleep and wake contract (correct by construction, no timed
+ * backstop): the sleeper announces itself (parked++, seq_cst), then,
+ * where membarrier is registered, issues
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full fence on every
+ * running thread of the process, then re-checks the flag and futex-waits
+ * with no timeout for the value it saw. The setter stores the flag
+ * (release) and then loads parked; it wakes when parked != 0. The
+ * membarrier orders every setter's store before its load, so either the
+ * setter sees the sleeper or the sleeper sees the store: a wake-up cannot
+ * be lost, and the sleeper wakes once, when released. Where membarrier is
+ * unavailable (or threads outnumber the CPUs) the setter's store is an
+ * atomic exchange (seq_cst), the same guarantee at a fence's cost on the
+ * setter. errno is unchanged across both. */
 static inline void barriertune_sleep_(struct barriertune_flag_ *f, uint32_t e, int eq)
 {
-	int64_t timeout = BARRIERTUNE_BACKSTOP_FIRST_NS;
+	int saved = errno;
 	__atomic_add_fetch(&f->parked, 1, __ATOMIC_SEQ_CST);
+#if defined(__linux__) && defined(SYS_membarrier)
+	if (barriertune_membarrier_())
+		(void)syscall(SYS_membarrier, 8 /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */, 0);
+#endif
 #if defined(BARRIERTUNE_FUTEX)
 	for (;;) {
 		uint32_t v = __atomic_load_n(&f->v, __ATOMIC_SEQ_CST);
-		struct timespec ts;
 		if (barriertune_reached_(v, e, eq))
 			break;
-		/* The timeout is a backstop: a setter whose store was still in
-		 * its store buffer when it looked for sleepers wakes nobody. */
-		ts.tv_sec = (time_t)(timeout / 1000000000);
-		ts.tv_nsec = (long)(timeout % 1000000000);
-		syscall(SYS_futex, &f->v, 0 | 128 /* FUTEX_WAIT_PRIVATE */, v, &ts, NULL, 0);
-		if (timeout < BARRIERTUNE_BACKSTOP_MAX_NS)
-			timeout *= 2;
+		(void)syscall(SYS_futex, &f->v, 0 | 128 /* FUTEX_WAIT_PRIVATE */, v, NULL, NULL, 0);
 	}
 #else
 	pthread_mutex_lock(&f->mu);
 	for (;;) {
 		uint32_t v = __atomic_load_n(&f->v, __ATOMIC_SEQ_CST);
-		struct timespec ts;
-		int64_t at;
 		if (barriertune_reached_(v, e, eq))
 			break;
-		at = barriertune_now_() + timeout;
-		ts.tv_sec = (time_t)(at / 1000000000);
-		ts.tv_nsec = (long)(at % 1000000000);
-		pthread_cond_timedwait(&f->cond, &f->mu, &ts);
-		if (timeout < BARRIERTUNE_BACKSTOP_MAX_NS)
-			timeout *= 2;
+		pthread_cond_wait(&f->cond, &f->mu);
 	}
 	pthread_mutex_unlock(&f->mu);
 #endif
 	__atomic_sub_fetch(&f->parked, 1, __ATOMIC_SEQ_CST);
+	errno = saved;
 }
 
 static inline void barriertune_wake_(struct barriertune_flag_ *f)
 {
 #if defined(BARRIERTUNE_FUTEX)
-	syscall(SYS_futex, &f->v, 1 | 128 /* FUTEX_WAKE_PRIVATE */, INT_MAX, NULL, NULL, 0);
+	int saved = errno;
+	(void)syscall(SYS_futex, &f->v, 1 | 128 /* FUTEX_WAKE_PRIVATE */, INT_MAX, NULL, NULL, 0);
+	errno = saved;
 #else
 	pthread_mutex_lock(&f->mu);
 	pthread_cond_broadcast(&f->cond);
@@ -285,14 +311,13 @@ static inline void barriertune_wake_(struct barriertune_flag_ *f)
 #endif
 }
 
-/* barriertune_store_: publish v in f and wake its sleepers. Where the
- * threads fit the CPUs the store is a plain release store (what a
- * hand-written spin barrier does) and the sleepers' timeout covers the
- * rare lost wake-up; where they outnumber the CPUs every wait sleeps, so
- * the store is an exchange, ordered before the look for sleepers. */
+/* barriertune_store_: publish v in f and wake its sleepers, by the
+ * contract above: a release store where the sleepers' membarrier orders
+ * it, an exchange (seq_cst) where membarrier is unavailable or every wait
+ * sleeps (threads outnumber the CPUs). */
 static inline void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, const struct barriertune_wait_ *w)
 {
-	if (w->block)
+	if (w->block || !barriertune_membarrier_())
 		(void)__atomic_exchange_n(&f->v, v, __ATOMIC_SEQ_CST);
 	else
 		__atomic_store_n(&f->v, v, __ATOMIC_RELEASE);
@@ -802,6 +827,7 @@ static inline void barriertune_ready_(struct barriertune_barrier *b, int n, int 
 {
 	int allowed = barriertune_allowed_cpus_();
 	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
+	(void)barriertune_membarrier_(); /* registered before any wait */
 	b->w.n = n;
 	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
 	b->magic = BARRIERTUNE_MAGIC;
@@ -1321,9 +1347,9 @@ static inline void barriertune_mcs_(struct barriertune_barrier *b, int id, uint6
 		struct barriertune_flag_ *p = &b->a[(id - 1) / 4];
 		uint32_t bit = 1u << ((id - 1) % 4);
 		if (odd)
-			__atomic_or_fetch(&p->v, bit, __ATOMIC_ACQ_REL);
+			__atomic_or_fetch(&p->v, bit, __ATOMIC_SEQ_CST);
 		else
-			__atomic_and_fetch(&p->v, ~bit, __ATOMIC_ACQ_REL);
+			__atomic_and_fetch(&p->v, ~bit, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&p->parked, __ATOMIC_SEQ_CST) != 0)
 			barriertune_wake_(p);
 		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
