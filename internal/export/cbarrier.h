@@ -325,37 +325,6 @@ static inline void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, c
 		barriertune_wake_(f);
 }
 
-/* The futility evidence: the calling thread's run delay (time runnable
- * but waiting for a CPU, /proc/thread-self/schedstat) against its last
- * reading, taken 1-50 ms before. */
-static inline int barriertune_contended_(int64_t now)
-{
-#if defined(__linux__)
-	static BARRIERTUNE_THREAD_LOCAL int64_t last_t, last_d;
-	unsigned long long run = 0, delay = 0;
-	int busy = 0;
-	int64_t age = now - last_t;
-	FILE *fp;
-	if (last_t != 0 && age < 1000000)
-		return 0;
-	fp = fopen("/proc/thread-self/schedstat", "r");
-	if (fp == NULL)
-		return 0;
-	if (fscanf(fp, "%llu %llu", &run, &delay) != 2) {
-		fclose(fp);
-		return 0;
-	}
-	fclose(fp);
-	busy = last_t != 0 && age <= 50000000 && (int64_t)delay >= last_d && (double)((int64_t)delay - last_d) >= 0.25 * (double)age;
-	last_t = now;
-	last_d = (int64_t)delay;
-	return busy;
-#else
-	(void)now;
-	return 0;
-#endif
-}
-
 /* Where the machine's runnable count comes from (tests point it at a
  * file of their own). */
 #ifndef BARRIERTUNE_LOADAVG
@@ -365,47 +334,104 @@ static inline int barriertune_contended_(int64_t now)
 #define BARRIERTUNE_ONLINE "/sys/devices/system/cpu/online"
 #endif
 
+/* barriertune_read_small_: up to size-1 bytes of path into buf, NUL
+ * terminated, with raw open/read/close system calls: no stdio, no malloc,
+ * errno unchanged (the wait calls it). The length, or -1. */
+static inline int barriertune_read_small_(const char *path, char *buf, int size)
+{
+#if defined(__linux__) && defined(SYS_openat)
+	int saved = errno, len = -1;
+	long fd = syscall(SYS_openat, -100 /* AT_FDCWD */, path, 0 /* O_RDONLY */);
+	if (fd >= 0) {
+		long r = syscall(SYS_read, (int)fd, buf, (size_t)(size - 1));
+		if (r >= 0) {
+			buf[r] = 0;
+			len = (int)r;
+		}
+		(void)syscall(SYS_close, (int)fd);
+	}
+	errno = saved;
+	return len;
+#else
+	(void)path;
+	(void)buf;
+	(void)size;
+	return -1;
+#endif
+}
+
+/* barriertune_num_: parses a decimal number at *p, advancing it; -1 when
+ * none. */
+static inline int barriertune_num_(const char **p)
+{
+	int v = 0, any = 0;
+	while (**p >= '0' && **p <= '9' && v < 100000000) {
+		v = v * 10 + (**p - '0');
+		(*p)++;
+		any = 1;
+	}
+	return any ? v : -1;
+}
+
 /* barriertune_online_cpus_: how many CPUs are online (a list such as
- * "0-3,8-11"); 0 when it cannot tell. */
+ * "0-3,8-11"); 0 when it cannot tell. Read once per process. */
 static inline int barriertune_online_cpus_(void)
 {
-	FILE *fp = fopen(BARRIERTUNE_ONLINE, "r");
-	int c = 0, a, b, ch;
-	if (fp == NULL)
-		return 0;
-	while (fscanf(fp, "%d", &a) == 1) {
-		b = a;
-		ch = fgetc(fp);
-		if (ch == '-') {
-			if (fscanf(fp, "%d", &b) != 1 || b < a) {
-				c = 0;
-				break;
+	static int cached; /* 0: not read yet; else count + 1 */
+	int got = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+	if (got == 0) {
+		char buf[4096];
+		const char *p = buf;
+		int c = 0, a, b;
+		if (barriertune_read_small_(BARRIERTUNE_ONLINE, buf, (int)sizeof buf) > 0) {
+			for (;;) {
+				a = barriertune_num_(&p);
+				if (a < 0)
+					break;
+				b = a;
+				if (*p == '-') {
+					p++;
+					b = barriertune_num_(&p);
+					if (b < a) {
+						c = 0;
+						break;
+					}
+				}
+				c += b - a + 1;
+				if (*p != ',')
+					break;
+				p++;
 			}
-			ch = fgetc(fp);
 		}
-		c += b - a + 1;
-		if (ch != ',')
-			break;
+		got = c + 1;
+		__atomic_store_n(&cached, got, __ATOMIC_RELEASE);
 	}
-	fclose(fp);
-	return c;
+	return got - 1;
 }
 
 /* The one-reading evidence: more tasks runnable on the machine right now
  * (/proc/loadavg's fourth field) than CPUs online plus one and than the
  * barrier's own threads plus one: some wait for a CPU, so a partner that
- * is late may be one of them. A spun-out wait judges at once, where the
- * run delay needs a reading 1-50 ms before. */
+ * is late may be one of them. Read with raw system calls into a stack
+ * buffer (no stdio, no malloc, errno kept). The per-thread run-delay
+ * signal (/proc/thread-self/schedstat) was dropped: it needed stdio or a
+ * descriptor per thread inside the wait. */
 static inline int barriertune_crowded_(int n)
 {
-	FILE *fp = fopen(BARRIERTUNE_LOADAVG, "r");
-	double l1, l5, l15;
-	int running = 0, total = 0, online;
-	if (fp == NULL)
+	char buf[256];
+	const char *p = buf;
+	int running, online, k;
+	if (barriertune_read_small_(BARRIERTUNE_LOADAVG, buf, (int)sizeof buf) <= 0)
 		return 0;
-	if (fscanf(fp, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) != 5)
-		running = 0;
-	fclose(fp);
+	for (k = 0; k < 3; k++) { /* skip the three load averages */
+		while (*p != 0 && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	running = barriertune_num_(&p);
+	if (running < 0 || *p != '/')
+		return 0;
 	online = barriertune_online_cpus_();
 	return online > 0 && running > online + 1 && running > n + 1;
 }
@@ -457,7 +483,7 @@ static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int
 		if (now - start >= w->spin_ns)
 			break;
 	}
-	if (barriertune_crowded_(w->n) || barriertune_contended_(now))
+	if (barriertune_crowded_(w->n))
 		__atomic_store_n(&w->busy_until, now + BARRIERTUNE_BUSY_HOLD_NS, __ATOMIC_RELAXED);
 	barriertune_sleep_(f, e, eq);
 }
