@@ -498,9 +498,9 @@ static inline void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, i
 
 /* ---- choosing ---- */
 
-/* barriertune_allowed_cpus_: how many CPUs this thread may run on (0:
- * unknown). */
-static inline int barriertune_allowed_cpus_(void)
+/* barriertune_affinity_count_: how many CPUs the calling thread may run
+ * on now (0: unknown). */
+static inline int barriertune_affinity_count_(void)
 {
 #if defined(__linux__)
 	unsigned long mask[1024 / (8 * sizeof(unsigned long)) * 8];
@@ -515,6 +515,35 @@ static inline int barriertune_allowed_cpus_(void)
 #else
 	return 0;
 #endif
+}
+
+/* The CPUs the process may use, read once: when the program is loaded (a
+ * constructor, before main and before the program pins any thread), else
+ * at the first init. Never the calling thread's affinity at init: a main
+ * thread pinned to one CPU before init (as MPI launchers and OMP_PROC_BIND
+ * leave it) would make every barrier block as if its threads outnumbered
+ * the CPUs. A runtime that pins the initial thread in its own constructor
+ * (libgomp with OMP_PROC_BIND) runs before this one and is not seen
+ * through. -1: not read yet. */
+static int barriertune_process_cpus_ = -1;
+
+#if defined(__GNUC__)
+__attribute__((constructor)) static void barriertune_process_cpus_init_(void)
+{
+	__atomic_store_n(&barriertune_process_cpus_, barriertune_affinity_count_(), __ATOMIC_RELAXED);
+}
+#endif
+
+/* barriertune_allowed_cpus_: how many CPUs the process may use (0:
+ * unknown), as read once (see barriertune_process_cpus_). */
+static inline int barriertune_allowed_cpus_(void)
+{
+	int c = __atomic_load_n(&barriertune_process_cpus_, __ATOMIC_RELAXED);
+	if (c < 0) {
+		c = barriertune_affinity_count_();
+		__atomic_store_n(&barriertune_process_cpus_, c, __ATOMIC_RELAXED);
+	}
+	return c;
 }
 
 /* barriertune_cpu_ fills the CPU's identity as CPUID gives it (vendor,
