@@ -530,6 +530,15 @@ func TestCExportsUseOSThreads(t *testing.T) {
 			t.Errorf("c-header lacks the row %s:\n%s", want, h.String())
 		}
 	}
+	// The c-barrier's time above the CPUs was taken with Go's OS threads,
+	// and its comment says it is not a C figure (issue 44).
+	var c bytes.Buffer
+	if err := Write(&c, f, "c-barrier", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.String(), "9000.0 ns/episode as measured with Go's OS threads (not a C figure)") {
+		t.Errorf("c-barrier's row for 4 threads on 2 CPUs does not say its time is not a C figure:\n%s", c.String())
+	}
 }
 
 // TestCBarrierCrowded: a wait that spins out its bound on a machine with
