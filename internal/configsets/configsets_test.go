@@ -248,8 +248,8 @@ func randomTree(rng *rand.Rand, maxPUs int) *hwtree.Topology {
 func TestCountsAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
 	trees := 120
-	if testing.Short() {
-		trees = 40
+	if testing.Short() || !fullTests {
+		trees = 40 // 120 under -tags fulltests (.ci/run)
 	}
 	var topos []*hwtree.Topology
 	for _, s := range []string{"pack:2 core:4 pu:2", "pack:2 l3:2 core:2 pu:2", "pu:16", "core:4 pu:4", "pack:3 core:5 pu:1"} {
