@@ -16,20 +16,14 @@ func TestCBarrierDestroyAfterSerial(t *testing.T) {
 	if fullMatrix {
 		iters = "400"
 	}
-	for _, cc := range []string{"gcc", "clang"} {
-		t.Run(cc, func(t *testing.T) {
-			if cc != "gcc" && !fullMatrix {
-				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
+	eachCC(t, func(t *testing.T, cc, path string) {
+		dir := headerDir(t, fixture(t))
+		compileIn(t, dir, path, "destroy", "destroy.c", "-std=c11", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-lm")
+		for _, n := range []string{"2", "3", "5"} {
+			out, err := runLimited(2*time.Minute, dir, filepath.Join(dir, "destroy"), iters, n)
+			if err != nil || !strings.HasPrefix(out, "ok ") || strings.Contains(out, "AddressSanitizer") {
+				t.Errorf("%s threads: %v\n%s", n, err, out)
 			}
-			path := cTool(t, cc)
-			dir := headerDir(t, fixture(t))
-			compileIn(t, dir, path, "destroy", "destroy.c", "-std=c11", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-lm")
-			for _, n := range []string{"2", "3", "5"} {
-				out, err := runLimited(2*time.Minute, dir, filepath.Join(dir, "destroy"), iters, n)
-				if err != nil || !strings.HasPrefix(out, "ok ") || strings.Contains(out, "AddressSanitizer") {
-					t.Errorf("%s threads: %v\n%s", n, err, out)
-				}
-			}
-		})
-	}
+		}
+	})
 }

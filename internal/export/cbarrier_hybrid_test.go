@@ -95,38 +95,32 @@ func TestCBarrierHybridProperty(t *testing.T) {
 		counts = []int{2, 5, 17}
 		episodes = "100"
 	}
-	for _, cc := range []string{"gcc", "clang"} {
-		t.Run(cc, func(t *testing.T) {
-			if cc != "gcc" && !fullMatrix {
-				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
-			}
-			path := cTool(t, cc)
-			dir := headerDir(t, fixture(t))
-			compileIn(t, dir, path, "prop", "prop.c", "-std=c11", "-O2")
-			for i, comp := range comps {
-				for _, n := range counts {
-					if cc == "clang" && (n+i)%3 != 0 {
-						continue // the same code: a few counts suffice
-					}
-					blocks := []string{"1"}
-					if n <= 5 {
-						blocks = append(blocks, "0")
-					}
-					for _, block := range blocks {
-						out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), "hybrid:"+comp, strconv.Itoa(n), episodes, block, strconv.Itoa(n+i))
-						if err != nil || !strings.HasPrefix(out, "ok hybrid "+strconv.Itoa(n)+"\n") {
-							t.Errorf("hybrid %s, %d threads, block %s: %v\n%s", comp, n, block, err, out)
-						}
+	eachCC(t, func(t *testing.T, cc, path string) {
+		dir := headerDir(t, fixture(t))
+		compileIn(t, dir, path, "prop", "prop.c", "-std=c11", "-O2")
+		for i, comp := range comps {
+			for _, n := range counts {
+				if cc == "clang" && (n+i)%3 != 0 {
+					continue // the same code: a few counts suffice
+				}
+				blocks := []string{"1"}
+				if n <= 5 {
+					blocks = append(blocks, "0")
+				}
+				for _, block := range blocks {
+					out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), "hybrid:"+comp, strconv.Itoa(n), episodes, block, strconv.Itoa(n+i))
+					if err != nil || !strings.HasPrefix(out, "ok hybrid "+strconv.Itoa(n)+"\n") {
+						t.Errorf("hybrid %s, %d threads, block %s: %v\n%s", comp, n, block, err, out)
 					}
 				}
 			}
-			// Bad levels: an unknown algorithm, the hybrid as a level.
-			for _, comp := range []string{"nosuch/2", "hybrid/2"} {
-				out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), "hybrid:"+comp, "4", "10", "0", "1")
-				if err == nil || !strings.Contains(out, "Invalid argument") {
-					t.Errorf("hybrid %s: %v, want EINVAL\n%s", comp, err, out)
-				}
+		}
+		// Bad levels: an unknown algorithm, the hybrid as a level.
+		for _, comp := range []string{"nosuch/2", "hybrid/2"} {
+			out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), "hybrid:"+comp, "4", "10", "0", "1")
+			if err == nil || !strings.Contains(out, "Invalid argument") {
+				t.Errorf("hybrid %s: %v, want EINVAL\n%s", comp, err, out)
 			}
-		})
-	}
+		}
+	})
 }

@@ -16,22 +16,16 @@ func TestCBarrierSleepStress(t *testing.T) {
 	if fullMatrix {
 		episodes = "20000"
 	}
-	for _, cc := range []string{"gcc", "clang"} {
-		t.Run(cc, func(t *testing.T) {
-			if cc != "gcc" && !fullMatrix {
-				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
-			}
-			path := cTool(t, cc)
-			dir := headerDir(t, fixture(t))
-			compileIn(t, dir, path, "sleepstress", "sleepstress.c", "-std=c11", "-O2", "-lm")
-			for _, a := range []string{"central", "dissemination", "mcs", "combining"} {
-				for _, n := range []string{"2", "3"} {
-					out, err := runLimited(90*time.Second, dir, filepath.Join(dir, "sleepstress"), a, n, episodes)
-					if err != nil || !strings.HasPrefix(out, "ok ") {
-						t.Errorf("%s, %s threads: %v\n%s", a, n, err, out)
-					}
+	eachCC(t, func(t *testing.T, cc, path string) {
+		dir := headerDir(t, fixture(t))
+		compileIn(t, dir, path, "sleepstress", "sleepstress.c", "-std=c11", "-O2", "-lm")
+		for _, a := range []string{"central", "dissemination", "mcs", "combining"} {
+			for _, n := range []string{"2", "3"} {
+				out, err := runLimited(90*time.Second, dir, filepath.Join(dir, "sleepstress"), a, n, episodes)
+				if err != nil || !strings.HasPrefix(out, "ok ") {
+					t.Errorf("%s, %s threads: %v\n%s", a, n, err, out)
 				}
 			}
-		})
-	}
+		}
+	})
 }

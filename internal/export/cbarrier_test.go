@@ -153,6 +153,20 @@ func cTool(t *testing.T, name string) string {
 	return p
 }
 
+// eachCC runs f once per C compiler, as a subtest named after it: gcc
+// always, clang in the full C matrix (-tags cmatrix, run by .ci/run); a
+// compiler that is missing skips its subtest.
+func eachCC(t *testing.T, f func(t *testing.T, cc, path string)) {
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			if cc != "gcc" && !fullMatrix {
+				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
+			}
+			f(t, cc, cTool(t, cc))
+		})
+	}
+}
+
 // headerDir writes the c-barrier export of f as barriertune.h in a new
 // directory with the test programs, and returns the directory.
 func headerDir(t *testing.T, f *results.File) string {
@@ -228,43 +242,37 @@ func TestCBarrierProperty(t *testing.T) {
 		counts = []int{1, 2, 3, 5, 9}
 		episodes = "100"
 	}
-	for _, cc := range []string{"gcc", "clang"} {
-		t.Run(cc, func(t *testing.T) {
-			if cc != "gcc" && !fullMatrix {
-				t.Skip("one compiler outside the full C matrix (-tags cmatrix, run by .ci/run)")
-			}
-			path := cTool(t, cc)
-			dir := headerDir(t, fixture(t))
-			compileIn(t, dir, path, "prop", "prop.c", "-std=c11", "-O2")
-			for _, a := range cAlgorithms() {
-				for _, n := range counts {
-					if cc == "clang" && n != 2 && n != 5 && n != 9 {
-						continue // the same code: a few counts suffice
-					}
-					// Spinning first with many more threads than CPUs is
-					// what init never chooses: only up to 5.
-					blocks := []string{"1"}
-					if n <= 5 {
-						blocks = append(blocks, "0")
-					}
-					for _, block := range blocks {
-						out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), a.Name, strconv.Itoa(n), episodes, block, strconv.Itoa(n))
-						if err != nil || !strings.HasPrefix(out, "ok "+a.Name+" ") {
-							t.Errorf("%s, %d threads, block %s: %v\n%s", a.Name, n, block, err, out)
-						}
+	eachCC(t, func(t *testing.T, cc, path string) {
+		dir := headerDir(t, fixture(t))
+		compileIn(t, dir, path, "prop", "prop.c", "-std=c11", "-O2")
+		for _, a := range cAlgorithms() {
+			for _, n := range counts {
+				if cc == "clang" && n != 2 && n != 5 && n != 9 {
+					continue // the same code: a few counts suffice
+				}
+				// Spinning first with many more threads than CPUs is
+				// what init never chooses: only up to 5.
+				blocks := []string{"1"}
+				if n <= 5 {
+					blocks = append(blocks, "0")
+				}
+				for _, block := range blocks {
+					out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop"), a.Name, strconv.Itoa(n), episodes, block, strconv.Itoa(n))
+					if err != nil || !strings.HasPrefix(out, "ok "+a.Name+" ") {
+						t.Errorf("%s, %d threads, block %s: %v\n%s", a.Name, n, block, err, out)
 					}
 				}
 			}
-			// The portable wait (no futex): a mutex and condition variable.
-			compileIn(t, dir, path, "prop-portable", "prop.c", "-std=c11", "-O2", "-DBARRIERTUNE_NO_FUTEX")
-			for _, a := range []string{"dissemination", "central", "mcs"} {
-				out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop-portable"), a, "5", episodes, "0", "5")
-				if err != nil || !strings.HasPrefix(out, "ok "+a+" ") {
-					t.Errorf("portable wait, %s: %v\n%s", a, err, out)
-				}
+		}
+		// The portable wait (no futex): a mutex and condition variable.
+		compileIn(t, dir, path, "prop-portable", "prop.c", "-std=c11", "-O2", "-DBARRIERTUNE_NO_FUTEX")
+		for _, a := range []string{"dissemination", "central", "mcs"} {
+			out, err := runLimited(time.Minute, dir, filepath.Join(dir, "prop-portable"), a, "5", episodes, "0", "5")
+			if err != nil || !strings.HasPrefix(out, "ok "+a+" ") {
+				t.Errorf("portable wait, %s: %v\n%s", a, err, out)
 			}
-		})
-	}
+		}
+	})
 }
 
 // ThreadSanitizer finds no race in the C barrier (every algorithm, both
