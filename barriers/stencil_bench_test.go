@@ -22,9 +22,9 @@ import (
 // per step, on a quiet machine and with competing CPU-bound processes.
 //
 //   go test -run '^$' -bench Stencil ./barriers      (quiet, benchstat-ready)
-//   scripts/stencil.sh                               (quiet and loaded, a table)
+//   cmd/scripts/stencil.sh                               (quiet and loaded, a table)
 //
-// scripts/stencil.sh runs TestStencilTable, which is skipped unless
+// cmd/scripts/stencil.sh runs TestStencilTable, which is skipped unless
 // BARRIERTUNE_STENCIL=1: it interleaves runs of every implementation, on the
 // quiet machine and with as many CPU-bound hog processes as CPUs (this
 // test binary re-executed with BARRIERTUNE_STENCIL_HOG set: each spins until
@@ -305,13 +305,13 @@ func TestStencilCorrect(t *testing.T) {
 	}
 }
 
-// TestStencilTable is the runner behind scripts/stencil.sh (skipped
+// TestStencilTable is the runner behind cmd/scripts/stencil.sh (skipped
 // unless BARRIERTUNE_STENCIL=1). BARRIERTUNE_STENCIL_RUNS sets the runs per
 // cell (default 7), BARRIERTUNE_STENCIL_HOGS the hogs of the loaded rows
 // (default: as many as CPUs; 0 leaves the loaded rows out).
 func TestStencilTable(t *testing.T) {
 	if os.Getenv("BARRIERTUNE_STENCIL") != "1" {
-		t.Skip("a measurement, not a test: run scripts/stencil.sh (BARRIERTUNE_STENCIL=1)")
+		t.Skip("a measurement, not a test: run cmd/scripts/stencil.sh (BARRIERTUNE_STENCIL=1)")
 	}
 	runs := envInt("BARRIERTUNE_STENCIL_RUNS", 7)
 	nhogs := envInt("BARRIERTUNE_STENCIL_HOGS", runtime.NumCPU())

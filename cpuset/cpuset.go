@@ -6,11 +6,11 @@ package cpuset
 
 import (
 	"fmt"
-	itext "github.com/barriertune/barriertune/internal/text"
 	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Set is an immutable set of non-negative CPU indexes. The zero value is the
@@ -417,9 +417,23 @@ func ParseMask(text string) (Set, error) {
 	return Of(cpus...), nil
 }
 
+// maxQuoted is how much of an offending value an error quotes.
+const maxQuoted = 200
+
 // elide shortens a value an error quotes, so that a huge input is never
-// echoed whole.
-func elide(s string) string { return itext.Elide(s, itext.MaxValue) }
+// echoed whole: its first maxQuoted bytes (cut on a rune boundary) and its
+// length. cpuset imports nothing of this module, so that it stays the
+// ground every other package stands on.
+func elide(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	head := s[:maxQuoted]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	return fmt.Sprintf("%s… (%d bytes)", head, len(s))
+}
 
 // MarshalText implements encoding.TextMarshaler with the list form.
 func (s Set) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

@@ -14,9 +14,9 @@ import (
 
 // lookupFiles writes, on the synthetic machine, a system file whose best
 // for 2 threads is system, and returns a finder with a temp system path.
-// The file is testdata/lookup-synth.json, recorded by internal/libtest's
+// The file is testdata/lookup-synth.json, recorded by cmd/internal/libtest's
 // synthFile on "pack:2 l3:2 core:4 pu:2" (2 threads; central, mcs; seed
-// 9): results' own tests import no tuner package (see internal/libtest).
+// 9): results' own tests import no tuner package (see cmd/internal/libtest).
 func lookupFiles(t *testing.T) (results.Finder, *results.File, string) {
 	t.Helper()
 	f, err := results.Read(filepath.Join("testdata", "lookup-synth.json"))

@@ -8,7 +8,7 @@ import (
 // OpenMP (v1.5) is the check's measurement of the OpenMP runtimes on this
 // machine: per runtime, the runtime's defaults timed against settings of
 // its own knobs on an OpenMP barrier loop, per thread count
-// (internal/ompcheck). `export --format omp-env` sets only what this
+// (cmd/internal/ompcheck). `export --format omp-env` sets only what this
 // measured to help.
 type OpenMP struct {
 	// Loop describes the loop timed (one parallel region, a plain barrier

@@ -110,7 +110,7 @@ type File struct {
 }
 
 // Load is what a check saw of the machine's load while it measured
-// (internal/sysload): readings of the runnable tasks that were not the
+// (cmd/internal/sysload): readings of the runnable tasks that were not the
 // check's, of its threads' run delay, and of the load average. A busy
 // check's timings measure the competition as much as the barriers.
 type Load struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -112,7 +112,10 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		}
 	}
 	enum := slices.Clone(root.Defs["algorithm"].Enum)
-	names := catalog.Names()
+	var names []string
+	for _, a := range barriers.Algorithms() {
+		names = append(names, a.Name)
+	}
 	sort.Strings(enum)
 	sort.Strings(names)
 	if !reflect.DeepEqual(enum, names) {

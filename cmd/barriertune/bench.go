@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/catalog"
-	"github.com/barriertune/barriertune/internal/figure"
-	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"

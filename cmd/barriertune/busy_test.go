@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/internal/cpuhog"
-	"github.com/barriertune/barriertune/internal/sysload"
+	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
+	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
 

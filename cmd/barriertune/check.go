@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/internal/catalog"
-	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/configsets"
-	"github.com/barriertune/barriertune/internal/sysload"
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/configsets"
+	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
 

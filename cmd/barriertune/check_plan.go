@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/latency"
-	"github.com/barriertune/barriertune/internal/model"
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/latency"
+	"github.com/barriertune/barriertune/cmd/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )

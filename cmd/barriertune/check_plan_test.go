@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/results"
 )
 

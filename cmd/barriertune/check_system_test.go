@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/results"
 )
 

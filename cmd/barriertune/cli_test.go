@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -266,7 +266,7 @@ func TestSetsJSONAllSources(t *testing.T) {
 }
 
 func TestSetsPaperMethod(t *testing.T) {
-	out, err := run(t, "sets", "--topology", "../../internal/configsets/testdata/paper-example1.json", "--method", "paper")
+	out, err := run(t, "sets", "--topology", "../internal/configsets/testdata/paper-example1.json", "--method", "paper")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func liveCPUs(t *testing.T) int {
 }
 
 // exportTestdata is a complete results file of an 8-CPU machine.
-const exportTestdata = "../../internal/export/testdata/results.json"
+const exportTestdata = "../internal/export/testdata/results.json"
 
 // copyFile copies src into dir and returns the copy's path.
 func copyFile(t *testing.T, src, dir string) string {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/barriertune/barriertune/internal/clidoc"
+	"github.com/barriertune/barriertune/cmd/internal/clidoc"
 )
 
 // docsOptions are the flags of the hidden `barriertune docs` command.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/clidoc"
+	"github.com/barriertune/barriertune/cmd/internal/clidoc"
 )
 
 // TestDocsCurrent fails when docs/cli.md or docs/man/ differ from what

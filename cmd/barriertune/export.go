@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/internal/export"
+	"github.com/barriertune/barriertune/cmd/internal/export"
 )
 
 // exportOptions are the export command's flags and argument.

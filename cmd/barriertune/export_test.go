@@ -8,7 +8,7 @@ import (
 )
 
 func TestExportCommand(t *testing.T) {
-	path := filepath.Join("..", "..", "internal", "export", "testdata", "results.json")
+	path := filepath.Join("..", "internal", "export", "testdata", "results.json")
 	out, err := run(t, "export", "--format", "kv", "--threads", "3", path)
 	if err != nil {
 		t.Fatal(err)
@@ -18,7 +18,7 @@ func TestExportCommand(t *testing.T) {
 	if want := "threads=3 measured_threads=4 algorithm=static-tree fan_in=4 policy=spin pinned=1 cpus=0,1,2 rule=nearest\n"; out != want { // issue 26: no median_ns=0.0 claim
 		t.Errorf("export --format kv --threads 3 = %q, want %q", out, want)
 	}
-	golden, err := os.ReadFile(filepath.Join("..", "..", "internal", "export", "testdata", "c-header.golden"))
+	golden, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "c-header.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}

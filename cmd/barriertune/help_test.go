@@ -13,7 +13,7 @@ import (
 // TestHelpTextRuns: every path an example names (an input, not an output)
 // exists from the repository root, where the README's commands run, and
 // sets' example runs there (issue 26: it named testdata/paper-example3.json,
-// which exists only in internal/configsets); no help names ../shared, a
+// which exists only in cmd/internal/configsets); no help names ../shared, a
 // path beside the repository, for a format docs/ describes; the help says
 // each default once.
 func TestHelpTextRuns(t *testing.T) {
@@ -45,7 +45,7 @@ func TestHelpTextRuns(t *testing.T) {
 	}
 	walk(newRootCmd())
 	t.Chdir(root)
-	if code, out, errOut := execLine("sets", "--topology", "internal/configsets/testdata/paper-example3.json", "--method", "paper"); code != 0 || out == "" {
+	if code, out, errOut := execLine("sets", "--topology", "cmd/internal/configsets/testdata/paper-example3.json", "--method", "paper"); code != 0 || out == "" {
 		t.Errorf("sets' example from the repository root: exit %d: %s", code, errOut)
 	}
 	// bench --policy's default was said twice ("(default: ...)" and cobra's

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/barriertune/barriertune/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/figure"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/internal/cpuhog"
+	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
 )
 
 // childEnv makes the test binary run barriertune's main instead of the
@@ -139,7 +139,7 @@ func TestHostileInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	measuredPath := write("measured.json", string(measured))
-	matrix := filepath.Join("..", "..", "internal", "model", "testdata", "vcpu16-matrix.csv")
+	matrix := filepath.Join("..", "internal", "model", "testdata", "vcpu16-matrix.csv")
 	results2 := filepath.Join("..", "..", "results", "testdata", "check-2cpu.json")
 	t.Cleanup(func() { // after every case, the parallel ones too
 		if fi, err := os.Lstat(devLink); err != nil || fi.Mode()&os.ModeSymlink == 0 {

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/configsets"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )

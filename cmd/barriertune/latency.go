@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/barriertune/barriertune/cmd/internal/latency"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/latency"
-	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"
 )

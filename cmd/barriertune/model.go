@@ -11,12 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/latency"
+	"github.com/barriertune/barriertune/cmd/internal/model"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/algname"
-	"github.com/barriertune/barriertune/internal/catalog"
-	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/latency"
-	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cmd/internal/latency"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/model"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/latency"
-	"github.com/barriertune/barriertune/internal/measure"
-	"github.com/barriertune/barriertune/internal/model"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -9,10 +9,10 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/check"
-	"github.com/barriertune/barriertune/internal/figure"
-	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/figure"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/internal/figure"
-	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/barriertune/barriertune/internal/buildinfo"
-	"github.com/barriertune/barriertune/internal/progress"
+	"github.com/barriertune/barriertune/cmd/internal/buildinfo"
+	"github.com/barriertune/barriertune/cmd/internal/progress"
 )
 
 // globalOptions are the persistent flags every command shares.

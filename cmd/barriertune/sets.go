@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/barriertune/barriertune/cmd/internal/configsets"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/configsets"
 	"github.com/barriertune/barriertune/internal/text"
 )
 
@@ -48,7 +48,7 @@ the exact number of sets for every thread count, computed without listing
 them, with 2^n and the paper method's totals for comparison.`,
 		Example: `  barriertune sets --threads 2
   barriertune sets --synthetic "pack:2 core:4 pu:2" --count
-  barriertune sets --topology internal/configsets/testdata/paper-example3.json --method paper
+  barriertune sets --topology cmd/internal/configsets/testdata/paper-example3.json --method paper
   barriertune sets --sysfs-root ./snapshot --threads 8 --limit 4 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

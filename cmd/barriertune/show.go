@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/catalog"
-	"github.com/barriertune/barriertune/internal/check"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )

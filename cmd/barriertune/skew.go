@@ -12,9 +12,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/barriertune/barriertune/cmd/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/figure"
-	"github.com/barriertune/barriertune/internal/measure"
 	"github.com/barriertune/barriertune/internal/text"
 )
 

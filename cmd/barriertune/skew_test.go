@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/barriertune/barriertune/cmd/internal/cpumodel"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/cpumodel"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )

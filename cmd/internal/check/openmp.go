@@ -1,0 +1,209 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
+	"github.com/barriertune/barriertune/cmd/internal/sysload"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/results"
+)
+
+// The OpenMP step: where a compiler builds with -fopenmp against a runtime
+// (gcc: libgomp; clang: libomp), the check times an OpenMP barrier loop
+// under the runtime's defaults and under settings of the runtime's own
+// knobs, per measured thread count (cmd/internal/ompcheck), and records what
+// it found in the file (results.OpenMP). It runs after the algorithms'
+// measurement, in what the budget left of it, and takes at most
+// OpenMPShare of the budget: the algorithms' results are those of a check
+// without it.
+
+// OpenMPShare is the most of the budget the OpenMP step takes: a third
+// (20 s of the default minute).
+const OpenMPShare = 3 // the budget over this
+
+// minOpenMPWindow is the least time the step starts with: less cannot
+// time a count's settings beside its defaults.
+const minOpenMPWindow = 3 * time.Second
+
+// openMPSeconds is one run of the loop: 15 ms, hundreds of barriers at
+// the slowest (a blocking runtime's tens of µs).
+const openMPSeconds = 0.015
+
+// openMPMeasurer builds the OpenMP loop (Hardware: with this machine's
+// compilers; a simulation has none).
+type openMPMeasurer interface {
+	// OpenMPToolchains are the compilers and runtimes to try.
+	OpenMPToolchains() []ompcheck.Toolchain
+	// BuildOpenMP builds the loop with tc into dir.
+	BuildOpenMP(ctx context.Context, tc ompcheck.Toolchain, dir string) (*ompcheck.Program, error)
+}
+
+// OpenMPToolchains are gcc (libgomp) and clang (libomp).
+func (Hardware) OpenMPToolchains() []ompcheck.Toolchain { return ompcheck.Toolchains() }
+
+// BuildOpenMP builds the loop with tc's compiler (ompcheck.Build).
+func (Hardware) BuildOpenMP(ctx context.Context, tc ompcheck.Toolchain, dir string) (*ompcheck.Program, error) {
+	return ompcheck.Build(ctx, tc, dir)
+}
+
+// openMPVerdict judges a setting's runs against the defaults' runs paired
+// with them as the check judges a runner-up: the setting is faster only
+// when the defaults' median is more than TieFraction (3%) slower than its
+// median and the significance test (Mann-Whitney U) tells them apart.
+func openMPVerdict(defaults, setting []float64) ompcheck.Verdict {
+	md, ms := medianOf(defaults), medianOf(setting)
+	v := ompcheck.Verdict{MarginPct: 100 * (md/ms - 1)}
+	switch {
+	case within(ms, md):
+		v.Test = "within 3%: the defaults' median is within 3% of the setting's (or faster)"
+	case !separable(defaults, setting):
+		v.Test = fmt.Sprintf("not separable by the test: a Mann-Whitney U test on %d runs of each cannot tell them apart (p >= %g)", min(len(defaults), len(setting)), measure.Alpha)
+	default:
+		v.Faster = true
+		v.Test = fmt.Sprintf("more than 3%% faster, and a Mann-Whitney U test on %d runs of each tells them apart (p %.2g < %g)", min(len(defaults), len(setting)), measure.Compare(defaults, setting).P, measure.Alpha)
+	}
+	return v
+}
+
+// measureOpenMP runs the OpenMP step (on a busy machine, the algorithms'
+// measurement's or a probe's just before, it measures but chooses
+// nothing: what is faster under others' load may be slower quiet) for f's measured thread counts
+// until the budget's deadline, at most OpenMPShare of the budget, and
+// records it in f.OpenMP; where the measurer builds no OpenMP loop (a
+// simulation), and for a check restricted to some algorithms, it records
+// nothing. Without a compiler or runtime, or
+// without the time, the record says so per runtime, and the check goes
+// on.
+func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer, deadline time.Time) {
+	om, ok := m.(openMPMeasurer)
+	if !ok || f == nil || f.Simulated || ctx.Err() != nil || len(cfg.Algorithms) < len(catalog.Names()) {
+		// A check restricted to some algorithms (--algorithms) is an
+		// experiment on them, not the install-time check: no OpenMP step.
+		return
+	}
+	start := m.Now()
+	window := min(cfg.Budget/OpenMPShare, deadline.Sub(start))
+	rec := &results.OpenMP{
+		Loop:  fmt.Sprintf("one parallel region, a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread, %g ms a run (cmd/internal/ompcheck/csrc/omploop.c)", openMPSeconds*1000),
+		Share: fmt.Sprintf("1/%d of the budget (%s), and only what the algorithms' measurement left", OpenMPShare, (cfg.Budget / OpenMPShare).Round(time.Millisecond)),
+	}
+	f.OpenMP = rec
+	defer func() { rec.Seconds = roundTo(m.Now().Sub(start).Seconds(), 3) }()
+	var counts []int
+	for _, t := range f.Threads {
+		if t.Best != nil && !slices.Contains(counts, t.Threads) {
+			counts = append(counts, t.Threads)
+		}
+	}
+	slices.Sort(counts)
+	tcs := om.OpenMPToolchains()
+	notMeasured := func(why string) {
+		for _, tc := range tcs {
+			rec.Runtimes = append(rec.Runtimes, results.OpenMPRuntime{Name: tc.Runtime, Compiler: tc.Compiler, NotMeasured: why})
+		}
+	}
+	switch {
+	case len(counts) == 0:
+		notMeasured("no thread count has a winner")
+		return
+	case window < minOpenMPWindow:
+		notMeasured(fmt.Sprintf("the budget left %s, less than the %s the step needs (run the check with a larger --budget)", max(window, 0).Round(time.Millisecond), minOpenMPWindow))
+		return
+	}
+	ctx, cancel := m.Bound(ctx, start.Add(window))
+	defer cancel()
+	dir, err := os.MkdirTemp("", "barriertune-openmp-")
+	if err != nil {
+		notMeasured(fmt.Sprintf("no directory to build in: %v", err))
+		return
+	}
+	defer os.RemoveAll(dir)
+	var progs []*ompcheck.Program
+	for _, tc := range tcs {
+		r := results.OpenMPRuntime{Name: tc.Runtime, Compiler: tc.Compiler}
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Step: fmt.Sprintf("OpenMP: building the barrier loop with %s -fopenmp (%s)", tc.Compiler, tc.Runtime)})
+		}
+		p, err := om.BuildOpenMP(ctx, tc, dir)
+		if err != nil {
+			r.NotMeasured = err.Error()
+		} else {
+			r.Compiler, r.Library, r.Version = p.Compiler, p.Library, p.Version
+			progs = append(progs, p)
+		}
+		rec.Runtimes = append(rec.Runtimes, r)
+	}
+	if len(progs) == 0 {
+		return
+	}
+	cpus := len(counts) // unknown: no count is above the CPUs
+	if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
+		cpus = s.Len()
+	}
+	tune := ompcheck.Config{
+		Programs: progs, Threads: counts, CPUs: cpus, Seconds: openMPSeconds,
+		Faster: openMPVerdict, Now: m.Now,
+		AllRuntimes: len(tcs),
+	}
+	if cfg.Progress != nil {
+		tune.Progress = func(s string) {
+			cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: start.Add(window).Sub(m.Now())})
+		}
+	}
+	busy := ""
+	if f.Busy() {
+		busy = f.Load.Why
+	} else if why := busyProbe(); why != "" {
+		busy = why
+	}
+	for _, c := range ompcheck.Tune(ctx, tune) {
+		r := rec.Runtime(c.Runtime)
+		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs}
+		switch {
+		case !c.Measured:
+			oc.NotMeasured = c.Why
+		default:
+			oc.DefaultNs, oc.Why = roundTo(c.DefaultNs, 1), c.Why
+			switch {
+			case c.Setting != nil && busy != "":
+				// Faster under others' load (a waiter that blocks while
+				// its partner has lost its CPU) may be slower quiet.
+				oc.Why = fmt.Sprintf("%s was faster (%.0f against %.0f ns, defaults %+.1f%% slower), but the machine was busy (%s): a setting faster under others' load may be slower on the quiet machine, so none is chosen; run the check when it is quiet", c.Setting, c.Ns, c.DefaultNs, c.MarginPct, busy)
+			case c.Setting != nil:
+				oc.Best, oc.BestNs, oc.MarginPct, oc.Test = slices.Clone([]string(c.Setting)), roundTo(c.Ns, 1), roundTo(c.MarginPct, 1), c.Test
+			}
+		}
+		r.Counts = append(r.Counts, oc)
+	}
+}
+
+// roundTo rounds x to digits decimal places, for the file.
+func roundTo(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// busyProbe says why the machine is busy just before the OpenMP step
+// (another process's task runnable in most of a few readings over 100
+// ms), or "" when it is quiet or the system does not say. It is read
+// before the step: the step's own runs are other processes.
+func busyProbe() string {
+	w := sysload.Start(sysload.Proc{}, 20*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	s, err := w.Stop()
+	if err != nil {
+		return ""
+	}
+	if busy, why := s.Busy(); busy {
+		return why
+	}
+	return ""
+}

@@ -1,0 +1,148 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
+	"github.com/barriertune/barriertune/results"
+)
+
+// Above the allowed CPUs the check's best is what goroutines need (the Go
+// scheduler's switches, parking in user space), and it may be the
+// goroutine barrier, which means nothing to a C or C++ program. Such a
+// program's threads are OS threads: a waiter that blocks sleeps in the
+// kernel and its wake-up is the kernel's. So for every count above the
+// allowed CPUs the check also times the algorithms a C program can run
+// on OS threads of their own (each participant locked to its thread,
+// unpinned, blocking waits) and records the fastest as the entry's
+// OSThreads, which the C exports use.
+
+// osThreadsMeasurer is a Measurer that can time candidates on OS threads
+// (Hardware; the model cannot say what the kernel's wake-ups cost).
+type osThreadsMeasurer interface {
+	OSThreads(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error)
+}
+
+// OSThreads times the candidates on cpus, every participant on an OS
+// thread of its own (measure.Options.OSThreads).
+func (Hardware) OSThreads(cpus cpuset.Placement, cands []measure.Candidate, opts measure.Options) (measure.Run, error) {
+	opts.OSThreads = true
+	return measure.Barriers(cpus, cands, opts)
+}
+
+// osThreadAlgorithms are the candidates on OS threads: one counter and one
+// wake-up of all (central), counters in a tree (combining), a tree of flags
+// with one release (static-tree), and the logarithmic exchanges
+// (dissemination, tournament), all blocking waits.
+var osThreadAlgorithms = [...]string{algname.Central, algname.Combining, algname.StaticTree, algname.Dissemination, algname.Tournament}
+
+// osThreadsSamples and osThreadsTarget size the measurement: about 5 ms
+// per candidate and count after calibration.
+const (
+	osThreadsSamples = 9
+	osThreadsTarget  = 500 * time.Microsecond
+)
+
+// measureOSThreads fills OSThreads for every count of f above its allowed
+// CPUs that has a best and none yet (a resumed entry keeps its own), until
+// ctx ends. Where the measurer cannot time OS
+// threads (a simulation) nothing is recorded; a count whose measurement
+// fails is left without, with a cut saying why.
+func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
+	om, ok := m.(osThreadsMeasurer)
+	if !ok || f == nil {
+		return
+	}
+	allowed, err := cpuset.ParseList(f.Machine.AllowedCPUs)
+	if err != nil {
+		return
+	}
+	cands := make([]measure.Candidate, len(osThreadAlgorithms))
+	for i, a := range osThreadAlgorithms {
+		cands[i] = measure.Candidate{Algorithm: a, Policy: barriers.Park}
+	}
+	for i := range f.Threads {
+		t := &f.Threads[i]
+		if t.Threads <= allowed.Len() || t.Best == nil || t.OSThreads != nil || len(t.Best.CPUs) != t.Threads {
+			continue
+		}
+		if ctx.Err() != nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: the budget ran out", t.Threads))
+			continue
+		}
+		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget, MayEndEmpty: true})
+		if err != nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: %v", t.Threads, err))
+			continue
+		}
+		if t.OSThreads = bestOnOSThreads(run, t.Best.CPUs); t.OSThreads == nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: no candidate finished a sample", t.Threads))
+		}
+	}
+}
+
+// bestOnOSThreads is the fastest result of run (by median), with the
+// runner-up and its margin, or nil when none was measured.
+func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
+	var best, second *measure.Result
+	for i := range run.Results {
+		r := &run.Results[i]
+		if r.Reps == 0 || !(r.MedianNs > 0) {
+			continue
+		}
+		switch {
+		case best == nil || r.MedianNs < best.MedianNs:
+			best, second = r, best
+		case second == nil || r.MedianNs < second.MedianNs:
+			second = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	c := &results.Choice{
+		Spec:     results.Spec{Algorithm: best.Algorithm, Policy: best.Policy, FanIn: best.FanIn},
+		CPUs:     append([]int(nil), cpus...),
+		Label:    "oversubscribed, OS threads",
+		MedianNs: best.MedianNs, CILowNs: best.CILowNs, CIHighNs: best.CIHighNs,
+	}
+	if second != nil {
+		c.RunnerUp = second.Algorithm
+		c.MarginPct = 100 * (second.MedianNs/best.MedianNs - 1)
+	}
+	return c
+}
+
+// OSThreadsNote says, when f recorded OS-thread choices (OSThreads), what
+// a C, C++ or OpenMP program's threads get at those counts: the table's
+// best there is what goroutines need, and the C exports use these
+// instead. "" when there are none.
+func OSThreadsNote(f *results.File) string {
+	if f == nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range f.Threads {
+		if o := t.OSThreads; o != nil {
+			parts = append(parts, fmt.Sprintf("%s %s at %d", o.Algorithm, usOrNs(o.MedianNs), t.Threads))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "on OS threads (what C, C++ and OpenMP programs run; barriertune export uses these): " + strings.Join(parts, ", ") + " threads"
+}
+
+// usOrNs formats a time in ns as ns below 10 µs and as µs above.
+func usOrNs(ns float64) string {
+	if ns < 10_000 {
+		return fmt.Sprintf("%.0f ns", ns)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1000)
+}

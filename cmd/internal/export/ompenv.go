@@ -1,0 +1,263 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/results"
+)
+
+// The omp-env export sets only what the check measured to help: for each
+// OpenMP runtime and thread count, the setting of that runtime's own knobs
+// the check found faster than the runtime's defaults by its tie margin and
+// significance test (results.File.OpenMP), and nothing where the defaults
+// stayed or the runtime was not measured. Both runtimes read the same
+// file: a variable only one runtime reads (KMP_ for libomp, GOMP_SPINCOUNT
+// for libgomp) is set for that runtime's measurement alone; a variable
+// both read (OMP_) is set only where the check chose it for both.
+// barriertune's own algorithms are not mapped onto the runtimes' barriers:
+// no such mapping was ever measured to help.
+
+// ompRuntimes are the runtimes the export speaks of, in order.
+func ompRuntimes() []string {
+	var out []string
+	for _, tc := range ompcheck.Toolchains() {
+		out = append(out, tc.Runtime)
+	}
+	return out
+}
+
+// ompBand is a range of thread counts served by one measured count.
+type ompBand struct {
+	lo, hi   int // hi 0: and every larger count
+	measured int // the measured count serving it; 0: none
+}
+
+// ompCounts are the counts any runtime was measured at, ascending.
+func ompCounts(o *results.OpenMP) []int {
+	seen := map[int]bool{}
+	var out []int
+	if o == nil {
+		return nil
+	}
+	for _, r := range o.Runtimes {
+		for _, c := range r.Counts {
+			if c.NotMeasured == "" && !seen[c.Threads] {
+				seen[c.Threads] = true
+				out = append(out, c.Threads)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// ompServing is the measured count that serves n threads on cpus CPUs:
+// the nearest measured count (the larger on a tie) on the same side of
+// the CPU count, since a setting measured with a CPU per thread says
+// nothing about threads that share CPUs, and the other way round; 0 when
+// that side has none.
+func ompServing(counts []int, n, cpus int) int {
+	best := 0
+	for _, c := range counts {
+		if cpus > 0 && (c > cpus) != (n > cpus) {
+			continue
+		}
+		d, bd := abs(c-n), abs(best-n)
+		if best == 0 || d < bd || d == bd && c > best {
+			best = c
+		}
+	}
+	return best
+}
+
+// ompEnv writes POSIX shell lines that set, per thread count, the
+// settings the check measured faster than each runtime's defaults. With
+// one count (single: --threads) the lines are plain exports after
+// OMP_NUM_THREADS; otherwise OMP_NUM_THREADS (unset: one thread per
+// allowed CPU, the runtimes' default) picks the block of the count that
+// serves it (ompServing).
+func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set) {
+	fmt.Fprintf(b, "# source it in a POSIX shell: . ./barriertune-omp.env\n")
+	o := f.OpenMP
+	cpus := allowed.Len()
+	if cpus == 0 {
+		cpus = len(recordedAllowed(f))
+	}
+	measuredAny := false
+	for _, name := range ompRuntimes() {
+		r := o.Runtime(name)
+		switch {
+		case r == nil && o == nil:
+			fmt.Fprintf(b, "# %s was not measured (this results file has no OpenMP measurement: run `barriertune check` where a compiler builds with -fopenmp): nothing here is set for it\n", name)
+		case r == nil:
+			fmt.Fprintf(b, "# %s was not measured: nothing here is set for it\n", name)
+		case r.NotMeasured != "":
+			fmt.Fprintf(b, "# %s was not measured (%s): nothing here is set for it\n", name, oneLine(r.NotMeasured))
+		default:
+			measuredAny = true
+			fmt.Fprintf(b, "# %s measured: %s, %s (built with %s)\n", name, oneLine(r.Version), oneLine(r.Library), oneLine(r.Compiler))
+		}
+	}
+	if measuredAny && f.Busy() {
+		fmt.Fprintf(b, "# BUSY: the check ran on a busy machine (%s): a setting measured faster then may be slower on a quiet one; run the check again when the machine is quiet\n", oneLine(f.Load.Why))
+	}
+	if measuredAny {
+		fmt.Fprintf(b, "# each block sets what the check measured faster than that runtime's defaults (by more than 3%% and a Mann-Whitney U test, confirmed in fresh runs), on %s; a variable both runtimes read only where it was measured faster for both\n", oneLine(o.Loop))
+	}
+	counts := ompCounts(o)
+	if threads > 0 {
+		fmt.Fprintf(b, "export OMP_NUM_THREADS=%d\n", threads)
+		ompBlock(b, f, threads, ompServing(counts, threads, cpus), cpus, "")
+		return
+	}
+	if len(counts) == 0 {
+		fmt.Fprintf(b, "# no thread count was measured: nothing to set\n")
+		return
+	}
+	bands := ompBands(counts, cpus)
+	fmt.Fprintf(b, "# the block for OMP_NUM_THREADS (unset: %d, one per allowed CPU, the runtimes' default)\n", cpus)
+	fmt.Fprintf(b, "_barriertune_n=${OMP_NUM_THREADS:-%d}\n", cpus)
+	fmt.Fprintf(b, "_barriertune_n=${_barriertune_n%%%%,*}\n")
+	fmt.Fprintf(b, "case $_barriertune_n in ''|*[!0-9]*) _barriertune_n=%d ;; esac\n", cpus)
+	for i, bd := range bands {
+		switch {
+		case i == 0 && len(bands) == 1:
+			fmt.Fprintf(b, "if true; then\n")
+		case i == 0:
+			fmt.Fprintf(b, "if [ \"$_barriertune_n\" -le %d ]; then\n", bd.hi)
+		case bd.hi > 0:
+			fmt.Fprintf(b, "elif [ \"$_barriertune_n\" -le %d ]; then\n", bd.hi)
+		default:
+			fmt.Fprintf(b, "else\n")
+		}
+		rng := fmt.Sprintf("%d-%d", bd.lo, bd.hi)
+		if bd.hi == 0 {
+			rng = fmt.Sprintf("%d or more", bd.lo)
+		} else if bd.lo == bd.hi {
+			rng = strconv.Itoa(bd.lo)
+		}
+		if bd.measured == 0 {
+			fmt.Fprintf(b, "  # %s threads: no count on this side of the %d CPUs was measured: nothing set\n  :\n", rng, cpus)
+			continue
+		}
+		fmt.Fprintf(b, "  # %s threads: as measured at %d\n", rng, bd.measured)
+		if !ompBlock(b, f, bd.measured, bd.measured, cpus, "  ") {
+			fmt.Fprintf(b, "  :\n")
+		}
+	}
+	fmt.Fprintf(b, "fi\n")
+	fmt.Fprintf(b, "unset _barriertune_n\n")
+}
+
+// ompBands splits the thread counts from 1 up into ranges each served by
+// one measured count; the last range is open.
+func ompBands(counts []int, cpus int) []ompBand {
+	top := counts[len(counts)-1] + 1
+	var out []ompBand
+	for n := 1; n <= top; n++ {
+		m := ompServing(counts, n, cpus)
+		if k := len(out) - 1; k >= 0 && out[k].measured == m {
+			out[k].hi = n
+			continue
+		}
+		out = append(out, ompBand{lo: n, hi: n, measured: m})
+	}
+	out[len(out)-1].hi = 0
+	return out
+}
+
+// ompBlock writes, for n threads served by the measured count m (0:
+// none), each runtime's line of comment and the variables chosen for it;
+// it reports whether it exported anything.
+func ompBlock(b *strings.Builder, f *results.File, n, m, cpus int, indent string) bool {
+	o := f.OpenMP
+	if m == 0 {
+		if len(ompCounts(o)) > 0 {
+			fmt.Fprintf(b, "%s# %d threads: no count on this side of the %d allowed CPUs was measured (a setting measured with a CPU per thread says nothing of threads that share CPUs, and the other way round): nothing set\n", indent, n, cpus)
+		}
+		return false
+	}
+	bests := map[string]map[string]string{} // runtime: its chosen variables
+	var order []string
+	measured := 0
+	for _, name := range ompRuntimes() {
+		r := o.Runtime(name)
+		if r == nil || r.NotMeasured != "" {
+			continue
+		}
+		c := r.Count(m)
+		switch {
+		case c == nil || c.NotMeasured != "":
+			why := "not measured"
+			if c != nil {
+				why = c.NotMeasured
+			}
+			fmt.Fprintf(b, "%s# %s at %d threads: %s: nothing set for it\n", indent, name, m, oneLine(why))
+			continue
+		case len(c.Best) == 0:
+			measured++
+			fmt.Fprintf(b, "%s# %s at %d threads: the defaults stay (%.0f ns a barrier): %s\n", indent, name, m, c.DefaultNs, oneLine(c.Why))
+			continue
+		}
+		measured++
+		fmt.Fprintf(b, "%s# %s at %d threads: %s, %.0f ns a barrier against the defaults' %.0f ns (defaults %+.1f%% slower; %s)\n", indent, name, m, strings.Join(c.Best, " "), c.BestNs, c.DefaultNs, c.MarginPct, oneLine(c.Test))
+		bests[name] = map[string]string{}
+		for _, kv := range c.Best {
+			k, v, _ := strings.Cut(kv, "=")
+			bests[name][k] = v
+			if !slices.Contains(order, k) {
+				order = append(order, k)
+			}
+		}
+	}
+	set := map[string]string{}
+	for _, k := range order {
+		var vals []string
+		for _, name := range ompRuntimes() {
+			if v, ok := bests[name][k]; ok {
+				vals = append(vals, v)
+			}
+		}
+		shared := ompcheck.ReadBy(k, ompcheck.LibGOMP) && ompcheck.ReadBy(k, ompcheck.LibOMP)
+		if shared && (measured < len(ompRuntimes()) || len(vals) < len(ompRuntimes()) || slices.Contains(vals, "") || vals[0] != vals[len(vals)-1]) {
+			// Both runtimes read it: set only where it was chosen, with
+			// the same value, for both.
+			fmt.Fprintf(b, "%s# %s: both runtimes read it, and it was not chosen for both: not set\n", indent, k)
+			continue
+		}
+		set[k] = vals[0]
+	}
+	exported := false
+	for _, k := range order {
+		if v := set[k]; v != "" && validName(k) {
+			fmt.Fprintf(b, "%sexport %s=%s\n", indent, k, shellQuote(v))
+			exported = true
+		}
+	}
+	return exported
+}
+
+// validName reports whether k is a shell variable name of the runtimes'
+// (results.Parse refuses others; a File built in memory is checked here).
+func validName(k string) bool {
+	if !(strings.HasPrefix(k, "OMP_") || strings.HasPrefix(k, "KMP_") || strings.HasPrefix(k, "GOMP_")) {
+		return false
+	}
+	return strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
+}
+
+// recordedAllowed is the allowed CPU set the file was recorded with, or
+// nil when it does not parse.
+func recordedAllowed(f *results.File) []int {
+	s, err := cpuset.Parse(f.Machine.AllowedCPUs)
+	if err != nil || s.IsEmpty() {
+		return nil
+	}
+	return s.Members()
+}

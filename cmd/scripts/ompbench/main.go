@@ -1,0 +1,277 @@
+// Command ompbench measures what barriertune's omp-env export does to the
+// real OpenMP runtimes: the check's OpenMP barrier loop
+// (cmd/internal/ompcheck/csrc/omploop.c) built with gcc -fopenmp (GNU
+// libgomp) and clang -fopenmp (LLVM libomp) runs under
+// the runtime's defaults and under the environment `barriertune export
+// --format omp-env --threads N` prints, for each thread count, in one
+// interleaved run: every round runs every configuration once, in a
+// shuffled order, so load that comes and goes hits all of them alike.
+// It prints the medians and the ratios (export over default) as a
+// Markdown table; a row whose export sets nothing the runtime reads says
+// so (its ratio is then the noise of two runs of the same thing).
+//
+// Run it from the module root:
+//
+//	go run ./cmd/scripts/ompbench
+//
+// Without -results it first runs a short check for the thread counts
+// (barriertune check --threads ... --budget ...) into a temporary
+// directory, so the export is this machine's. A runtime whose compiler or
+// OpenMP library is missing is skipped with the reason. Every child
+// process runs under a timeout and is killed by its pid when it overruns.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
+	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
+	"github.com/barriertune/barriertune/internal/osal"
+)
+
+func main() { lab.Main("ompbench", run) }
+
+// config is one cell of the table: a runtime at a thread count, under its
+// defaults or under our export.
+type config struct {
+	rt      *runtimeBin
+	threads int
+	export  bool
+	env     []string // the export's variables (export only)
+	samples []float64
+}
+
+type runtimeBin struct {
+	name, lib string
+	prog      *ompcheck.Program
+}
+
+func run() error {
+	resultsFile := flag.String("results", "", "results file to export from (default: run a short check for the thread counts first)")
+	threadsFlag := flag.String("threads", "", "thread counts, comma-separated (default: 2 and 4x the allowed CPUs)")
+	rounds := flag.Int("rounds", 15, "rounds; each runs every configuration once (3..1000)")
+	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
+	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
+	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return lab.Usagef("unexpected argument %q (ompbench takes flags only)", flag.Arg(0))
+	}
+	if *rounds < 3 || *rounds > 1000 {
+		return lab.Usagef("-rounds %d out of range (want 3 to 1000)", *rounds)
+	}
+	if !(*seconds >= 0.01 && *seconds <= 10) {
+		return lab.Usagef("-seconds %g out of range (want 0.01 to 10)", *seconds)
+	}
+	if *work < 0 || *work > 1000000 {
+		return lab.Usagef("-work %d out of range (want 0 to 1000000)", *work)
+	}
+	allowed, err := osal.Allowed()
+	if err != nil {
+		return fmt.Errorf("reading the allowed CPUs: %w", err)
+	}
+	cpus := allowed.Len()
+	counts := []int{2, 4 * cpus}
+	if *threadsFlag != "" {
+		counts = nil
+		for _, s := range strings.Split(*threadsFlag, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 || n > 1024 {
+				return lab.Usagef("-threads: %q is not a thread count (want 1 to 1024, comma-separated)", s)
+			}
+			counts = append(counts, n)
+		}
+	}
+	slices.Sort(counts)
+	counts = slices.Compact(counts)
+
+	dir, err := os.MkdirTemp("", "ompbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	tool := filepath.Join(dir, "barriertune")
+	if out, err := lab.Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
+		return fmt.Errorf("building barriertune (run ompbench from the module root): %v\n%s", err, out)
+	}
+	if *resultsFile == "" {
+		*resultsFile = filepath.Join(dir, "results.json")
+		list := make([]string, len(counts))
+		for i, n := range counts {
+			list[i] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(os.Stderr, "ompbench: no -results: running barriertune check --threads %s --budget %s\n", strings.Join(list, ","), *budget)
+		if out, err := lab.Run(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
+			return fmt.Errorf("barriertune check: %v\n%s", err, out)
+		}
+	}
+
+	var rts []*runtimeBin
+	for _, tc := range ompcheck.Toolchains() {
+		p, err := ompcheck.Build(context.Background(), tc, dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ompbench: %s skipped: %v\n", tc.Runtime, err)
+			continue
+		}
+		rts = append(rts, &runtimeBin{name: tc.Compiler, lib: tc.Runtime, prog: p})
+	}
+	if len(rts) == 0 {
+		return fmt.Errorf("no OpenMP compiler works here (want gcc with libgomp, or clang with libomp: apt-get install gcc clang libomp-dev)")
+	}
+
+	exports := map[int][]string{}
+	fmt.Printf("Exports used (barriertune export --format omp-env --threads N):\n\n")
+	for _, n := range counts {
+		out, err := lab.Run(time.Minute, nil, false, tool, "export", "--format", "omp-env", "--threads", strconv.Itoa(n), *resultsFile)
+		if err != nil {
+			return fmt.Errorf("barriertune export --threads %d: %w", n, err)
+		}
+		vars, err := parseExports(out)
+		if err != nil {
+			return fmt.Errorf("export --threads %d: %w", n, err)
+		}
+		exports[n] = vars
+		fmt.Printf("- %d threads: `%s`\n", n, strings.Join(vars, " "))
+		for _, note := range runtimeNotes(out) {
+			fmt.Printf("  - %s\n", note)
+		}
+	}
+
+	var cells []*config
+	for _, rt := range rts {
+		for _, n := range counts {
+			cells = append(cells, &config{rt: rt, threads: n}, &config{rt: rt, threads: n, export: true, env: exports[n]})
+		}
+	}
+	limit := time.Duration(*seconds*float64(time.Second)) + 20*time.Second
+	fmt.Fprintf(os.Stderr, "ompbench: %d configurations x %d rounds of %g s\n", len(cells), *rounds, *seconds)
+	start := time.Now()
+	order := slices.Clone(cells)
+	for r := 0; r < *rounds; r++ {
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, c := range order {
+			ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads)
+			if err != nil {
+				return fmt.Errorf("%s, %d threads, %s: %w", c.rt.lib, c.threads, label(c), err)
+			}
+			c.samples = append(c.samples, ns)
+		}
+	}
+
+	host, _ := os.Hostname()
+	fmt.Printf("\nMeasured %s on %s: %d allowed CPUs, %s, %d rounds of %g s per run, work %d, in %s.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, cpus, runtime.GOARCH, *rounds, *seconds, *work, time.Since(start).Round(time.Second))
+	fmt.Printf("Load: %s\n\n", lab.Load())
+	fmt.Printf("| runtime | threads | default ns/barrier (median) | export ns/barrier (median) | export / default | median of per-round ratios | export faster in | export sets |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
+	for i := 0; i < len(cells); i += 2 {
+		d, e := cells[i], cells[i+1]
+		ratios := make([]float64, len(d.samples))
+		faster := 0
+		for k := range d.samples {
+			ratios[k] = e.samples[k] / d.samples[k]
+			if ratios[k] < 1 {
+				faster++
+			}
+		}
+		over := ""
+		if d.threads > cpus {
+			over = fmt.Sprintf(" (on %d CPUs)", cpus)
+		}
+		sets := strings.Join(slices.DeleteFunc(ompcheck.NewSetting(e.env...).For(d.rt.lib), func(kv string) bool { return strings.HasPrefix(kv, "OMP_NUM_THREADS=") }), " ")
+		if sets == "" {
+			sets = "nothing this runtime reads: the same as its defaults (the ratio is noise)"
+		}
+		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds | %s |\n",
+			d.rt.lib, d.rt.name, d.threads, over, formatNs(lab.Median(d.samples)), formatNs(lab.Median(e.samples)),
+			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios), sets)
+	}
+	return nil
+}
+
+func label(c *config) string {
+	if c.export {
+		return "export"
+	}
+	return "default"
+}
+
+// runLoop runs the barrier loop once (ompcheck.Program.Run: the
+// runtimes' variables of this environment removed, env's added, killed by
+// its process group past limit) and returns its ns per barrier.
+func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds float64, work, threads int) (float64, error) {
+	t, err := p.Run(context.Background(), ompcheck.Sample{Threads: threads, Seconds: seconds, Work: work, Env: env, Limit: limit})
+	if err != nil {
+		return 0, err
+	}
+	return t.NsPerBarrier, nil
+}
+
+// parseExports reads the `export NAME=VALUE ...` lines of an omp-env
+// export with one block (--threads), undoing the export's single quotes.
+func parseExports(out []byte) ([]string, error) {
+	var vars []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			return nil, fmt.Errorf("line %q is not an export (want the output of export --threads N)", line)
+		}
+		for _, kv := range strings.Fields(rest) {
+			name, value, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, fmt.Errorf("line %q: %q is not NAME=VALUE", line, kv)
+			}
+			if strings.HasPrefix(value, "'") {
+				value = strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(value, "'"), "'"), `'\''`, "'")
+			}
+			vars = append(vars, name+"="+value)
+		}
+	}
+	return vars, sc.Err()
+}
+
+// runtimeNotes are the export's comments on what it set for each
+// runtime, and why.
+func runtimeNotes(out []byte) []string {
+	var notes []string
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(l, "# lib"); ok {
+			notes = append(notes, "lib"+rest)
+		}
+	}
+	return notes
+}
+
+func formatNs(ns float64) string {
+	if ns >= 10000 {
+		return strconv.FormatFloat(ns/1000, 'f', 1, 64) + " µs"
+	}
+	return strconv.FormatFloat(ns, 'f', 0, 64) + " ns"
+}
+
+// formatRatio keeps two significant digits below 0.1 (0.0014x, not 0.00x).
+func formatRatio(r float64) string {
+	if r < 0.1 {
+		return strconv.FormatFloat(r, 'g', 2, 64) + "x"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64) + "x"
+}
