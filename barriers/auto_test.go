@@ -32,7 +32,7 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 		mutate(f)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")
-	if err := results.Write(path, f); err != nil {
+	if err := writeResultsFile(path, f); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -114,7 +114,7 @@ func TestAutoRefusesForeignResults(t *testing.T) {
 	}
 	t.Setenv(results.ForceEnv, "")
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	if err := results.Write(bad, &results.File{Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0"}}); err != nil {
+	if err := writeResultsFile(bad, &results.File{Machine: results.Machine{TopologyHash: "x", AllowedCPUs: "0"}}); err != nil {
 		t.Fatal(err)
 	}
 	if tu := TunedFrom(bad, 2); tu.Fallback == "" {
@@ -154,7 +154,7 @@ func TestTunedCachesUntilReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Threads[0].Best.Algorithm = "tournament"
-	if err := results.Write(path, f); err != nil {
+	if err := writeResultsFile(path, f); err != nil {
 		t.Fatal(err)
 	}
 	if tu := Tuned(2); tu.Algorithm != "mcs" {

@@ -602,7 +602,7 @@ func TestRecordedBlockWake(t *testing.T) {
 		f := &results.File{Schema: results.Schema, Machine: results.Host(allowed.String()), BlockWakeNs: float64(c.recorded)}
 		f.Machine.Topology, f.Machine.TopologyHash = "test", "0123456789abcdef"
 		path := filepath.Join(t.TempDir(), "results.json")
-		if err := results.Write(path, f); err != nil {
+		if err := writeResultsFile(path, f); err != nil {
 			t.Fatal(err)
 		}
 		t.Setenv(results.ResultsEnv, path)

@@ -369,7 +369,7 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 				CPUs: cpus, MedianNs: 900, RunnerUp: "tournament"}}},
 		}
 		path := filepath.Join(t.TempDir(), "results.json")
-		if err := results.Write(path, f); err != nil {
+		if err := writeResultsFile(path, f); err != nil {
 			t.Fatal(err)
 		}
 		return path

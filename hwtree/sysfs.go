@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/capped"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the
@@ -97,23 +97,10 @@ func (r *sysfsReader) note(format string, args ...any) {
 	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
-// read returns a file's trimmed content, or "" when it is missing, empty or
-// unreadable: sysfs snapshots are often incomplete, and unknown is not fatal.
-// Trailing NUL bytes (some ARM kernels pad values with them), spaces and
-// newlines are dropped. What is not a regular file (a FIFO in a snapshot,
-// a device) or holds more than maxSysfsValue bytes counts as unreadable,
-// and the open never waits.
-func read(path string) string {
-	b, err := capped.File{Limit: maxSysfsValue}.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimFunc(string(b), func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
-}
-
-// maxSysfsValue bounds what read takes from one sysfs or procfs file (a
-// 65,536-CPU mask is 18 KiB; /proc/cpuinfo is not read here).
-const maxSysfsValue = 1 << 20
+// read returns a sysfs file's trimmed content, or "" when it is missing,
+// empty or unreadable (osal.ReadSysfsValue, which caps what one file may
+// hold).
+func read(path string) string { return osal.ReadSysfsValue(path) }
 
 // maxMountsSize bounds proc/mounts, which a container host with thousands
 // of mounts fills with a few MiB.
@@ -121,11 +108,10 @@ const maxMountsSize = 64 << 20
 
 // The directories listed are capped too: the CPU directory holds a cpuN per
 // possible CPU and a dozen other entries, a cache directory a few indexN,
-// the node directory a nodeN per node (at most one per CPU) and a few more.
+// (the node directory's cap is osal.MaxNodeDirEntries).
 const (
 	maxCPUDirEntries   = cpuset.MaxCPU + 1 + 1024
 	maxCacheDirEntries = 256
-	maxNodeDirEntries  = cpuset.MaxCPU + 1 + 1024
 )
 
 func exists(path string) bool {
@@ -158,7 +144,6 @@ func readInt(path string) int {
 
 var cpuDirRE = regexp.MustCompile(`^cpu([0-9]+)$`)
 var cacheIndexRE = regexp.MustCompile(`^index[0-9]+$`)
-var nodeDirRE = regexp.MustCompile(`^node([0-9]+)$`)
 
 // discover reads every object with its complete cpuset (over the usable PUs).
 func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
@@ -179,12 +164,7 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 		}
 	}
 	sort.Ints(present)
-	online, haveOnline := cpuset.Set{}, false
-	if s := read(filepath.Join(r.cpuDir, "online")); s != "" {
-		if v, err := cpuset.ParseList(s); err == nil {
-			online, haveOnline = v, true
-		}
-	}
+	online := osal.OnlineAt(r.root, present...)
 	var usable []int
 	anyTopology := false
 	for _, c := range present {
@@ -193,10 +173,7 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 		}
 	}
 	for _, c := range present {
-		if haveOnline && !online.Has(c) {
-			continue
-		}
-		if !haveOnline && read(r.cpuPath(c, "online")) == "0" {
+		if !online.Has(c) {
 			continue
 		}
 		if anyTopology && !exists(r.cpuPath(c, "topology")) {
@@ -354,35 +331,27 @@ func parseSize(s string) uint64 {
 	return n
 }
 
-// numaNodes reads node/nodeN/cpumap. Nodes without CPUs (GPU memory, CXL
-// tiers) are noted, not placed: the CPU tree has no place for them. When two
-// nodes' CPU maps overlap the kernel's NUMA information is wrong and every
-// node is ignored, as hwloc does.
+// numaNodes places the NUMA nodes (osal.NodesAt reads them). Nodes without
+// CPUs (GPU memory, CXL tiers) are noted, not placed: the CPU tree has no
+// place for them. When two nodes' CPU maps overlap the kernel's NUMA
+// information is wrong and every node is ignored, as hwloc does.
 func (r *sysfsReader) numaNodes(complete cpuset.Set) []proto {
-	dir := filepath.Join(r.root, "sys", "devices", "system", "node")
-	entries, more, err := capped.ReadDir(dir, maxNodeDirEntries)
-	if err != nil {
-		return nil
+	nodes, err := osal.NodesAt(r.root)
+	if errors.Is(err, osal.ErrNodeDirFull) {
+		r.note("%v: NUMA nodes ignored", err)
 	}
-	if more {
-		r.note("%s has more than %d entries: NUMA nodes ignored", dir, maxNodeDirEntries)
+	if err != nil {
 		return nil
 	}
 	var out []proto
 	var cpuless []string
-	for _, e := range entries {
-		m := nodeDirRE.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		set, _ := readMask(filepath.Join(dir, e.Name(), "cpumap"))
-		set = set.And(complete)
+	for _, n := range nodes {
+		set := n.CPUs.And(complete)
 		if set.IsEmpty() {
-			cpuless = append(cpuless, m[1])
+			cpuless = append(cpuless, strconv.Itoa(n.ID))
 			continue
 		}
-		out = append(out, proto{typ: NUMANode, osIndex: n, complete: set})
+		out = append(out, proto{typ: NUMANode, osIndex: n.ID, complete: set})
 	}
 	if len(cpuless) > 0 {
 		sort.Strings(cpuless)

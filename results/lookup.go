@@ -89,32 +89,32 @@ const (
 	maxDirBytes   = maxFileSize // bytes read from its files together
 )
 
-// DefaultFinder is the lookup order of this process, as Finder lists it:
-// the environment's $BARRIERTUNE_RESULTS and $BARRIERTUNE_FORCE, the
-// per-user file (DefaultPath), SystemPath and the site's files of
-// $XDG_CONFIG_DIRS, with host as this machine's fingerprint and the online
-// CPUs and NUMA nodes read from Linux sysfs (unknown elsewhere).
-func DefaultFinder(host Machine) Finder {
-	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: sitePaths(os.Getenv("XDG_CONFIG_DIRS")),
-		Host: host, Force: os.Getenv(ForceEnv) == "1"}
-	if p, err := DefaultPath(); err == nil {
-		fd.User = p
-	} else {
-		fd.NoUser = err.Error()
-	}
-	fd.Online = OnlineCPUs()
-	fd.Nodes = NUMANodes()
-	return fd
-}
-
-// HereFinder is DefaultFinder for this process: the light fingerprint
-// (Host) of its allowed CPUs.
+// HereFinder is the lookup order of this process, as Finder lists it: the
+// environment's $BARRIERTUNE_RESULTS and $BARRIERTUNE_FORCE, the per-user
+// file ($XDG_CONFIG_HOME/barriertune/results.json), SystemPath and the
+// site's files of $XDG_CONFIG_DIRS, with the light fingerprint (Host) of
+// this process's allowed CPUs and the online CPUs and NUMA nodes read from
+// Linux sysfs (unknown elsewhere).
 func HereFinder() (Finder, error) {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		return Finder{}, fmt.Errorf("cannot fingerprint this machine: %w", err)
 	}
-	return DefaultFinder(Host(allowed.String())), nil
+	return defaultFinder(Host(allowed.String())), nil
+}
+
+// defaultFinder is HereFinder with host as this machine's fingerprint.
+func defaultFinder(host Machine) Finder {
+	fd := Finder{Env: os.Getenv(ResultsEnv), System: []string{SystemPath}, Site: sitePaths(os.Getenv("XDG_CONFIG_DIRS")),
+		Host: host, Force: os.Getenv(ForceEnv) == "1"}
+	if p, err := defaultPath(); err == nil {
+		fd.User = p
+	} else {
+		fd.NoUser = err.Error()
+	}
+	fd.Online = osal.OnlineCPUs()
+	fd.Nodes = osal.NUMANodes()
+	return fd
 }
 
 // FindHere answers "this machine's results file, or why none applies" for
@@ -485,3 +485,9 @@ func (fd Finder) role(path string, i int) string {
 	}
 	return fmt.Sprintf("lookup %d", i+1)
 }
+
+// IsDirPath reports whether path, given for a results file
+// ($BARRIERTUNE_RESULTS, -o, a command's file argument), names a directory
+// of machines' files: it ends in a slash ("/site/barriertune/"). A
+// directory named without one is refused as a file would be.
+func IsDirPath(path string) bool { return strings.HasSuffix(path, string(filepath.Separator)) }

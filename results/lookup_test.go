@@ -25,7 +25,7 @@ func lookupFiles(t *testing.T) (results.Finder, *results.File, string) {
 	}
 	dir := t.TempDir()
 	sys := filepath.Join(dir, "etc", "results.json")
-	if err := results.Write(sys, f); err != nil {
+	if err := results.WriteForTest(sys, f); err != nil {
 		t.Fatal(err)
 	}
 	host := f.Machine
@@ -46,13 +46,13 @@ func TestFindSystemFileForEveryUser(t *testing.T) {
 	foreign := *sysFile
 	foreign.Machine.CPU.Name = "Imaginary CPU 9000"
 	fd.User = filepath.Join(dir, "user.json")
-	if err := results.Write(fd.User, &foreign); err != nil {
+	if err := results.WriteForTest(fd.User, &foreign); err != nil {
 		t.Fatal(err)
 	}
 	sim := *sysFile
 	sim.Simulated = true
 	fd.Env = filepath.Join(dir, "sim.json")
-	if err := results.Write(fd.Env, &sim); err != nil {
+	if err := results.WriteForTest(fd.Env, &sim); err != nil {
 		t.Fatal(err)
 	}
 	found, err = fd.Find()
@@ -135,7 +135,7 @@ func TestSitePaths(t *testing.T) {
 func TestFindSiteFileAfterSystem(t *testing.T) {
 	fd, f, dir := lookupFiles(t)
 	site := filepath.Join(dir, "site", "barriertune", "results.json")
-	if err := results.Write(site, f); err != nil {
+	if err := results.WriteForTest(site, f); err != nil {
 		t.Fatal(err)
 	}
 	fd.Site = results.SitePathsForTest(filepath.Join(dir, "site"))
@@ -164,12 +164,15 @@ func TestFindSaysWhyNoPerUserFile(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "relative/dir")
 	t.Setenv(results.ResultsEnv, "")
 	t.Setenv("XDG_CONFIG_DIRS", "")
-	fd := results.DefaultFinder(results.Machine{})
+	fd, err := results.HereFinder()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if fd.User != "" || !strings.Contains(fd.NoUser, "relative") {
 		t.Fatalf("User %q, NoUser %q: want no per-user file and the reason", fd.User, fd.NoUser)
 	}
 	fd.System = []string{filepath.Join(t.TempDir(), "results.json")}
-	_, err := fd.Find()
+	_, err = fd.Find()
 	if !errors.Is(err, results.ErrNoResults) || !strings.Contains(err.Error(), "the per-user file was not looked for: ") || !strings.Contains(err.Error(), "relative") {
 		t.Errorf("Find: %v", err)
 	}

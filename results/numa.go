@@ -2,75 +2,14 @@ package results
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/capped"
 )
 
-// maxNUMANodes caps the node directories NUMANodesAt reads (Linux allows
-// 1,024 nodes; a hostile root may list any number of entries).
-const maxNUMANodes = 4096
-
-// NUMANodes returns the CPUs of each NUMA node that has CPUs, in node
-// order, as Linux sysfs lists them (/sys/devices/system/node/node*/cpulist),
-// or nil when they cannot be read (another system, no sysfs) or overlap. It
-// reads one small file per node, not the CPU tree: the lookup's light
-// fingerprint compares it with a file's recorded tree (Tree.NUMAMismatch).
-func NUMANodes() []cpuset.Set { return NUMANodesAt("/") }
-
-// NUMANodesAt is NUMANodes for the sysfs tree under root (a captured
-// snapshot's root, as hwtree.FromSysfs takes it).
-func NUMANodesAt(root string) []cpuset.Set {
-	dir := filepath.Join(root, "sys", "devices", "system", "node")
-	entries, more, err := capped.ReadDir(dir, maxNUMANodes)
-	if err != nil || more {
-		return nil
-	}
-	var ids []int
-	for _, e := range entries {
-		n := e.Name()
-		if id, err := strconv.Atoi(strings.TrimPrefix(n, "node")); err == nil && strings.HasPrefix(n, "node") && id >= 0 {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	slices.Sort(ids)
-	reader := capped.File{What: "NUMA node CPU list", Limit: 1 << 16}
-	var nodes []cpuset.Set
-	for _, id := range ids {
-		b, err := reader.ReadFile(filepath.Join(dir, "node"+strconv.Itoa(id), "cpulist"))
-		if err != nil {
-			return nil // one node unknown: the partition is unknown
-		}
-		s, err := cpuset.ParseList(strings.TrimSpace(string(b)))
-		if err != nil {
-			return nil
-		}
-		if !s.IsEmpty() { // a node of memory alone
-			nodes = append(nodes, s)
-		}
-	}
-	// Overlapping nodes mean the kernel's NUMA information is wrong:
-	// hwtree (as hwloc) then places no node, and neither is compared here.
-	for i := range nodes {
-		for j := i + 1; j < len(nodes); j++ {
-			if nodes[i].Intersects(nodes[j]) {
-				return nil
-			}
-		}
-	}
-	return nodes
-}
-
 // NUMAMismatch says why t, a recorded tree, no longer describes a machine
-// whose NUMA nodes have the CPUs nodes (NUMANodes; each taken within the
-// tree's CPUs), or "" when it does or nodes is nil (unknown). A tree with a NUMANode level must list exactly
+// whose NUMA nodes have the CPUs nodes (as the lookup reads them; each taken within
+// the tree's CPUs), or "" when it does or nodes is nil (unknown). A tree with a NUMANode level must list exactly
 // those nodes; one without (each node was the same CPUs as another object,
 // or the whole machine, and so merged into it) must have an object for
 // every node. A firmware setting that splits or joins the nodes (AMD's

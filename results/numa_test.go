@@ -1,8 +1,6 @@
 package results_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,30 +10,31 @@ import (
 	"github.com/barriertune/barriertune/results"
 )
 
-// fakeNodes writes a sysfs node directory under a new root: node name ->
-// cpulist content ("" for a node of memory alone).
-func fakeNodes(t *testing.T, nodes map[string]string) string {
+func treeOf(t *testing.T, synthetic string) *results.Tree {
 	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, "sys", "devices", "system", "node")
-	for name, list := range nodes {
-		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "cpulist"), []byte(list+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// What else the directory holds on Linux.
-	for _, f := range []string{"online", "possible", "has_cpu"} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte("0-1\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "power"), 0o755); err != nil {
+	topo, err := hwtree.FromSynthetic(synthetic)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return root
+	// The check records trees with cmd/internal/store.TreeOf, which these
+	// tests cannot import: the same form, breadth first, root first.
+	tree := &results.Tree{CPUs: topo.Allowed().String(), Levels: []results.TreeLevel{}}
+	index := map[string]int{}
+	for queue := []*hwtree.Object{topo.Root}; len(queue) > 0; queue = queue[1:] {
+		o := queue[0]
+		queue = append(queue, o.Children...)
+		if o.Type == hwtree.Machine || o.Type == hwtree.PU {
+			continue
+		}
+		i, ok := index[o.Type.String()]
+		if !ok {
+			i = len(tree.Levels)
+			index[o.Type.String()] = i
+			tree.Levels = append(tree.Levels, results.TreeLevel{Type: o.Type.String()})
+		}
+		tree.Levels[i].Sets = append(tree.Levels[i].Sets, o.CPUSet.String())
+	}
+	return tree
 }
 
 func lists(sets []cpuset.Set) []string {
@@ -44,33 +43,6 @@ func lists(sets []cpuset.Set) []string {
 		out = append(out, s.String())
 	}
 	return out
-}
-
-func TestNUMANodesAt(t *testing.T) {
-	root := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "4-7", "node2": "", "node10": "8,9"})
-	if got, want := lists(results.NUMANodesAt(root)), []string{"0-3", "4-7", "8-9"}; !slices.Equal(got, want) {
-		t.Errorf("nodes %v, want %v (node order by number, memory-only nodes left out)", got, want)
-	}
-	if got := results.NUMANodesAt(t.TempDir()); got != nil {
-		t.Errorf("no node directory: %v, want nil (unknown)", got)
-	}
-	overlap := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "3-7"})
-	if got := results.NUMANodesAt(overlap); got != nil {
-		t.Errorf("overlapping nodes: %v, want nil (the tree places none either)", got)
-	}
-	bad := fakeNodes(t, map[string]string{"node0": "0-3", "node1": "four"})
-	if got := results.NUMANodesAt(bad); got != nil {
-		t.Errorf("an unreadable node list: %v, want nil (the partition is unknown)", got)
-	}
-}
-
-func treeOf(t *testing.T, synthetic string) *results.Tree {
-	t.Helper()
-	topo, err := hwtree.FromSynthetic(synthetic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return results.TreeOf(topo)
 }
 
 func sets(t *testing.T, lists ...string) []cpuset.Set {

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/internal/capped"
-	"github.com/barriertune/barriertune/internal/outfile"
 
 	"github.com/klauspost/cpuid/v2"
 
@@ -520,9 +519,9 @@ func (m Machine) ResumeMismatch(cur Machine) string {
 	return why
 }
 
-// DefaultPath is where `barriertune check` writes and readers look by
+// defaultPath is where `barriertune check` writes and readers look by
 // default: $XDG_CONFIG_HOME/barriertune/results.json (os.UserConfigDir).
-func DefaultPath() (string, error) {
+func defaultPath() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("no per-user config directory (set XDG_CONFIG_HOME or HOME, or give a path): %w", err)
@@ -533,99 +532,6 @@ func DefaultPath() (string, error) {
 // maxFileSize caps the results files Read accepts: a check of thousands of
 // thread counts stays far below it.
 const maxFileSize = 64 << 20
-
-// partialSuffix names the file beside a complete results file where Save
-// puts a less complete run.
-const partialSuffix = ".partial"
-
-// BusySuffix names the file beside a file not measured busy where Save
-// puts a run measured on a busy machine (File.Busy).
-const BusySuffix = ".busy"
-
-// Write stores f at path atomically: a temporary file in the same
-// directory, fsync, rename over path, fsync of the directory. Readers see
-// the old file or the new one, never a torn one. The file's mode is 0644
-// whatever the umask, so a system-wide results file is readable by its
-// users. A path that is not a regular file (a device, a FIFO, a directory,
-// a symbolic link to nothing) is refused, not replaced; missing
-// directories are created.
-func Write(path string, f *File) error {
-	if f.Schema == "" {
-		f.Schema = Schema
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding results: %w", err)
-	}
-	data = append(data, '\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("results directory: %w", err)
-	}
-	return outfile.Write("results file", path, data, 0o644)
-}
-
-// Save writes f to path unless that would replace a complete file with a
-// less complete one (see supersedes): then f goes to path+partialSuffix,
-// which `check --resume` accepts, and path keeps the complete run. A run
-// measured on a busy machine (File.Busy) never replaces a file that was
-// not: it goes to path+BusySuffix, and path keeps the quiet run byte for
-// byte. A simulated file (File.Simulated) never replaces a measured one:
-// that is an error. It returns the path written.
-func Save(path string, f *File) (string, error) {
-	if old, err := Read(path); err == nil {
-		switch {
-		case f.Simulated && !old.Simulated:
-			return "", measuredKept(path)
-		case f.Busy() && !old.Busy():
-			path += BusySuffix
-		case !supersedes(f, old):
-			path += partialSuffix
-		}
-	}
-	return path, Write(path, f)
-}
-
-// RefusesSimulated returns Save's error for a simulated file at path when
-// path holds measured results, else nil: a simulated check asks before it
-// runs.
-func RefusesSimulated(path string) error {
-	if old, err := Read(path); err == nil && !old.Simulated {
-		return measuredKept(path)
-	}
-	return nil
-}
-
-func measuredKept(path string) error {
-	return fmt.Errorf("results file %s holds measured results; a simulated results file never replaces them: give another path", path)
-}
-
-// supersedes reports whether results f may replace old: old is partial,
-// or f is complete, reached every placement class old reached (a check
-// confined to part of the machine, by a batch system's step or taskset,
-// lists what it could not reach in Machine.Unmeasured) and has a winner
-// for every thread count old has one for.
-func supersedes(f, old *File) bool {
-	if old.Partial || !old.hasWinner() {
-		return true
-	}
-	if f.Partial || f.Machine.Unmeasured != "" && old.Machine.Unmeasured == "" {
-		return false
-	}
-	for _, t := range old.Threads {
-		if t.Best == nil {
-			continue
-		}
-		if n := f.Lookup(t.Threads); n == nil || n.Best == nil {
-			return false
-		}
-	}
-	return true
-}
-
-// hasWinner reports whether any thread count has a best choice.
-func (f *File) hasWinner() bool {
-	return slices.ContainsFunc(f.Threads, func(t Threads) bool { return t.Best != nil })
-}
 
 // readHint ends the error of a file Read refuses.
 const readHint = "give the file `barriertune check` wrote"

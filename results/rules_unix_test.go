@@ -3,7 +3,6 @@
 package results
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -26,22 +25,5 @@ func TestReadFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Read(fifo) hangs")
-	}
-}
-
-// TestWriteMode: results files are 0644 less the umask, not 0600.
-func TestWriteMode(t *testing.T) {
-	old := syscall.Umask(0o022)
-	defer syscall.Umask(old)
-	path := filepath.Join(t.TempDir(), "results.json")
-	if err := Write(path, sample(t)); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
 	}
 }

@@ -57,33 +57,6 @@ func lastIndex(list string) int {
 	return most
 }
 
-// TreeOf is topo in the results file's self-contained form: its CPUs and,
-// for each object type between the Machine and the PUs (root first), the
-// CPUs of each object.
-func TreeOf(topo *hwtree.Topology) *Tree {
-	t := &Tree{CPUs: topo.Allowed().String(), Levels: []TreeLevel{}}
-	index := map[string]int{}
-	// Breadth first, so that levels come root first.
-	queue := []*hwtree.Object{topo.Root}
-	for len(queue) > 0 {
-		o := queue[0]
-		queue = queue[1:]
-		queue = append(queue, o.Children...)
-		if o.Type == hwtree.Machine || o.Type == hwtree.PU {
-			continue
-		}
-		name := o.Type.String()
-		i, ok := index[name]
-		if !ok {
-			i = len(t.Levels)
-			index[name] = i
-			t.Levels = append(t.Levels, TreeLevel{Type: name})
-		}
-		t.Levels[i].Sets = append(t.Levels[i].Sets, o.CPUSet.String())
-	}
-	return t
-}
-
 // Topology builds the recorded tree (hwtree.FromLevels), refusing one that
 // is not a tree or is too large to build cheaply, with one line naming the
 // problem.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
@@ -36,7 +37,7 @@ func TestBusyCheck(t *testing.T) {
 	}
 	f.Load = &results.Load{Readings: 50, Seconds: 5, LoadAvgStart: 0.1, LoadAvgEnd: 0.1}
 	recorded := filepath.Join(dir, "quiet.json")
-	if err := results.Write(recorded, f); err != nil {
+	if err := store.Write(recorded, f); err != nil {
 		t.Fatal(err)
 	}
 	kill := cpuhog.Start(t, runtime.NumCPU(), 40*time.Second)

@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cmd/internal/configsets"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
@@ -198,17 +199,17 @@ func (o *checkOptions) config() (check.Config, error) {
 
 // destination is where the results go: --system's directory, -o (a file,
 // or a directory of machines' files), else --resume's file, else the
-// default of the lookup order (results.DefaultDestination).
-func (o *checkOptions) destination() (results.Destination, error) {
+// default of the lookup order (store.DefaultDestination).
+func (o *checkOptions) destination() (store.Destination, error) {
 	switch {
 	case o.system.on:
-		return results.SystemDestination(o.system.file()), nil
+		return store.SystemDestination(o.system.file()), nil
 	case o.output != "":
-		return results.OutputDestination("-o", o.output), nil
+		return store.OutputDestination("-o", o.output), nil
 	case o.resume != "":
-		return results.Destination{File: o.resume}, nil
+		return store.Destination{File: o.resume}, nil
 	}
-	return results.DefaultDestination()
+	return store.DefaultDestination()
 }
 
 // maxThreadsInAll caps the sum of the thread counts --threads names: the
@@ -300,9 +301,9 @@ func leftAsItWas(path string) string {
 //
 // A run less complete than the complete file at path goes beside it, to
 // path.partial, and a file in a directory of machines' files goes beside
-// another machine's (results.Destination.Save); the messages name the file
+// another machine's (store.Destination.Save); the messages name the file
 // written.
-func writeCheckResults(ctx context.Context, opts *checkOptions, dest results.Destination, f *results.File, runErr error, w io.Writer) error {
+func writeCheckResults(ctx context.Context, opts *checkOptions, dest store.Destination, f *results.File, runErr error, w io.Writer) error {
 	path, note, err := dest.Save(f)
 	if err != nil {
 		return err

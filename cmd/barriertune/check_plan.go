@@ -10,6 +10,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cmd/internal/latency"
 	"github.com/barriertune/barriertune/cmd/internal/model"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -147,11 +148,11 @@ func (o *planOptions) runSimulate(cmd *cobra.Command, opts *checkOptions, cfg ch
 	// The output is checked as a live check's is, before any work: a
 	// device or FIFO is not replaced, a missing directory is not created,
 	// and measured results are never replaced by simulated ones.
-	dest := results.OutputDestination("-o", opts.output)
+	dest := store.OutputDestination("-o", opts.output)
 	if err := dest.Check(); err != nil {
 		return err
 	}
-	if err := results.RefusesSimulated(dest.String()); err != nil {
+	if err := store.RefusesSimulated(dest.String()); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
 	f, err := check.Run(cmd.Context(), cfg)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
@@ -68,7 +69,7 @@ func TestCheckIntoSiteDirectory(t *testing.T) {
 	}
 	foreign := *mine
 	foreign.Machine.CPU.Name = "Imaginary CPU 9000"
-	if err := results.Write(filepath.Join(dir, "a.json"), &foreign); err != nil {
+	if err := store.Write(filepath.Join(dir, "a.json"), &foreign); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "0.json"), 0o644); err != nil {
@@ -78,7 +79,7 @@ func TestCheckIntoSiteDirectory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check -o %s/: exit %d\n%s", dir, code, errOut)
 	}
-	written := filepath.Join(dir, mine.Machine.FileName())
+	written := filepath.Join(dir, store.FileName(mine.Machine))
 	if !strings.Contains(out, "results written to "+written+"\n") {
 		t.Fatalf("check -o %s/ wrote elsewhere; want %s:\n%s", dir, written, out)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -266,7 +267,7 @@ func TestShowSaysHowCondRan(t *testing.T) {
 		}
 	}
 	p := filepath.Join(t.TempDir(), "r.json")
-	if err := results.Write(p, f); err != nil {
+	if err := store.Write(p, f); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := execLine("show", p)
@@ -389,13 +390,13 @@ func TestShowSaysOSThreads(t *testing.T) {
 	f := exportFixture(t)
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.json")
-	if err := results.Write(plain, f); err != nil {
+	if err := store.Write(plain, f); err != nil {
 		t.Fatal(err)
 	}
 	last := &f.Threads[len(f.Threads)-1]
 	last.OSThreads = &results.Choice{Spec: results.Spec{Algorithm: "combining", Policy: "park"}, CPUs: last.Best.CPUs, Label: "oversubscribed, OS threads", MedianNs: 179286}
 	with := filepath.Join(dir, "with.json")
-	if err := results.Write(with, f); err != nil {
+	if err := store.Write(with, f); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := execLine("show", with)

@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cmd/internal/configsets"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/osal"
@@ -71,7 +72,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 		f.Threads = append(f.Threads, e)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")
-	if err := results.Write(path, f); err != nil {
+	if err := store.Write(path, f); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -297,7 +298,7 @@ func TestShowLookupOrder(t *testing.T) {
 	var f results.File
 	json.Unmarshal(data, &f)
 	f.Machine.CPU.Name = "Imaginary CPU 9000"
-	if err := results.Write(user, &f); err != nil {
+	if err := store.Write(user, &f); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run(t, "show"); err == nil || !strings.Contains(err.Error(), user+": recorded on another machine") {

@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/latency"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/model"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
@@ -396,7 +397,7 @@ func TestModelFromResultsConstants(t *testing.T) {
 		Loss: model.FitLoss, MinRatio: 0.9, MaxRatio: 1.2, RMSLogRatio: 0.1,
 		Residuals: []results.CalibrationResidual{{Threads: 2, Algorithm: "central", MeasuredNs: 100, PredictedNs: 90, Ratio: 0.9}, {Threads: 2, Algorithm: "mcs", MeasuredNs: 100, PredictedNs: 120, Ratio: 1.2}}}
 	file := filepath.Join(dir, "fitted.json")
-	if err := results.Write(file, f); err != nil {
+	if err := store.Write(file, f); err != nil {
 		t.Fatal(err)
 	}
 	csv := writeCSV(t)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/cmd/internal/figure"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -25,7 +26,7 @@ func TestPlotNamesEveryAlgorithm(t *testing.T) {
 			results.Measurement{CPUs: cpus, Reps: 21, Rejected: "below 0.8x the floor", Summary: results.Summary{MedianNs: 5}, Spec: results.Spec{Algorithm: "butterfly", Policy: "spin"}})
 	}
 	path := filepath.Join(t.TempDir(), "results.json")
-	if err := results.Write(path, f); err != nil {
+	if err := store.Write(path, f); err != nil {
 		t.Fatal(err)
 	}
 	svg := filepath.Join(t.TempDir(), "p.svg")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/barriertune/barriertune/cmd/internal/figure"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -52,7 +53,7 @@ func plotFixture(t *testing.T) (*results.File, string) {
 		f.Threads = append(f.Threads, th)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")
-	if err := results.Write(path, f); err != nil {
+	if err := store.Write(path, f); err != nil {
 		t.Fatal(err)
 	}
 	return f, path
@@ -173,7 +174,7 @@ func TestPlotAllowed(t *testing.T) {
 	cores := []string{"0", "1", "2", "3", "4", "5", "6", "7"}
 	f.Machine.Tree = &results.Tree{CPUs: "0-7", Levels: []results.TreeLevel{{Type: "Package", Sets: []string{"0-7"}}, {Type: "Core", Sets: cores}}}
 	path := filepath.Join(t.TempDir(), "tree.json")
-	if err := results.Write(path, f); err != nil {
+	if err := store.Write(path, f); err != nil {
 		t.Fatal(err)
 	}
 	xs := func(allowed string) []float64 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -36,7 +37,7 @@ func TestCheckKeepsAGoodFile(t *testing.T) {
 	// for that reason first (TestBusyCheck).
 	beside, why := path+".partial", "keeps its complete results"
 	if f, err := results.Read(path); err == nil && !f.Busy() && strings.Contains(out, "BUSY:") {
-		beside, why = path+results.BusySuffix, "keeps its results, measured on a quiet machine"
+		beside, why = path+store.BusySuffix, "keeps its results, measured on a quiet machine"
 	}
 	if err != nil || !strings.Contains(out, "results written to "+beside) || !strings.Contains(out, why) {
 		t.Errorf("less complete run: %v\n%s", err, out)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/results"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 )
 
 // TestCheckDoesNotCallANewFileUnchanged: a check that measured nothing
@@ -55,7 +55,7 @@ func TestExportWarnsOfAnotherMachinesFile(t *testing.T) {
 	f := exportFixture(t)
 	f.Machine.CPU.Name = "Another CPU, not this one"
 	other := filepath.Join(t.TempDir(), "other.json")
-	if err := results.Write(other, f); err != nil {
+	if err := store.Write(other, f); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{

@@ -117,16 +117,11 @@ func Crowded() (runnable, online int) {
 	if err != nil || runnable < 0 {
 		return 0, 0
 	}
-	var list [4096]byte // a machine with CPUs offline lists ranges, one by one at worst
-	n = readSmall("/sys/devices/system/cpu/online", list[:])
-	if n == len(list) {
-		return 0, 0 // cut: the count would be wrong
-	}
-	set, err := cpuset.ParseList(strings.TrimSpace(string(list[:n])))
-	if err != nil {
+	online = OnlineCPUs().Len()
+	if online == 0 {
 		return 0, 0
 	}
-	return runnable, set.Len()
+	return runnable, online
 }
 
 // readSmall reads up to len(buf) bytes of a small file into buf and

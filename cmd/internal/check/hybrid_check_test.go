@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/configsets"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/model"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
@@ -126,7 +127,7 @@ func TestRunMeasuresTheHybrid(t *testing.T) {
 		}
 		e = f.Threads[ti]
 		path := filepath.Join(t.TempDir(), "results.json")
-		if err := results.Write(path, f); err != nil {
+		if err := store.Write(path, f); err != nil {
 			t.Fatal(err)
 		}
 		// The synthetic tree stands for the allowed part of this machine

@@ -10,6 +10,7 @@ import (
 
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/model"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
@@ -62,7 +63,7 @@ func TestRunRecordsLevelLatencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "r.json")
-	if err := results.Write(path, f); err != nil {
+	if err := store.Write(path, f); err != nil {
 		t.Fatal(err)
 	}
 	back, err := results.Read(path)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/internal/text"
@@ -46,7 +47,7 @@ func MachineOn(topo, whole *hwtree.Topology) results.Machine {
 	} else {
 		m.Topology = "canonical:" + m.TopologyHash
 	}
-	m.Tree = results.TreeOf(whole)
+	m.Tree = store.TreeOf(whole)
 	m.Unmeasured = unmeasured(whole, topo.Allowed())
 	return m
 }

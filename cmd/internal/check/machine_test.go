@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/results"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // snapshot unpacks the shared hwloc sysfs snapshot name (sys/ and proc/
@@ -148,7 +149,7 @@ func TestRecordedTreeMatchesItsNodes(t *testing.T) {
 	for _, p := range names {
 		name := strings.TrimSuffix(filepath.Base(p), ".tar.bz2")
 		root := snapshot(t, name)
-		nodes := results.NUMANodesAt(root)
+		nodes := osal.NUMANodesAt(root)
 		if nodes == nil {
 			continue // no node directory in this snapshot
 		}
@@ -157,7 +158,7 @@ func TestRecordedTreeMatchesItsNodes(t *testing.T) {
 			continue // the corpus test covers what hwtree refuses
 		}
 		withNodes++
-		tree := results.TreeOf(topo)
+		tree := store.TreeOf(topo)
 		if why := tree.NUMAMismatch(nodes); why != "" {
 			t.Errorf("%s: the recorded tree against its own nodes: %s", name, why)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
@@ -70,7 +71,7 @@ func simulatedMachine(topo *hwtree.Topology) results.Machine {
 		AllowedCPUs:  topo.Allowed().String(),
 		GoVersion:    runtime.Version(),
 		GOMAXPROCS:   len(topo.PUs()),
-		Tree:         results.TreeOf(topo), // show/export select inside subsets of it
+		Tree:         store.TreeOf(topo), // show/export select inside subsets of it
 	}
 	if s, err := topo.Synthetic(); err == nil {
 		m.Topology = s

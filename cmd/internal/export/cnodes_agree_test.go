@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -17,7 +18,7 @@ import (
 // joined, a node per CPU, numbered apart, a node of memory alone, offline
 // CPUs listed, overlapping, unreadable, no directory), the header's init
 // recognises the machine exactly when the Go lookup's light fingerprint
-// keeps the file (results.NUMANodesAt, then Tree.NUMAMismatch).
+// keeps the file (osal.NUMANodesAt, then Tree.NUMAMismatch).
 func TestCBarrierNodesAgreeWithGo(t *testing.T) {
 	gcc := cTool(t, "gcc")
 	f := thisMachine(t)
@@ -70,7 +71,7 @@ func TestCBarrierNodesAgreeWithGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeNodes(t, nodeDir, nodes)
-			goKeeps := tree.NUMAMismatch(results.NUMANodesAt(root)) == ""
+			goKeeps := tree.NUMAMismatch(osal.NUMANodesAt(root)) == ""
 			out, err := runLimited(time.Minute, dir, filepath.Join(dir, "agree"))
 			if err != nil {
 				t.Fatalf("%s, %s: %v\n%s", tname, lname, err, out)

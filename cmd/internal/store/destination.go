@@ -1,4 +1,4 @@
-package results
+package store
 
 import (
 	"crypto/sha256"
@@ -13,15 +13,16 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/internal/text"
+	"github.com/barriertune/barriertune/results"
 )
 
-// FileName is the name of this machine's file in a directory shared by
-// several machines (`check -o DIR/`): the CPU's name and a hash of what
-// Mismatch compares (CPU identity and the whole machine's tree), e.g.
+// FileName is the name of m's file in a directory shared by several
+// machines (`check -o DIR/`): the CPU's name and a hash of what
+// results.Machine.Mismatch compares (CPU identity and the whole machine's tree), e.g.
 // "intel-r-xeon-r-processor-3f2a9c1b4e5d.json". Two nodes of one kind get
 // one name, so they keep one file between them (Save keeps the more
 // complete); nodes of two kinds get two.
-func (m Machine) FileName() string {
+func FileName(m results.Machine) string {
 	slug := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
@@ -56,7 +57,7 @@ type Destination struct {
 	File string
 	// Dir is a directory of machines' files, and Name the file wanted
 	// there: Dir/Name, unless it holds another machine's results, else
-	// Dir/Machine.FileName(). An empty Name is the machine's own name.
+	// Dir/FileName(machine). An empty Name is the machine's own name.
 	Dir, Name string
 	// Create makes Dir when it does not exist, with mode 0755 whatever the
 	// umask (its files are 0644: every user reads a system-wide file);
@@ -75,40 +76,37 @@ func SystemDestination(path string) Destination {
 }
 
 // OutputDestination is the destination `-o PATH` names: the directory
-// PATH when it ends in a slash (IsDirPath), else the file PATH.
+// PATH when it ends in a slash (results.IsDirPath), else the file PATH.
 func OutputDestination(flag, path string) Destination {
-	if IsDirPath(path) {
+	if results.IsDirPath(path) {
 		return Destination{Dir: filepath.Clean(path), Flag: flag}
 	}
 	return Destination{File: path, Flag: flag}
 }
 
-// IsDirPath reports whether path, given for a results file, names a
-// directory of machines' files: it ends in a slash ("/site/barriertune/").
-// A directory named without one is refused as a file would be.
-func IsDirPath(path string) bool { return strings.HasSuffix(path, string(filepath.Separator)) }
-
 // DefaultDestination is where `barriertune check` writes without a flag:
-// DefaultFinder's Destination.
+// the first place of this process's lookup order (results.HereFinder).
 func DefaultDestination() (Destination, error) {
-	return DefaultFinder(Machine{}).Destination()
+	fd, err := results.HereFinder()
+	if err != nil {
+		return Destination{}, err
+	}
+	return finderDestination(fd)
 }
 
-// Destination is the first place of the lookup order a check writes: Env
-// when set, else the per-user file (in its directory, beside another
-// machine's file there).
-func (fd Finder) Destination() (Destination, error) {
+// finderDestination is the first place of fd's lookup order that a check
+// writes: Env when set, else the per-user file (in its directory, beside
+// another machine's file there).
+func finderDestination(fd results.Finder) (Destination, error) {
 	switch {
 	case fd.Env != "":
 		return OutputDestination("", fd.Env), nil
 	case fd.User != "":
 		return Destination{Dir: filepath.Dir(fd.User), Name: filepath.Base(fd.User), Create: true}, nil
+	case fd.NoUser != "":
+		return Destination{}, errors.New(fd.NoUser)
 	}
-	_, err := DefaultPath()
-	if err == nil {
-		err = errors.New("no per-user results file to write (give a path)")
-	}
-	return Destination{}, err
+	return Destination{}, errors.New("no per-user results file to write (give a path)")
 }
 
 // String names the destination: the file, or the directory's file.
@@ -276,7 +274,7 @@ func missing(err error) bool {
 // the file it may replace until the rename, so that nodes of one kind
 // writing at once into a shared directory keep the most complete file,
 // and one kind never replaces another kind's file.
-func (d Destination) Save(f *File) (written, note string, err error) {
+func (d Destination) Save(f *results.File) (written, note string, err error) {
 	path := d.File
 	if path == "" {
 		if d.Create {
@@ -288,10 +286,10 @@ func (d Destination) Save(f *File) (written, note string, err error) {
 		defer unlock()
 		path = filepath.Join(d.Dir, d.Name)
 		if d.Name == "" {
-			path = filepath.Join(d.Dir, f.Machine.FileName())
-		} else if old, err := Read(path); err == nil {
+			path = filepath.Join(d.Dir, FileName(f.Machine))
+		} else if old, err := results.Read(path); err == nil {
 			if why := old.Machine.Mismatch(f.Machine); why != "" {
-				own := filepath.Join(d.Dir, f.Machine.FileName())
+				own := filepath.Join(d.Dir, FileName(f.Machine))
 				note = fmt.Sprintf("%s holds another machine's results (%s); this machine's go to %s, which the lookup finds beside it", path, why, own)
 				path = own
 			}

@@ -1,14 +1,12 @@
 //go:build unix
 
-package results_test
+package osal
 
 import (
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"github.com/barriertune/barriertune/results"
 )
 
 // TestNUMANodesAtFIFO: a node's cpulist that is a FIFO is refused, never
@@ -22,7 +20,7 @@ func TestNUMANodesAtFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(p, "cpulist"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	if got := results.NUMANodesAt(root); got != nil {
+	if got := NUMANodesAt(root); got != nil {
 		t.Errorf("a FIFO for a node list: %v, want nil", got)
 	}
 }

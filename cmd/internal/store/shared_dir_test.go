@@ -1,6 +1,6 @@
 //go:build unix
 
-package results_test
+package store_test
 
 import (
 	"errors"
@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -22,11 +24,11 @@ import (
 // 0-31) and another kind of node's (another CPU, CPUs 0-15).
 func twoMachines(t *testing.T) (xeon, epyc *results.File) {
 	t.Helper()
-	f, err := results.Read(filepath.Join("testdata", "lookup-synth.json"))
+	f, err := results.Read(filepath.Join("..", "..", "..", "results", "testdata", "lookup-synth.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := results.Read(filepath.Join("testdata", "lookup-synth.json"))
+	g, _ := results.Read(filepath.Join("..", "..", "..", "results", "testdata", "lookup-synth.json"))
 	g.Machine.CPU = results.CPUIdentity{Vendor: "AuthenticAMD", Family: 25, Model: 1, Name: "AMD EPYC 7B13 64-Core Processor"}
 	g.Threads[0].Best.Algorithm = "central"
 	return f, g
@@ -50,7 +52,7 @@ func TestSiteDirectoryServesEachMachine(t *testing.T) {
 	xeon, epyc := twoMachines(t)
 	dir := filepath.Join(t.TempDir(), "site", "barriertune")
 	for name, f := range map[string]*results.File{"a-epyc.json": epyc, "b-xeon.json": xeon} {
-		if err := results.Write(filepath.Join(dir, name), f); err != nil {
+		if err := store.Write(filepath.Join(dir, name), f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,9 +120,9 @@ func TestSiteDirectoryMatchesNone(t *testing.T) {
 	xeon, epyc := twoMachines(t)
 	dir := filepath.Join(t.TempDir(), "barriertune")
 	for i, name := range []string{"ARM Neoverse-V2", "Intel Xeon Max 9480", "AMD EPYC 9654"} {
-		f, _ := results.Read(filepath.Join("testdata", "lookup-synth.json"))
+		f, _ := results.Read(filepath.Join("..", "..", "..", "results", "testdata", "lookup-synth.json"))
 		f.Machine.CPU.Name = name
-		if err := results.Write(filepath.Join(dir, fmt.Sprintf("%d.json", i)), f); err != nil {
+		if err := store.Write(filepath.Join(dir, fmt.Sprintf("%d.json", i)), f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +131,7 @@ func TestSiteDirectoryMatchesNone(t *testing.T) {
 		!strings.Contains(err.Error(), `run barriertune check on this machine (CPU "AMD EPYC 7B13 64-Core Processor")`) {
 		t.Errorf("a node of another kind: %v", err)
 	}
-	if err := results.Write(filepath.Join(dir, "9.json"), xeon); err != nil {
+	if err := store.Write(filepath.Join(dir, "9.json"), xeon); err != nil {
 		t.Fatal(err)
 	}
 	found, err := finderFor(xeon.Machine, filepath.Join(dir, "results.json")).Find()
@@ -166,7 +168,7 @@ func TestSiteDirectoryCaps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := results.Write(filepath.Join(dir, "zz.json"), xeon); err != nil {
+	if err := store.Write(filepath.Join(dir, "zz.json"), xeon); err != nil {
 		t.Fatal(err)
 	}
 	_, err := finderFor(xeon.Machine, filepath.Join(dir, "results.json")).Find()
@@ -182,12 +184,12 @@ func TestFileName(t *testing.T) {
 	xeon, epyc := twoMachines(t)
 	a, b := xeon.Machine, xeon.Machine
 	b.AllowedCPUs, b.Kernel, b.GOMAXPROCS = "3", "Linux 7", 1
-	if a.FileName() != b.FileName() {
-		t.Errorf("one kind, two names: %s, %s", a.FileName(), b.FileName())
+	if store.FileName(a) != store.FileName(b) {
+		t.Errorf("one kind, two names: %s, %s", store.FileName(a), store.FileName(b))
 	}
 	c := a
 	c.TopologyHash = "0123456789abcdef"
-	names := map[string]bool{a.FileName(): true, epyc.Machine.FileName(): true, c.FileName(): true}
+	names := map[string]bool{store.FileName(a): true, store.FileName(epyc.Machine): true, store.FileName(c): true}
 	if len(names) != 3 {
 		t.Errorf("three kinds, names %v", names)
 	}
@@ -195,11 +197,11 @@ func TestFileName(t *testing.T) {
 	d := a
 	d.CPU.Name = "  ~~Ünïcode/../CPU  "
 	for _, m := range []results.Machine{a, epyc.Machine, d, {}} {
-		if n := m.FileName(); !re.MatchString(n) {
+		if n := store.FileName(m); !re.MatchString(n) {
 			t.Errorf("%q: name %q", m.CPU.Name, n)
 		}
 	}
-	if n := epyc.Machine.FileName(); !strings.HasPrefix(n, "amd-epyc-7b13-64-core-processor-") {
+	if n := store.FileName(epyc.Machine); !strings.HasPrefix(n, "amd-epyc-7b13-64-core-processor-") {
 		t.Errorf("name %q", n)
 	}
 }
@@ -211,11 +213,11 @@ func TestFileName(t *testing.T) {
 func TestSaveSharedDirectory(t *testing.T) {
 	xeon, epyc := twoMachines(t)
 	dir := filepath.Join(t.TempDir(), "etc", "barriertune")
-	shared := results.OutputDestination("-o", dir+"/")
+	shared := store.OutputDestination("-o", dir+"/")
 	if err := shared.Check(); err == nil || !strings.Contains(err.Error(), "-o "+dir) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("-o of a missing directory: %v", err)
 	}
-	sys := results.SystemDestination(filepath.Join(dir, "results.json"))
+	sys := store.SystemDestination(filepath.Join(dir, "results.json"))
 	if err := sys.Check(); err != nil {
 		t.Fatalf("--system on a root without the directory: %v", err)
 	}
@@ -223,7 +225,7 @@ func TestSaveSharedDirectory(t *testing.T) {
 		t.Fatalf("first node: %s, %q, %v", p, note, err)
 	}
 	p, note, err := sys.Save(epyc)
-	if want := filepath.Join(dir, epyc.Machine.FileName()); err != nil || p != want || !strings.Contains(note, "holds another machine's results") {
+	if want := filepath.Join(dir, store.FileName(epyc.Machine)); err != nil || p != want || !strings.Contains(note, "holds another machine's results") {
 		t.Fatalf("second kind: %s, %q, %v; want %s", p, note, err, want)
 	}
 	if f, err := results.Read(filepath.Join(dir, "results.json")); err != nil || f.Machine.CPU.Name != xeon.Machine.CPU.Name {
@@ -236,10 +238,10 @@ func TestSaveSharedDirectory(t *testing.T) {
 		}
 	}
 	// -o DIR/: eight nodes of one kind at once, two of them partial.
-	if err := results.OutputDestination("-o", dir).Check(); err == nil || !strings.Contains(err.Error(), "end it with /") {
+	if err := store.OutputDestination("-o", dir).Check(); err == nil || !strings.Contains(err.Error(), "end it with /") {
 		t.Errorf("-o of a directory without its slash: %v", err)
 	}
-	shared = results.OutputDestination("-o", dir+"/")
+	shared = store.OutputDestination("-o", dir+"/")
 	if err := shared.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,20 +257,20 @@ func TestSaveSharedDirectory(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if f, err := results.Read(filepath.Join(dir, epyc.Machine.FileName())); err != nil || f.Partial {
+	if f, err := results.Read(filepath.Join(dir, store.FileName(epyc.Machine))); err != nil || f.Partial {
 		t.Errorf("after eight nodes: partial %v, %v", f != nil && f.Partial, err)
 	}
 	f := *epyc
 	f.Partial = true
 	p, note, err = shared.Save(&f)
-	if err != nil || p != filepath.Join(dir, epyc.Machine.FileName())+".partial" || !strings.Contains(note, "keeps its complete results; this partial run went beside it") {
+	if err != nil || p != filepath.Join(dir, store.FileName(epyc.Machine))+".partial" || !strings.Contains(note, "keeps its complete results; this partial run went beside it") {
 		t.Errorf("a partial run: %s, %q, %v", p, note, err)
 	}
 	// A complete run confined to part of the node (a batch step given a
 	// few CPUs) does not replace the whole node's file.
 	f.Partial, f.Machine.Unmeasured = false, "Package (2 threads)"
 	p, note, err = shared.Save(&f)
-	if err != nil || p != filepath.Join(dir, epyc.Machine.FileName())+".partial" || !strings.Contains(note, "this less complete run went beside it") {
+	if err != nil || p != filepath.Join(dir, store.FileName(epyc.Machine))+".partial" || !strings.Contains(note, "this less complete run went beside it") {
 		t.Errorf("a confined run: %s, %q, %v", p, note, err)
 	}
 }
@@ -279,7 +281,7 @@ func TestSystemDirectoryMode(t *testing.T) {
 	xeon, _ := twoMachines(t)
 	dir := filepath.Join(t.TempDir(), "etc", "barriertune")
 	old := syscall.Umask(0o077)
-	_, _, err := results.SystemDestination(filepath.Join(dir, "results.json")).Save(xeon)
+	_, _, err := store.SystemDestination(filepath.Join(dir, "results.json")).Save(xeon)
 	syscall.Umask(old)
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +306,7 @@ func TestSaveRacingNodes(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		shared := results.OutputDestination("-o", dir+"/")
+		shared := store.OutputDestination("-o", dir+"/")
 		var wg sync.WaitGroup
 		for _, f := range []*results.File{epyc, &partial} {
 			wg.Go(func() {
@@ -314,7 +316,7 @@ func TestSaveRacingNodes(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if f, err := results.Read(filepath.Join(dir, epyc.Machine.FileName())); err != nil || f.Partial {
+		if f, err := results.Read(filepath.Join(dir, store.FileName(epyc.Machine))); err != nil || f.Partial {
 			t.Fatalf("round %d: the partial run replaced the complete one (%v)", round, err)
 		}
 	}
@@ -343,7 +345,7 @@ func TestSiteDirectoryThatIsAFIFO(t *testing.T) {
 	done := make(chan error, 1)
 	var nodes []cpuset.Set
 	go func() {
-		nodes = results.NUMANodesAt(base)
+		nodes = osal.NUMANodesAt(base)
 		_, err := finderFor(xeon.Machine, filepath.Join(dir, "results.json")).Find()
 		done <- err
 	}()

@@ -1,26 +1,27 @@
-package results_test
+package store_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
 
 // One site directory holds the files of two kinds of node, each written by
-// `check -o DIR/` under its machine's name; each node's lookup finds its
-// own. A program calls results.FindHere, the same lookup for this process.
-func ExampleFinder_Find() {
+// `check -o DIR/` under its machine's name (FileName); each node's lookup
+// (results.Finder) finds its own. A program calls results.FindHere, the same lookup for this process.
+func ExampleDestination_Save() {
 	site, _ := os.MkdirTemp("", "site")
 	defer os.RemoveAll(site)
 	dir := filepath.Join(site, "barriertune")
-	xeon, _ := results.Read(filepath.Join("testdata", "lookup-synth.json"))
+	xeon, _ := results.Read(filepath.Join("..", "..", "..", "results", "testdata", "lookup-synth.json"))
 	epyc := *xeon
 	epyc.Machine.CPU = results.CPUIdentity{Vendor: "AuthenticAMD", Family: 25, Model: 1, Name: "AMD EPYC 7B13 64-Core Processor"}
 	for _, f := range []*results.File{xeon, &epyc} {
-		if _, _, err := results.OutputDestination("-o", dir+"/").Save(f); err != nil {
+		if _, _, err := store.OutputDestination("-o", dir+"/").Save(f); err != nil {
 			fmt.Println(err)
 		}
 	}
