@@ -3,18 +3,19 @@ package export
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/results"
 )
 
 // cBarrierTemplate is the C11 / C++20 barrier header; the c-barrier export
-// writes it with the machine's table where its marker line is.
+// writes it with its catalog part (cCatalog) where catalogMarker is and
+// the machine's table where tableMarker is.
 //
 //go:embed cbarrier.h
 var cBarrierTemplate string
@@ -22,20 +23,66 @@ var cBarrierTemplate string
 // tableMarker is the template's line the table replaces.
 const tableMarker = "/* @@BARRIERTUNE_TABLE@@ */"
 
+// catalogMarker is the template's line the catalog part (cCatalog)
+// replaces.
+const catalogMarker = "/* @@BARRIERTUNE_CATALOG@@ */"
+
+// cMaxFanIn is the header's BARRIERTUNE_MAX_FAN_IN, the largest tree
+// fan-in a C barrier takes: any Go takes (a fan-in above the participants
+// is the same tree as one of all of them).
+const cMaxFanIn = barriers.MaxParticipants
+
 // cAlgorithm is one algorithm the header carries: its C identifier
 // (BARRIERTUNE_ALG_<Ident>) and catalog name.
 type cAlgorithm struct{ Ident, Name string }
 
-var cAlgorithmLine = regexp.MustCompile(`(?m)^\s*X\(([A-Z_]+), "([a-z-]+)"\)`)
+// goOnly returns the catalog's algorithms that the header refuses: they
+// exist only in Go (the goroutine barrier, and the blocking baselines
+// built on Go's sync.Cond and channels).
+func goOnly() []string { return []string{algname.Goroutine, algname.Cond, algname.Channel} }
 
-// cAlgorithms returns the algorithms the header carries, read from its
-// BARRIERTUNE_ALGORITHMS list: what a C or C++ program can run.
+// cAlgorithms returns the algorithms the header carries, what a C or C++
+// program can run: the catalog in its order, less goOnly. The header's
+// BARRIERTUNE_ALGORITHMS list is written from it (cCatalog).
 func cAlgorithms() []cAlgorithm {
 	var out []cAlgorithm
-	for _, m := range cAlgorithmLine.FindAllStringSubmatch(cBarrierTemplate, -1) {
-		out = append(out, cAlgorithm{Ident: m[1], Name: m[2]})
+	for _, a := range barriers.Algorithms() {
+		if !slices.Contains(goOnly(), a.Name) {
+			out = append(out, cAlgorithm{Ident: strings.ToUpper(strings.ReplaceAll(a.Name, "-", "_")), Name: a.Name})
+		}
 	}
 	return out
+}
+
+// cCatalog writes the header's catalog part: its caps (barriers'
+// MaxParticipants, cMaxFanIn, cMaxLevels) and the X-list of cAlgorithms.
+func cCatalog(b *strings.Builder) {
+	b.WriteString("/* BARRIERTUNE_MAX_THREADS is the cap on participants (Go's\n * barriers.MaxParticipants). */\n")
+	fmt.Fprintf(b, "#define BARRIERTUNE_MAX_THREADS %d\n\n", barriers.MaxParticipants)
+	b.WriteString("/* BARRIERTUNE_MAX_FAN_IN is the largest tree fan-in. */\n")
+	fmt.Fprintf(b, "#define BARRIERTUNE_MAX_FAN_IN %d\n\n", cMaxFanIn)
+	b.WriteString("/* BARRIERTUNE_MAX_LEVELS is the cap on a hybrid's levels. */\n")
+	fmt.Fprintf(b, "#define BARRIERTUNE_MAX_LEVELS %d\n\n", cMaxLevels)
+	b.WriteString("/* The algorithms this header carries (barriertune's catalog names). */\n")
+	b.WriteString("#define BARRIERTUNE_ALGORITHMS(X)")
+	for _, a := range cAlgorithms() {
+		fmt.Fprintf(b, " \\\n\tX(%s, %s)", a.Ident, cQuote(a.Name))
+	}
+	b.WriteString("\n")
+}
+
+// cHeaderTemplate returns the template with its catalog part written:
+// the header before the machine's table.
+func cHeaderTemplate() string {
+	head, tail, ok := strings.Cut(cBarrierTemplate, catalogMarker+"\n")
+	if !ok {
+		panic("export: the barrier header template lost its catalog marker")
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	cCatalog(&b)
+	b.WriteString(tail)
+	return b.String()
 }
 
 // cIdent returns the C identifier of an algorithm the header carries, or
@@ -138,7 +185,7 @@ func abs(x int) int {
 // the c-header's (headerTable), each naming an algorithm the header
 // carries.
 func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []int, ncpus int) {
-	head, tail, ok := strings.Cut(cBarrierTemplate, tableMarker)
+	head, tail, ok := strings.Cut(cHeaderTemplate(), tableMarker)
 	if !ok {
 		panic("export: the barrier header template lost its table marker")
 	}

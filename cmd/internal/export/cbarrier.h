@@ -67,9 +67,6 @@
 #include <sys/syscall.h>
 #define BARRIERTUNE_FUTEX 1
 #endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #if defined(__linux__)
 #include <sys/syscall.h>
 #if !defined(__cplusplus)
@@ -90,26 +87,64 @@ extern "C" {
 #define BARRIERTUNE_THREAD_LOCAL _Thread_local
 #endif
 
-/* BARRIERTUNE_MAX_THREADS is the cap on participants. */
-#define BARRIERTUNE_MAX_THREADS 65536
+/* Linkage. In C every function is static inline: each translation unit
+ * has its own copy. In C++ the functions are inline with external
+ * linkage, so that barriertune::barrier, instantiated in several
+ * translation units, names the same functions in all of them (no ODR
+ * hazard), and the process's facts (BARRIERTUNE_SHARED_) are one object
+ * per program: an inline variable in C++17, a weak symbol in C with gcc
+ * and clang, a per-unit copy elsewhere. */
+#ifdef __cplusplus
+#define BARRIERTUNE_FN_ inline
+#if defined(__GNUC__)
+#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline)) inline
+#else
+#define BARRIERTUNE_NOINLINE_FN_ inline
+#endif
+#if __cplusplus >= 201703L
+#define BARRIERTUNE_SHARED_ inline
+#define BARRIERTUNE_DATA_ inline
+#elif defined(__GNUC__)
+#define BARRIERTUNE_SHARED_ __attribute__((weak))
+#define BARRIERTUNE_DATA_ static
+#else
+#define BARRIERTUNE_SHARED_ static
+#define BARRIERTUNE_DATA_ static
+#endif
+#else
+#define BARRIERTUNE_FN_ static inline
+#define BARRIERTUNE_DATA_ static
+#if defined(__GNUC__)
+#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline, unused)) static
+#define BARRIERTUNE_SHARED_ __attribute__((weak))
+#else
+#define BARRIERTUNE_NOINLINE_FN_ static inline
+#define BARRIERTUNE_SHARED_ static
+#endif
+#endif
 
-/* The algorithms this header carries (barriertune's catalog names); the
- * export reads this list to know what it may choose for C and C++. */
-#define BARRIERTUNE_ALGORITHMS(X) \
-	X(CENTRAL, "central") \
-	X(STATIC_TREE, "static-tree") \
-	X(ALL_STATIC_TREE, "all-static-tree") \
-	X(COMBINING, "combining") \
-	X(DISSEMINATION, "dissemination") \
-	X(TOURNAMENT, "tournament") \
-	X(BINOMIAL, "binomial") \
-	X(BUTTERFLY, "butterfly") \
-	X(PAIRWISE, "pairwise") \
-	X(MCS, "mcs") \
-	X(HYBRID, "hybrid")
+/* Written by the export from barriertune's catalog: the caps
+ * (BARRIERTUNE_MAX_THREADS, BARRIERTUNE_MAX_FAN_IN, BARRIERTUNE_MAX_LEVELS)
+ * and BARRIERTUNE_ALGORITHMS(X), the algorithms this header carries. */
+/* @@BARRIERTUNE_CATALOG@@ */
 
-/* BARRIERTUNE_MAX_LEVELS is the cap on a hybrid's levels. */
-#define BARRIERTUNE_MAX_LEVELS 16
+/* The wait policies, as OMP_WAIT_POLICY's for OpenMP: the environment's
+ * BARRIERTUNE_WAIT_POLICY=auto|active|passive sets the process's
+ * default (read once, when the program is loaded), and
+ * barriertune_barrier_init_policy one barrier's.
+ * - auto: spin for a time bounded by what sleeping costs, yielding the
+ *   CPU where the process's spinning threads outnumber its CPUs, then
+ *   sleep; where a barrier's threads outnumber the CPUs, yield a few
+ *   times, then sleep.
+ * - active: never sleep: spin (yielding where the threads outnumber the
+ *   CPUs) until released, however late a partner is.
+ * - passive: sleep at once until released. */
+enum barriertune_wait_policy {
+	BARRIERTUNE_WAIT_FROM_ENV = -1, /* the process's: BARRIERTUNE_WAIT_POLICY, else auto */
+	BARRIERTUNE_WAIT_AUTO = 0,
+	BARRIERTUNE_WAIT_ACTIVE = 1,
+	BARRIERTUNE_WAIT_PASSIVE = 2
+};
 
 #define BARRIERTUNE_ENUM_(id, name) BARRIERTUNE_ALG_##id,
 enum barriertune_algorithm { BARRIERTUNE_ALGORITHMS(BARRIERTUNE_ENUM_) BARRIERTUNE_NALGS };
@@ -143,9 +178,9 @@ struct barriertune_choice {
 #define BARRIERTUNE_MACHINE_MODEL 0
 #define BARRIERTUNE_BLOCK_WAKE_NS 0.0
 #define BARRIERTUNE_MACHINE_NNODES 0
-static const char barriertune_machine_vendor[] = "";
-static const char barriertune_machine_cpu[] = "";
-static const struct barriertune_choice *const barriertune_choices = NULL;
+BARRIERTUNE_DATA_ const char barriertune_machine_vendor[] = "";
+BARRIERTUNE_DATA_ const char barriertune_machine_cpu[] = "";
+BARRIERTUNE_DATA_ const struct barriertune_choice *const barriertune_choices = NULL;
 #endif
 
 /* A flag: an episode number one participant sets and others wait for.
@@ -167,16 +202,19 @@ struct barriertune_flag_ {
  * each on a line of its own. */
 struct barriertune_slot_ {
 	BARRIERTUNE_ALIGNAS(128) uint64_t e;
-	uint32_t busy; /* BARRIERTUNE_DEBUG: the id is waiting */
+	uint32_t busy;   /* BARRIERTUNE_DEBUG: the id is waiting */
+	uint32_t inside; /* the id is inside barriertune_barrier_wait; destroy waits for 0 */
 };
 
 /* The wait's state, one per barrier: how long a waiter spins, and until
  * when spinning is futile (the evidence, nanoseconds). */
 struct barriertune_wait_ {
-	int block;          /* 1: threads outnumber the allowed CPUs */
-	int n;              /* the barrier's threads (see barriertune_crowded_) */
-	int64_t spin_ns;    /* the spin bound */
-	int64_t busy_until; /* atomic */
+	int block;  /* 1: threads outnumber the allowed CPUs */
+	int n;      /* the barrier's threads (see barriertune_crowded_) */
+	int policy; /* BARRIERTUNE_WAIT_AUTO, _ACTIVE or _PASSIVE */
+	int fence_; /* 1: the setter's store is an exchange (see barriertune_store_) */
+	BARRIERTUNE_ALIGNAS(8) int64_t spin_ns;    /* the spin bound */
+	BARRIERTUNE_ALIGNAS(8) int64_t busy_until; /* atomic; 8-byte aligned on 32-bit targets too */
 };
 
 struct barriertune_barrier {
@@ -186,7 +224,6 @@ struct barriertune_barrier {
 	int rounds;
 	int y, q;     /* pairwise's lower group, butterfly's power of two */
 	int magic;    /* BARRIERTUNE_DEBUG */
-	int inside;   /* threads inside barriertune_barrier_wait; destroy waits for 0 */
 	int recognised; /* the machine is the table's */
 	const struct barriertune_choice *choice; /* the row used; NULL: default */
 	struct barriertune_wait_ w;
@@ -208,27 +245,52 @@ struct barriertune_barrier {
  * 0.52-0.82x. Go's spin loop, which cannot inline it, has always had this
  * shape and matched the inline C loop on an Intel Xeon guest
  * (docs/cbarrier.md, "The relax hint"). */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void barriertune_relax_(void)
+BARRIERTUNE_NOINLINE_FN_ void barriertune_relax_(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
+	__asm__ __volatile__("pause" ::: "memory");
 #elif defined(__aarch64__)
 	__asm__ __volatile__("isb" ::: "memory");
+#elif defined(__powerpc__) || defined(__powerpc64__) || defined(__PPC__)
+	__asm__ __volatile__("or 1,1,1\n\tor 2,2,2" ::: "memory"); /* low, then medium SMT priority */
+#elif defined(__riscv)
+	__asm__ __volatile__(".4byte 0x0100000f" ::: "memory"); /* Zihintpause's pause (a fence hint elsewhere) */
+#elif defined(__arm__)
+	__asm__ __volatile__("yield" ::: "memory");
 #endif
 }
 
-static inline int64_t barriertune_now_(void)
+/* barriertune_now_: nanoseconds on the monotonic clock (a step of the
+ * wall clock never lengthens a spin). clock_gettime where <time.h>
+ * declares it; in a strict ISO C build (no POSIX declarations) the system
+ * call itself, with the kernel's 64-bit timespec on a 32-bit target. */
+BARRIERTUNE_FN_ int64_t barriertune_now_(void)
 {
+#if defined(CLOCK_MONOTONIC)
 	struct timespec ts;
-	timespec_get(&ts, TIME_UTC);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#elif defined(__linux__) && defined(SYS_clock_gettime64)
+	int64_t ts[2] = {0, 0}; /* struct __kernel_timespec */
+	int saved = errno;
+	(void)syscall(SYS_clock_gettime64, 1 /* CLOCK_MONOTONIC */, ts);
+	errno = saved;
+	return ts[0] * 1000000000 + ts[1];
+#elif defined(__linux__) && defined(SYS_clock_gettime)
+	long ts[2] = {0, 0}; /* a 64-bit target's struct timespec */
+	int saved = errno;
+	(void)syscall(SYS_clock_gettime, 1 /* CLOCK_MONOTONIC */, ts);
+	errno = saved;
+	return (int64_t)ts[0] * 1000000000 + ts[1];
+#else
+	struct timespec ts;
+	timespec_get(&ts, TIME_UTC); /* no monotonic clock to be had */
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
 }
 
 /* reached: the flag's value v reaches episode e (mod 2^32). */
-static inline int barriertune_reached_(uint32_t v, uint32_t e, int eq)
+BARRIERTUNE_FN_ int barriertune_reached_(uint32_t v, uint32_t e, int eq)
 {
 	return eq ? v == e : (int32_t)(v - e) >= 0;
 }
@@ -237,7 +299,7 @@ static inline int barriertune_reached_(uint32_t v, uint32_t e, int eq)
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), 0 where it cannot (not
  * Linux, an old kernel, a seccomp filter). Registered once per process
  * (the first init, or the first wait); errno is left as it was. */
-static inline int barriertune_membarrier_(void)
+BARRIERTUNE_FN_ int barriertune_membarrier_(void)
 {
 	static int state; /* 0: not asked yet, 1: registered, 2: unavailable */
 	int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
@@ -266,15 +328,17 @@ static inline int barriertune_membarrier_(void)
  * membarrier orders every setter's store before its load, so either the
  * setter sees the sleeper or the sleeper sees the store: a wake-up cannot
  * be lost, and the sleeper wakes once, when released. Where membarrier is
- * unavailable (or threads outnumber the CPUs) the setter's store is an
- * atomic exchange (seq_cst), the same guarantee at a fence's cost on the
- * setter. errno is unchanged across both. */
-static inline void barriertune_sleep_(struct barriertune_flag_ *f, uint32_t e, int eq)
+ * unavailable, and where waits sleep often (threads outnumber the CPUs,
+ * or the passive policy), the setter's store is an atomic exchange
+ * (seq_cst), the same guarantee at a fence's cost on the setter, and the
+ * sleeper issues no membarrier (w->fence_). errno is unchanged across
+ * both. */
+BARRIERTUNE_FN_ void barriertune_sleep_(struct barriertune_flag_ *f, uint32_t e, int eq, const struct barriertune_wait_ *w)
 {
 	int saved = errno;
 	__atomic_add_fetch(&f->parked, 1, __ATOMIC_SEQ_CST);
 #if defined(__linux__) && defined(SYS_membarrier)
-	if (barriertune_membarrier_())
+	if (!w->fence_) /* the setters' stores are plain: fence them */
 		(void)syscall(SYS_membarrier, 8 /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */, 0);
 #endif
 #if defined(BARRIERTUNE_FUTEX)
@@ -298,7 +362,7 @@ static inline void barriertune_sleep_(struct barriertune_flag_ *f, uint32_t e, i
 	errno = saved;
 }
 
-static inline void barriertune_wake_(struct barriertune_flag_ *f)
+BARRIERTUNE_FN_ void barriertune_wake_(struct barriertune_flag_ *f)
 {
 #if defined(BARRIERTUNE_FUTEX)
 	int saved = errno;
@@ -313,11 +377,11 @@ static inline void barriertune_wake_(struct barriertune_flag_ *f)
 
 /* barriertune_store_: publish v in f and wake its sleepers, by the
  * contract above: a release store where the sleepers' membarrier orders
- * it, an exchange (seq_cst) where membarrier is unavailable or every wait
- * sleeps (threads outnumber the CPUs). */
-static inline void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, const struct barriertune_wait_ *w)
+ * it, an exchange (seq_cst) where w->fence_ (membarrier unavailable, or
+ * waits that sleep often). */
+BARRIERTUNE_FN_ void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, const struct barriertune_wait_ *w)
 {
-	if (w->block || !barriertune_membarrier_())
+	if (w->fence_)
 		(void)__atomic_exchange_n(&f->v, v, __ATOMIC_SEQ_CST);
 	else
 		__atomic_store_n(&f->v, v, __ATOMIC_RELEASE);
@@ -337,7 +401,7 @@ static inline void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, c
 /* barriertune_read_small_: up to size-1 bytes of path into buf, NUL
  * terminated, with raw open/read/close system calls: no stdio, no malloc,
  * errno unchanged (the wait calls it). The length, or -1. */
-static inline int barriertune_read_small_(const char *path, char *buf, int size)
+BARRIERTUNE_FN_ int barriertune_read_small_(const char *path, char *buf, int size)
 {
 #if defined(__linux__) && defined(SYS_openat)
 	int saved = errno, len = -1;
@@ -362,7 +426,7 @@ static inline int barriertune_read_small_(const char *path, char *buf, int size)
 
 /* barriertune_num_: parses a decimal number at *p, advancing it; -1 when
  * none. */
-static inline int barriertune_num_(const char **p)
+BARRIERTUNE_FN_ int barriertune_num_(const char **p)
 {
 	int v = 0, any = 0;
 	while (**p >= '0' && **p <= '9' && v < 100000000) {
@@ -375,7 +439,7 @@ static inline int barriertune_num_(const char **p)
 
 /* barriertune_online_cpus_: how many CPUs are online (a list such as
  * "0-3,8-11"); 0 when it cannot tell. Read once per process. */
-static inline int barriertune_online_cpus_(void)
+BARRIERTUNE_FN_ int barriertune_online_cpus_(void)
 {
 	static int cached; /* 0: not read yet; else count + 1 */
 	int got = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
@@ -416,7 +480,7 @@ static inline int barriertune_online_cpus_(void)
  * buffer (no stdio, no malloc, errno kept). The per-thread run-delay
  * signal (/proc/thread-self/schedstat) was dropped: it needed stdio or a
  * descriptor per thread inside the wait. */
-static inline int barriertune_crowded_(int n)
+BARRIERTUNE_FN_ int barriertune_crowded_(int n)
 {
 	char buf[256];
 	const char *p = buf;
@@ -436,6 +500,258 @@ static inline int barriertune_crowded_(int n)
 	return online > 0 && running > online + 1 && running > n + 1;
 }
 
+/* ---- the process: what it may use and how it waits, read once ---- */
+
+/* Where the process's cgroups are (tests point them at files of their
+ * own). */
+#ifndef BARRIERTUNE_SELF_CGROUP
+#define BARRIERTUNE_SELF_CGROUP "/proc/self/cgroup"
+#endif
+#ifndef BARRIERTUNE_CGROUP_DIR
+#define BARRIERTUNE_CGROUP_DIR "/sys/fs/cgroup"
+#endif
+
+/* The process's facts: the CPUs it may use (its affinity when the program
+ * is loaded, within its cgroup's CPU quota) and the wait policy of
+ * $BARRIERTUNE_WAIT_POLICY. Read once, when the program is loaded (a
+ * constructor, before main and before the program pins any thread), else
+ * at the first init; never the calling thread's affinity at init: a main
+ * thread pinned to one CPU before init (as MPI launchers and
+ * OMP_PROC_BIND leave it) would make every barrier block as if its
+ * threads outnumbered the CPUs. A runtime that pins the initial thread in
+ * its own constructor (libgomp with OMP_PROC_BIND) runs before this one
+ * and is not seen through. */
+struct barriertune_process_ {
+	int state;    /* 0: not read yet; 1: read */
+	int cpus;     /* the CPUs the process may use; 0: unknown */
+	int affinity; /* the CPUs in mask */
+	int policy;   /* BARRIERTUNE_WAIT_AUTO, _ACTIVE or _PASSIVE */
+	unsigned long mask[8192 / (8 * sizeof(unsigned long))]; /* the affinity at load */
+};
+BARRIERTUNE_SHARED_ struct barriertune_process_ barriertune_proc_;
+
+/* The threads of the process spinning in a wait now (every barrier's),
+ * on a line of its own: when they outnumber the CPUs the process may use,
+ * a partner that has not arrived may be waiting for one of their CPUs,
+ * and a spinning waiter yields its CPU instead. */
+BARRIERTUNE_ALIGNAS(128) BARRIERTUNE_SHARED_ int barriertune_spinning_;
+
+/* barriertune_ll_: a decimal number (optionally negative) at *p,
+ * advancing it; LLONG_MIN when none. */
+BARRIERTUNE_FN_ long long barriertune_ll_(const char **p)
+{
+	long long v = 0;
+	int neg = **p == '-', any = 0;
+	if (neg)
+		(*p)++;
+	while (**p >= '0' && **p <= '9' && v < LLONG_MAX / 10 - 10) {
+		v = v * 10 + (**p - '0');
+		(*p)++;
+		any = 1;
+	}
+	return any ? (neg ? -v : v) : LLONG_MIN;
+}
+
+/* barriertune_quota_: ⌈quota/period⌉ CPUs, at least 1; 0 for no quota. */
+BARRIERTUNE_FN_ int barriertune_quota_(long long quota, long long period)
+{
+	long long c;
+	if (quota <= 0 || period <= 0)
+		return 0;
+	c = quota / period + (quota % period != 0);
+	return c < 1 ? 1 : c > INT_MAX ? INT_MAX : (int)c;
+}
+
+/* barriertune_dir_quota_: the CPU quota of one cgroup directory (v2:
+ * cpu.max, "max PERIOD" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us, -1 for
+ * none, and cpu.cfs_period_us); 0 for none or unreadable. */
+BARRIERTUNE_FN_ int barriertune_dir_quota_(char *path, size_t len, int v2)
+{
+	char buf[64];
+	const char *p = buf;
+	long long q, per;
+	if (v2) {
+		memcpy(path + len, "/cpu.max", 9);
+		if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+			return 0;
+		q = barriertune_ll_(&p);
+		while (*p == ' ')
+			p++;
+		per = barriertune_ll_(&p);
+		return barriertune_quota_(q, per);
+	}
+	memcpy(path + len, "/cpu.cfs_quota_us", 18);
+	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+		return 0;
+	q = barriertune_ll_(&p);
+	memcpy(path + len, "/cpu.cfs_period_us", 19);
+	p = buf;
+	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+		return 0;
+	per = barriertune_ll_(&p);
+	return barriertune_quota_(q, per);
+}
+
+/* barriertune_cgroup_quota_: the least CPU quota of the process's cgroup
+ * and its ancestors (v2's unified hierarchy, or v1's cpu controller), as
+ * Go's cpuset.Usable reads it; 0 for none. The cgroup's cpuset needs no
+ * reading: the kernel applies it to the affinity. */
+BARRIERTUNE_FN_ int barriertune_cgroup_quota_(void)
+{
+	char self[4096], path[sizeof BARRIERTUNE_CGROUP_DIR + 4096 + 32];
+	const char *line = self;
+	int best = 0;
+	if (barriertune_read_small_(BARRIERTUNE_SELF_CGROUP, self, (int)sizeof self) <= 0)
+		return 0;
+	while (*line != 0) {
+		const char *ctl = line, *rel, *end;
+		int v2, cpu = 0;
+		size_t base, len;
+		while (*ctl != 0 && *ctl != ':' && *ctl != '\n')
+			ctl++;
+		if (*ctl != ':')
+			break;
+		ctl++;
+		rel = ctl;
+		while (*rel != 0 && *rel != ':' && *rel != '\n')
+			rel++;
+		if (*rel != ':')
+			break;
+		end = rel + 1;
+		while (*end != 0 && *end != '\n')
+			end++;
+		v2 = rel == ctl && line[0] == '0' && line[1] == ':';
+		{ /* v1: is "cpu" one of the line's controllers? */
+			const char *c = ctl;
+			while (!v2 && c < rel) {
+				const char *e = c;
+				while (e < rel && *e != ',')
+					e++;
+				cpu = cpu || (e - c == 3 && memcmp(c, "cpu", 3) == 0);
+				c = e + 1;
+			}
+		}
+		if ((v2 || cpu) && end - rel - 1 < 4096) {
+			base = sizeof BARRIERTUNE_CGROUP_DIR - 1;
+			memcpy(path, BARRIERTUNE_CGROUP_DIR, base);
+			if (!v2) {
+				path[base++] = '/';
+				memcpy(path + base, ctl, (size_t)(rel - ctl));
+				base += (size_t)(rel - ctl);
+			}
+			len = (size_t)(end - rel - 1);
+			memcpy(path + base, rel + 1, len);
+			len += base;
+			while (len > base && path[len - 1] == '/')
+				len--;
+			for (;;) { /* the cgroup, then each ancestor */
+				int q = barriertune_dir_quota_(path, len, v2);
+				if (q > 0 && (best == 0 || q < best))
+					best = q;
+				if (len <= base)
+					break;
+				while (len > base && path[len - 1] != '/')
+					len--;
+				while (len > base && path[len - 1] == '/')
+					len--;
+			}
+		}
+		line = *end == '\n' ? end + 1 : end;
+	}
+	return best;
+}
+
+/* barriertune_policy_of_: the wait policy a value of
+ * BARRIERTUNE_WAIT_POLICY names (case-insensitive, blanks around it
+ * ignored); BARRIERTUNE_WAIT_AUTO for none or empty; -1 for another
+ * value. */
+BARRIERTUNE_FN_ int barriertune_policy_of_(const char *v)
+{
+	static const char *const names[] = {"auto", "active", "passive"};
+	size_t n, k;
+	int i;
+	if (v == NULL)
+		return BARRIERTUNE_WAIT_AUTO;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n'))
+		n--;
+	if (n == 0)
+		return BARRIERTUNE_WAIT_AUTO;
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < n && names[i][k] != 0; k++) {
+			char c = v[k] >= 'A' && v[k] <= 'Z' ? (char)(v[k] - 'A' + 'a') : v[k];
+			if (c != names[i][k])
+				break;
+		}
+		if (k == n && names[i][k] == 0)
+			return i; /* the enum's order */
+	}
+	return -1;
+}
+
+/* barriertune_process_read_: reads the process's facts into p. An
+ * invalid BARRIERTUNE_WAIT_POLICY gives auto and one line on standard
+ * error (written here, when the program is loaded, never in a wait). */
+BARRIERTUNE_FN_ void barriertune_process_read_(struct barriertune_process_ *p)
+{
+	int saved = errno, q, c = 0;
+	const char *v = getenv("BARRIERTUNE_WAIT_POLICY");
+	memset(p->mask, 0, sizeof p->mask);
+#if defined(__linux__)
+	{
+		long got = syscall(SYS_sched_getaffinity, 0, sizeof p->mask, p->mask);
+		long i;
+		for (i = 0; got > 0 && i < got / (long)sizeof(unsigned long); i++)
+			c += __builtin_popcountl(p->mask[i]);
+	}
+#endif
+	p->affinity = c;
+	q = barriertune_cgroup_quota_();
+	p->cpus = q > 0 && (c == 0 || q < c) ? q : c;
+	p->policy = barriertune_policy_of_(v);
+	if (p->policy < 0) {
+		p->policy = BARRIERTUNE_WAIT_AUTO;
+#if defined(__linux__)
+		{
+			static const char head[] = "barriertune: BARRIERTUNE_WAIT_POLICY=\"", tail[] = "\" is not a wait policy (accepted: active, passive, auto); using auto\n";
+			size_t n = strlen(v);
+			(void)syscall(SYS_write, 2, head, sizeof head - 1);
+			(void)syscall(SYS_write, 2, v, n > 48 ? (size_t)48 : n);
+			(void)syscall(SYS_write, 2, tail, sizeof tail - 1);
+		}
+#endif
+	}
+	errno = saved;
+}
+
+/* barriertune_process_get_: the process's facts, read once (see struct
+ * barriertune_process_). */
+BARRIERTUNE_FN_ const struct barriertune_process_ *barriertune_process_get_(void)
+{
+	struct barriertune_process_ *p = &barriertune_proc_;
+	if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == 0) {
+		barriertune_process_read_(p);
+		__atomic_store_n(&p->state, 1, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+#if defined(__GNUC__)
+__attribute__((constructor)) static void barriertune_process_init_(void)
+{
+	(void)barriertune_process_get_();
+}
+#endif
+
+/* barriertune_allowed_cpus_: how many CPUs the process may use (0:
+ * unknown), as read once. */
+BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void)
+{
+	return barriertune_process_get_()->cpus;
+}
+
 #define BARRIERTUNE_BUSY_HOLD_NS 50000000
 /* BARRIERTUNE_YIELDS: how many times a waiter of threads outnumbering the
  * CPUs yields before it sleeps (8 threads on 2 CPUs: 4 ran 10.2 us an
@@ -444,19 +760,26 @@ static inline int barriertune_crowded_(int n)
 #define BARRIERTUNE_YIELDS 4
 #endif
 
-static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w)
+/* barriertune_await_slow_: the wait once a first look found f not yet
+ * at e, by w's policy (enum barriertune_wait_policy). */
+BARRIERTUNE_NOINLINE_FN_ void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w)
 {
-	int64_t start, now;
-	int i;
+	int64_t start, now = 0;
+	int i, cpus, spinners, active = w->policy == BARRIERTUNE_WAIT_ACTIVE;
+	if (w->policy == BARRIERTUNE_WAIT_PASSIVE) {
+		barriertune_sleep_(f, e, eq, w);
+		return;
+	}
 	if (w->block) {
 		/* Outnumbered: a partner that has not arrived may be queued on
-		 * this CPU; yield to it (BARRIERTUNE_YIELDS times), then sleep. */
-		for (i = 0; i < BARRIERTUNE_YIELDS; i++) {
+		 * this CPU; yield to it (BARRIERTUNE_YIELDS times; active:
+		 * until released), then sleep. */
+		for (i = 0; active || i < BARRIERTUNE_YIELDS; i++) {
 			sched_yield();
 			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 				return;
 		}
-		barriertune_sleep_(f, e, eq);
+		barriertune_sleep_(f, e, eq, w);
 		return;
 	}
 	/* The hand-written spin loop's shape for a balanced episode. */
@@ -466,30 +789,41 @@ static void barriertune_await_slow_(struct barriertune_flag_ *f, uint32_t e, int
 			return;
 	}
 	start = barriertune_now_();
-	if (start < __atomic_load_n(&w->busy_until, __ATOMIC_RELAXED)) {
+	if (!active && start < __atomic_load_n(&w->busy_until, __ATOMIC_RELAXED)) {
 		sched_yield();
 		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 			return;
-		barriertune_sleep_(f, e, eq);
+		barriertune_sleep_(f, e, eq, w);
 		return;
 	}
+	/* Spin, counted among the process's spinning threads: while they
+	 * outnumber its CPUs, yield instead of relaxing. */
+	cpus = barriertune_allowed_cpus_();
+	spinners = __atomic_add_fetch(&barriertune_spinning_, 1, __ATOMIC_RELAXED);
 	for (;;) {
 		for (i = 0; i < 64; i++) {
-			barriertune_relax_();
-			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
+			if (cpus > 0 && spinners > cpus)
+				sched_yield();
+			else
+				barriertune_relax_();
+			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq)) {
+				__atomic_sub_fetch(&barriertune_spinning_, 1, __ATOMIC_RELAXED);
 				return;
+			}
 		}
+		spinners = __atomic_load_n(&barriertune_spinning_, __ATOMIC_RELAXED);
 		now = barriertune_now_();
-		if (now - start >= w->spin_ns)
+		if (!active && now - start >= w->spin_ns)
 			break;
 	}
+	__atomic_sub_fetch(&barriertune_spinning_, 1, __ATOMIC_RELAXED);
 	if (barriertune_crowded_(w->n))
 		__atomic_store_n(&w->busy_until, now + BARRIERTUNE_BUSY_HOLD_NS, __ATOMIC_RELAXED);
-	barriertune_sleep_(f, e, eq);
+	barriertune_sleep_(f, e, eq, w);
 }
 
 /* await: return once f reaches episode e (exactly e when eq). */
-static inline void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w)
+BARRIERTUNE_FN_ void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w)
 {
 	if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 		return;
@@ -498,81 +832,54 @@ static inline void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, i
 
 /* ---- choosing ---- */
 
-/* barriertune_affinity_count_: how many CPUs the calling thread may run
- * on now (0: unknown). */
-static inline int barriertune_affinity_count_(void)
+#if defined(__x86_64__) || defined(__i386__)
+/* barriertune_cpuid_: the CPUID instruction for leaf (subleaf 0): eax,
+ * ebx, ecx, edx in r. */
+BARRIERTUNE_FN_ void barriertune_cpuid_(unsigned int leaf, unsigned int r[4])
 {
-#if defined(__linux__)
-	unsigned long mask[1024 / (8 * sizeof(unsigned long)) * 8];
-	long got = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
-	int c = 0;
-	long i;
-	if (got <= 0)
-		return 0;
-	for (i = 0; i < got / (long)sizeof(unsigned long); i++)
-		c += __builtin_popcountl(mask[i]);
-	return c;
-#else
-	return 0;
-#endif
-}
-
-/* The CPUs the process may use, read once: when the program is loaded (a
- * constructor, before main and before the program pins any thread), else
- * at the first init. Never the calling thread's affinity at init: a main
- * thread pinned to one CPU before init (as MPI launchers and OMP_PROC_BIND
- * leave it) would make every barrier block as if its threads outnumbered
- * the CPUs. A runtime that pins the initial thread in its own constructor
- * (libgomp with OMP_PROC_BIND) runs before this one and is not seen
- * through. -1: not read yet. */
-static int barriertune_process_cpus_ = -1;
-
-#if defined(__GNUC__)
-__attribute__((constructor)) static void barriertune_process_cpus_init_(void)
-{
-	__atomic_store_n(&barriertune_process_cpus_, barriertune_affinity_count_(), __ATOMIC_RELAXED);
+	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0u));
 }
 #endif
 
-/* barriertune_allowed_cpus_: how many CPUs the process may use (0:
- * unknown), as read once (see barriertune_process_cpus_). */
-static inline int barriertune_allowed_cpus_(void)
-{
-	int c = __atomic_load_n(&barriertune_process_cpus_, __ATOMIC_RELAXED);
-	if (c < 0) {
-		c = barriertune_affinity_count_();
-		__atomic_store_n(&barriertune_process_cpus_, c, __ATOMIC_RELAXED);
-	}
-	return c;
-}
+#if defined(__aarch64__)
+#ifndef BARRIERTUNE_MIDR
+#define BARRIERTUNE_MIDR "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+#endif
+#endif
 
-/* barriertune_cpu_ fills the CPU's identity as CPUID gives it (vendor,
- * family, model, brand string trimmed of spaces); 0 where there is no
- * CPUID. */
-static inline int barriertune_cpu_(char vendor[13], int *family, int *model, char brand[49])
+BARRIERTUNE_FN_ int barriertune_read_small_(const char *path, char *buf, int size);
+
+/* barriertune_cpu_ fills the CPU's identity as the check recorded it: on
+ * x86 from CPUID (vendor, family, model, brand string trimmed of spaces),
+ * on arm64 from the main ID register, MIDR_EL1 (as sysfs gives it; the
+ * implementer's name, (variant, architecture) as the family, (part
+ * number, revision) as the model, no brand), as Go's
+ * klauspost/cpuid reads them. 0 where there is neither. */
+BARRIERTUNE_FN_ int barriertune_cpu_(char vendor[49], int *family, int *model, char brand[49])
 {
 #if defined(__x86_64__) || defined(__i386__)
-	unsigned int a, b, c, d, i, regs[12];
+	unsigned int r[4], i, regs[12];
 	size_t len;
 	char *s;
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return 0;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
+	barriertune_cpuid_(0, r);
+	memcpy(vendor, &r[1], 4);
+	memcpy(vendor + 4, &r[3], 4);
+	memcpy(vendor + 8, &r[2], 4);
 	vendor[12] = 0;
-	if (!__get_cpuid(1, &a, &b, &c, &d))
+	if (r[0] < 1)
 		return 0;
-	*family = (int)((a >> 8) & 0xf);
-	*model = (int)((a >> 4) & 0xf);
+	barriertune_cpuid_(1, r);
+	*family = (int)((r[0] >> 8) & 0xf);
+	*model = (int)((r[0] >> 4) & 0xf);
 	if (*family == 0xf)
-		*family += (int)((a >> 20) & 0xff);
+		*family += (int)((r[0] >> 20) & 0xff);
 	if (*family == 0x6 || *family >= 0xf)
-		*model += (int)((a >> 12) & 0xf0);
+		*model += (int)((r[0] >> 12) & 0xf0);
 	brand[0] = 0;
-	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000004u) {
+	barriertune_cpuid_(0x80000000u, r);
+	if (r[0] >= 0x80000004u) {
 		for (i = 0; i < 3; i++)
-			__get_cpuid(0x80000002 + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
+			barriertune_cpuid_(0x80000002u + i, &regs[4 * i]);
 		memcpy(brand, regs, 48);
 		brand[48] = 0;
 	}
@@ -583,6 +890,45 @@ static inline int barriertune_cpu_(char vendor[13], int *family, int *model, cha
 	len = strlen(brand);
 	while (len > 0 && brand[len - 1] == ' ')
 		brand[--len] = 0;
+	return 1;
+#elif defined(__aarch64__)
+	/* The implementers Go's cpuid names (MIDR_EL1 bits 31-24). */
+	static const struct {
+		unsigned char id;
+		const char *name;
+	} impl[] = {{0xC0, "Ampere Computing"}, {0x41, "Arm Limited"}, {0x42, "Broadcom Corporation"}, {0x43, "Cavium Inc"},
+		    {0x44, "Digital Equipment Corporation"}, {0x46, "Fujitsu Ltd"}, {0x49, "Infineon Technologies AG"},
+		    {0x4D, "Motorola or Freescale Semiconductor Inc"}, {0x4E, "NVIDIA Corporation"},
+		    {0x50, "Applied Micro Circuits Corporation"}, {0x51, "Qualcomm Inc"}, {0x56, "Marvell International Ltd"},
+		    {0x69, "Intel Corporation"}};
+	char buf[64];
+	const char *p = buf;
+	uint64_t midr = 0;
+	size_t i;
+	int any = 0;
+	if (barriertune_read_small_(BARRIERTUNE_MIDR, buf, (int)sizeof buf) <= 0)
+		return 0;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; *p != 0 && *p != '\n'; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+		if (d < 0 || midr >> 60 != 0)
+			return 0;
+		midr = midr << 4 | (uint64_t)d;
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	/* Go's cpuid names only these; another implementer's vendor is "",
+	 * as there. */
+	vendor[0] = 0;
+	for (i = 0; i < sizeof impl / sizeof impl[0]; i++) {
+		if (impl[i].id == ((midr >> 24) & 0xff))
+			memcpy(vendor, impl[i].name, strlen(impl[i].name) + 1);
+	}
+	*family = (int)((midr >> 16) & 0xff);
+	*model = (int)(midr & 0xffff);
+	brand[0] = 0;
 	return 1;
 #else
 	(void)vendor, (void)family, (void)model, (void)brand;
@@ -601,7 +947,7 @@ static inline int barriertune_cpu_(char vendor[13], int *family, int *model, cha
  * above are dropped and counted in *over. It reads what the Go side's
  * cpuset.ParseList reads: comma-separated ids and ranges, white space and
  * NUL bytes around them, empty parts skipped, ids up to 65535. */
-static inline int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
+BARRIERTUNE_FN_ int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
 {
 	FILE *fp = fopen(path, "r");
 	long v[2] = {-1, -1}, i;
@@ -658,7 +1004,7 @@ static inline int barriertune_read_list_(const char *path, uint64_t *bits, int n
 
 /* barriertune_parse_list_: a CPU list string as a bitmap of nbits bits, 1
  * when every id fits. */
-static inline int barriertune_parse_list_(const char *s, uint64_t *bits, int nbits)
+BARRIERTUNE_FN_ int barriertune_parse_list_(const char *s, uint64_t *bits, int nbits)
 {
 	char *end;
 	long a, b, i;
@@ -694,7 +1040,7 @@ static inline int barriertune_parse_list_(const char *s, uint64_t *bits, int nbi
  * NUMANode level, each node being the CPUs of another object), or the
  * table names none. A firmware setting that splits or joins the nodes
  * (AMD's NPS, Intel's SNC) changes the tree the table was measured on. */
-static inline int barriertune_nodes_recognised_(void)
+BARRIERTUNE_FN_ int barriertune_nodes_recognised_(void)
 {
 #if BARRIERTUNE_MACHINE_NNODES > 0
 	enum { nbits = BARRIERTUNE_MACHINE_NBITS, words = (BARRIERTUNE_MACHINE_NBITS + 63) / 64, maxnodes = 4096 };
@@ -774,10 +1120,10 @@ out:
  * as CPUID gives them, and the number of CPUs in /proc/cpuinfo, are the
  * table's, and where the table records NUMA nodes, the nodes: see
  * barriertune_nodes_recognised_), else 0. */
-static inline int barriertune_machine_recognised(void)
+BARRIERTUNE_FN_ int barriertune_machine_recognised_now_(void)
 {
 #if defined(__linux__)
-	char line[512], vendor[13], brand[49];
+	char line[512], vendor[49], brand[49];
 	int cpus = 0, family = 0, model = 0;
 	FILE *fp;
 	if (BARRIERTUNE_NCHOICES == 0 || BARRIERTUNE_MACHINE_NCPUS == 0)
@@ -801,9 +1147,23 @@ static inline int barriertune_machine_recognised(void)
 #endif
 }
 
+/* barriertune_machine_recognised is barriertune_machine_recognised_now_
+ * read once per process (per translation unit in C): every later init
+ * and C++ construction takes the answer, and reads no file. */
+BARRIERTUNE_FN_ int barriertune_machine_recognised(void)
+{
+	static int cached; /* 0: not read yet; else the answer + 1 */
+	int got = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+	if (got == 0) {
+		got = barriertune_machine_recognised_now_() + 1;
+		__atomic_store_n(&cached, got, __ATOMIC_RELEASE);
+	}
+	return got - 1;
+}
+
 /* barriertune_algorithm_name returns the catalog name of an algorithm
  * (enum barriertune_algorithm), or NULL. */
-static inline const char *barriertune_algorithm_name(int alg)
+BARRIERTUNE_FN_ const char *barriertune_algorithm_name(int alg)
 {
 #define BARRIERTUNE_NAME_(id, name) name,
 	static const char *const names[] = {BARRIERTUNE_ALGORITHMS(BARRIERTUNE_NAME_) NULL};
@@ -812,7 +1172,7 @@ static inline const char *barriertune_algorithm_name(int alg)
 }
 
 /* barriertune_algorithm_of returns the algorithm named name, or -1. */
-static inline int barriertune_algorithm_of(const char *name)
+BARRIERTUNE_FN_ int barriertune_algorithm_of(const char *name)
 {
 	int a;
 	for (a = 0; a < BARRIERTUNE_NALGS; a++) {
@@ -824,7 +1184,7 @@ static inline int barriertune_algorithm_of(const char *name)
 
 /* barriertune_spin_ns_: the spin bound, twice the block and wake-up cost
  * recorded (50 us when none), within 10-200 us. */
-static inline int64_t barriertune_spin_ns_(int recognised)
+BARRIERTUNE_FN_ int64_t barriertune_spin_ns_(int recognised)
 {
 	double bw = recognised && BARRIERTUNE_BLOCK_WAKE_NS > 0 ? BARRIERTUNE_BLOCK_WAKE_NS : 50000.0;
 	double s = 2 * bw;
@@ -835,7 +1195,7 @@ static inline int64_t barriertune_spin_ns_(int recognised)
 	return (int64_t)s;
 }
 
-static inline int barriertune_log2ceil_(int n)
+BARRIERTUNE_FN_ int barriertune_log2ceil_(int n)
 {
 	int r = 0;
 	while ((1 << r) < n)
@@ -847,7 +1207,7 @@ static inline int barriertune_log2ceil_(int n)
 
 /* barriertune_alloc_ allocates b's flags (na then nb), n participants'
  * slots, nc counters and ni ints in one zeroed block. 0 or ENOMEM. */
-static inline int barriertune_alloc_(struct barriertune_barrier *b, int n, int na, int nb, int nc, int ni)
+BARRIERTUNE_FN_ int barriertune_alloc_(struct barriertune_barrier *b, int n, int na, int nb, int nc, int ni)
 {
 	size_t size = (size_t)(na + nb) * sizeof(struct barriertune_flag_) + (size_t)(n + nc) * sizeof(struct barriertune_slot_) +
 		      (size_t)ni * sizeof(int);
@@ -878,25 +1238,26 @@ static inline int barriertune_alloc_(struct barriertune_barrier *b, int n, int n
 
 /* barriertune_ready_ sets b's wait for n participants (block as
  * barriertune_barrier_init_algorithm's) and marks it initialised. */
-static inline void barriertune_ready_(struct barriertune_barrier *b, int n, int block)
+BARRIERTUNE_FN_ void barriertune_ready_(struct barriertune_barrier *b, int n, int block)
 {
 	int allowed = barriertune_allowed_cpus_();
 	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
-	(void)barriertune_membarrier_(); /* registered before any wait */
+	b->w.policy = barriertune_process_get_()->policy;
+	b->w.fence_ = b->w.block || b->w.policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_(); /* registered before any wait */
 	b->w.n = n;
 	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
 	b->magic = BARRIERTUNE_MAGIC;
 }
 
-static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block);
-static inline void barriertune_barrier_destroy(struct barriertune_barrier *b);
+BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block);
+BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b);
 
 /* A participant in a hybrid's grouping: its group key and id. */
 struct barriertune_member_ {
 	int key, id;
 };
 
-static inline int barriertune_member_cmp_(const void *x, const void *y)
+BARRIERTUNE_FN_ int barriertune_member_cmp_(const void *x, const void *y)
 {
 	const struct barriertune_member_ *p = (const struct barriertune_member_ *)x, *q = (const struct barriertune_member_ *)y;
 	if (p->key != q->key)
@@ -919,7 +1280,7 @@ static inline int barriertune_member_cmp_(const void *x, const void *y)
  * 1..BARRIERTUNE_MAX_THREADS, nlevels outside 1..BARRIERTUNE_MAX_LEVELS,
  * an algorithm the header does not carry or the hybrid, a fan-in outside
  * 0..64; ENOMEM. */
-static inline int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
+BARRIERTUNE_FN_ int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
 						  int block)
 {
 	struct barriertune_member_ *m;
@@ -927,7 +1288,8 @@ static inline int barriertune_barrier_init_hybrid(struct barriertune_barrier *b,
 	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || nlevels < 1 || nlevels > BARRIERTUNE_MAX_LEVELS || levels == NULL)
 		return EINVAL;
 	for (l = 0; l < nlevels; l++) {
-		if (levels[2 * l] < 0 || levels[2 * l] >= BARRIERTUNE_ALG_HYBRID || levels[2 * l + 1] < 0 || levels[2 * l + 1] > 64)
+		if (levels[2 * l] < 0 || levels[2 * l] >= BARRIERTUNE_NALGS || levels[2 * l] == BARRIERTUNE_ALG_HYBRID || levels[2 * l + 1] < 0 ||
+		    levels[2 * l + 1] > BARRIERTUNE_MAX_FAN_IN)
 			return EINVAL;
 	}
 	if (block < 0) {
@@ -1021,12 +1383,13 @@ static inline int barriertune_barrier_init_hybrid(struct barriertune_barrier *b,
  * (0: 4, the default; trees only), for tests and comparisons; block 1
  * makes every wait sleep quickly as for more threads than CPUs, 0 spins
  * first, -1 decides from the allowed CPUs. EINVAL for an unknown name, n
- * < 1 or n > BARRIERTUNE_MAX_THREADS, fan_in < 0 or > 64; ENOMEM. */
-static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block)
+ * < 1 or n > BARRIERTUNE_MAX_THREADS, fan_in < 0 or > BARRIERTUNE_MAX_FAN_IN;
+ * ENOMEM. */
+BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block)
 {
 	int alg = barriertune_algorithm_of(algorithm);
 	int na = 0, nb = 0, nc = 0, ni = 0, r, i;
-	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || alg < 0 || fan_in < 0 || fan_in > 64)
+	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || alg < 0 || fan_in < 0 || fan_in > BARRIERTUNE_MAX_FAN_IN)
 		return EINVAL;
 	if (alg == BARRIERTUNE_ALG_HYBRID) {
 		/* Without levels: one dissemination level over all. */
@@ -1036,6 +1399,8 @@ static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier 
 	memset(b, 0, sizeof *b);
 	if (fan_in < 2)
 		fan_in = 4;
+	if (fan_in > n)
+		fan_in = n < 2 ? 2 : n; /* a wider tree is the same tree */
 	r = barriertune_log2ceil_(n);
 	b->n = n;
 	b->algorithm = alg;
@@ -1122,7 +1487,7 @@ static inline int barriertune_barrier_init_algorithm(struct barriertune_barrier 
 
 /* barriertune_choose_ returns the table's row for n threads on this
  * machine, or NULL for the safe default. */
-static inline const struct barriertune_choice *barriertune_choose_(int n, int recognised)
+BARRIERTUNE_FN_ const struct barriertune_choice *barriertune_choose_(int n, int recognised)
 {
 	int i;
 	if (!recognised)
@@ -1138,7 +1503,7 @@ static inline const struct barriertune_choice *barriertune_choose_(int n, int re
  * choice for n threads when this is the machine of the table, else the
  * safe default. 0, EINVAL (n < 1 or n > BARRIERTUNE_MAX_THREADS, or b
  * NULL) or ENOMEM. */
-static inline int barriertune_barrier_init(struct barriertune_barrier *b, int n)
+BARRIERTUNE_FN_ int barriertune_barrier_init(struct barriertune_barrier *b, int n)
 {
 	int recognised, allowed, err;
 	const struct barriertune_choice *c;
@@ -1172,19 +1537,59 @@ static inline int barriertune_barrier_init(struct barriertune_barrier *b, int n)
 	return 0;
 }
 
+/* barriertune_set_policy_ sets b's wait policy (and its groups'). */
+BARRIERTUNE_FN_ void barriertune_set_policy_(struct barriertune_barrier *b, int policy)
+{
+	int k;
+	b->w.policy = policy;
+	b->w.fence_ = b->w.block || policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_();
+	for (k = 0; k < b->nsubs; k++)
+		barriertune_set_policy_(&b->subs[k], policy);
+}
+
+/* barriertune_barrier_init_policy is barriertune_barrier_init with a
+ * wait policy for b (enum barriertune_wait_policy), which overrides
+ * BARRIERTUNE_WAIT_POLICY's; BARRIERTUNE_WAIT_FROM_ENV takes the
+ * process's, as barriertune_barrier_init does. 0, EINVAL (as
+ * barriertune_barrier_init, or policy not one of the enum's) or ENOMEM. */
+BARRIERTUNE_FN_ int barriertune_barrier_init_policy(struct barriertune_barrier *b, int n, int policy)
+{
+	int err;
+	if (policy < BARRIERTUNE_WAIT_FROM_ENV || policy > BARRIERTUNE_WAIT_PASSIVE)
+		return EINVAL;
+	err = barriertune_barrier_init(b, n);
+	if (err == 0 && policy != BARRIERTUNE_WAIT_FROM_ENV)
+		barriertune_set_policy_(b, policy);
+	return err;
+}
+
+/* barriertune_barrier_policy names the wait policy b runs ("auto",
+ * "active" or "passive"). */
+BARRIERTUNE_FN_ const char *barriertune_barrier_policy(const struct barriertune_barrier *b)
+{
+	return b->w.policy == BARRIERTUNE_WAIT_ACTIVE ? "active" : b->w.policy == BARRIERTUNE_WAIT_PASSIVE ? "passive" : "auto";
+}
+
 /* barriertune_barrier_destroy first waits (sched_yield) until every
  * thread that entered barriertune_barrier_wait on b has left it (each
- * wait counts itself in on entry and out as its very last access to b),
+ * wait marks its participant's slot inside on entry and clears the mark
+ * as its very last access to b; the serial participant's wait has seen
+ * every mark set, since every participant set it before arriving),
  * then frees what init allocated. So, as with glibc's
  * pthread_barrier_destroy, the serial participant may destroy and free b
  * as soon as its wait returns, while the others are still leaving theirs.
  * Nobody may start a new wait on b once destroy has begun. */
-static inline void barriertune_barrier_destroy(struct barriertune_barrier *b)
+BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
 {
 	if (b == NULL || b->mem_ == NULL)
 		return;
-	while (__atomic_load_n(&b->inside, __ATOMIC_ACQUIRE) != 0)
-		sched_yield();
+	{
+		int i;
+		for (i = 0; i < b->n; i++) {
+			while (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
+				sched_yield();
+		}
+	}
 	if (b->subs != NULL) {
 		int k;
 		for (k = 0; k < b->nsubs; k++)
@@ -1205,17 +1610,24 @@ static inline void barriertune_barrier_destroy(struct barriertune_barrier *b)
 }
 
 /* barriertune_barrier_algorithm names the algorithm b runs. */
-static inline const char *barriertune_barrier_algorithm(const struct barriertune_barrier *b)
+BARRIERTUNE_FN_ const char *barriertune_barrier_algorithm(const struct barriertune_barrier *b)
 {
 	return barriertune_algorithm_name(b->algorithm);
 }
 
 /* barriertune_barrier_pin pins the calling thread on the CPU the
- * machine's choice places participant id on. 0; EINVAL for a bad id;
- * ENOENT when the choice places nothing (another machine, an unpinned
- * choice); ENOSYS where threads cannot be pinned; else the errno of
- * sched_setaffinity (a CPU outside the allowed set: EINVAL). */
-static inline int barriertune_barrier_pin(const struct barriertune_barrier *b, int id)
+ * machine's choice places participant id on, within the CPUs the process
+ * may use (its affinity when the program was loaded), as OpenMP takes
+ * its places within the process's own CPUs: the table's CPU where the
+ * process may use every CPU the choice places on, else the (id mod k)th
+ * of the process's own CPUs in ascending order, k the choice's CPUs. So
+ * ranks that a launcher bound to disjoint CPUs pin within their own;
+ * ranks started unbound all may use every CPU, and pin as the table
+ * says, onto the same CPUs: bind them. 0; EINVAL for a bad id; ENOENT
+ * when the choice places nothing (another machine, an unpinned choice);
+ * ENOSYS where threads cannot be pinned; else the errno of
+ * sched_setaffinity. */
+BARRIERTUNE_FN_ int barriertune_barrier_pin(const struct barriertune_barrier *b, int id)
 {
 	const struct barriertune_choice *c;
 	if (b == NULL || id < 0 || id >= b->n)
@@ -1225,10 +1637,24 @@ static inline int barriertune_barrier_pin(const struct barriertune_barrier *b, i
 		return ENOENT;
 #if defined(__linux__)
 	{
-		unsigned long mask[1024 / (8 * sizeof(unsigned long)) * 8];
-		int cpu = c->cpus[id % c->ncpus];
-		size_t bits = 8 * sizeof(unsigned long);
-		if (cpu < 0 || (size_t)cpu >= bits * (sizeof mask / sizeof mask[0]))
+		const struct barriertune_process_ *p = barriertune_process_get_();
+		unsigned long mask[sizeof p->mask / sizeof p->mask[0]];
+		size_t bits = 8 * sizeof(unsigned long), nbits = bits * (sizeof mask / sizeof mask[0]);
+		int cpu = c->cpus[id % c->ncpus], all = 1, k, want, i;
+		for (k = 0; k < c->ncpus && all; k++) {
+			int x = c->cpus[k];
+			all = x >= 0 && (size_t)x < nbits && (p->mask[(size_t)x / bits] >> ((size_t)x % bits) & 1);
+		}
+		if (!all && p->affinity > 0) {
+			want = (id % c->ncpus) % p->affinity;
+			for (i = 0, cpu = -1; (size_t)i < nbits; i++) {
+				if ((p->mask[(size_t)i / bits] >> ((size_t)i % bits) & 1) && want-- == 0) {
+					cpu = i;
+					break;
+				}
+			}
+		}
+		if (cpu < 0 || (size_t)cpu >= nbits)
 			return EINVAL;
 		memset(mask, 0, sizeof mask);
 		mask[(size_t)cpu / bits] = 1UL << ((size_t)cpu % bits);
@@ -1243,7 +1669,7 @@ static inline int barriertune_barrier_pin(const struct barriertune_barrier *b, i
 
 /* ---- the algorithms: each runs episode e for participant id ---- */
 
-static inline void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
 {
 	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
 	if (c == e * (uint64_t)b->n)
@@ -1252,9 +1678,9 @@ static inline void barriertune_central_(struct barriertune_barrier *b, uint64_t 
 		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
 }
 
-static inline void barriertune_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
 {
-	int f = b->fan_in, c;
+	int64_t f = b->fan_in, c;
 	for (c = f * id + 1; c <= f * id + f && c < b->n; c++)
 		barriertune_await_(&b->a[c], (uint32_t)e, 0, &b->w);
 	if (id == 0) {
@@ -1265,9 +1691,9 @@ static inline void barriertune_static_tree_(struct barriertune_barrier *b, int i
 	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
 }
 
-static inline void barriertune_all_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_all_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
 {
-	int f = b->fan_in, lo = f * id + 1, hi = f * id + f, c;
+	int64_t f = b->fan_in, lo = f * id + 1, hi = f * id + f, c;
 	if (hi > b->n - 1)
 		hi = b->n - 1;
 	for (c = lo; c <= hi; c++)
@@ -1280,7 +1706,7 @@ static inline void barriertune_all_static_tree_(struct barriertune_barrier *b, i
 		barriertune_store_(&b->b[c], (uint32_t)e, &b->w);
 }
 
-static inline void barriertune_combining_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_combining_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int n = b->n, nc = (int)(((char *)b->ints - (char *)b->counters) / (ptrdiff_t)sizeof(struct barriertune_slot_));
 	int *children = b->ints + n, *parent = children + nc;
@@ -1298,7 +1724,7 @@ static inline void barriertune_combining_(struct barriertune_barrier *b, int id,
 	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
 }
 
-static inline void barriertune_dissemination_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_dissemination_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int r, rounds = b->rounds, n = b->n;
 	for (r = 0; r < rounds; r++) {
@@ -1310,7 +1736,7 @@ static inline void barriertune_dissemination_(struct barriertune_barrier *b, int
 	}
 }
 
-static inline void barriertune_tournament_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_tournament_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int rounds = b->rounds, top = rounds, r;
 	for (r = 0; r < rounds; r++) {
@@ -1329,7 +1755,7 @@ static inline void barriertune_tournament_(struct barriertune_barrier *b, int id
 	}
 }
 
-static inline void barriertune_binomial_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_binomial_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int span = id == 0 ? INT_MAX : (id & -id), top = 0, k;
 	for (k = 1; k < span && id + k < b->n; k <<= 1) {
@@ -1344,12 +1770,12 @@ static inline void barriertune_binomial_(struct barriertune_barrier *b, int id, 
 		barriertune_store_(&b->b[id + k], (uint32_t)e, &b->w);
 }
 
-static inline int barriertune_butterfly_owner_(const struct barriertune_barrier *b, int v)
+BARRIERTUNE_FN_ int barriertune_butterfly_owner_(const struct barriertune_barrier *b, int v)
 {
 	return v < b->n ? v : v - b->q / 2;
 }
 
-static inline void barriertune_butterfly_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_butterfly_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int ids[2], s, j, rounds = b->rounds;
 	ids[0] = id;
@@ -1370,7 +1796,7 @@ static inline void barriertune_butterfly_(struct barriertune_barrier *b, int id,
 	}
 }
 
-static inline void barriertune_pairwise_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_pairwise_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int y = b->y, rounds = b->rounds, n = b->n, r;
 	struct barriertune_flag_ *extra = b->b, *release = b->b + (n - y);
@@ -1393,7 +1819,7 @@ static inline void barriertune_pairwise_(struct barriertune_barrier *b, int id, 
 /* mcs: a 4-ary arrival tree whose children set bits of their parent's one
  * word (set on odd episodes, cleared on even ones), and a binary wake-up
  * tree. */
-static inline void barriertune_mcs_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_mcs_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int odd = (int)(e & 1), hc = b->ints[id];
 	if (hc != 0)
@@ -1420,13 +1846,13 @@ static inline void barriertune_mcs_(struct barriertune_barrier *b, int id, uint6
  * equals an errno value (errors are positive) or 0 (the others). */
 #define BARRIERTUNE_BARRIER_SERIAL_THREAD (-1)
 
-static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
+BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
 
 /* hybrid: up through the groups' barriers of the participant's path (it
  * stops at the first level where it is not its group's representative),
  * then waits for its group's release and releases the groups below,
  * highest first. */
-static inline void barriertune_hybrid_(struct barriertune_barrier *b, int id, uint64_t e)
+BARRIERTUNE_FN_ void barriertune_hybrid_(struct barriertune_barrier *b, int id, uint64_t e)
 {
 	int depth = b->depth, len = b->ints[b->n * depth * 3 + id], k;
 	const int *st = b->ints + id * depth * 3;
@@ -1451,7 +1877,7 @@ static inline void barriertune_hybrid_(struct barriertune_barrier *b, int id, ui
  * outside 0..n-1 (and, in a
  * BARRIERTUNE_DEBUG build, for an uninitialised barrier), EBUSY in a
  * BARRIERTUNE_DEBUG build when id is already waiting. */
-static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id)
+BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int id)
 {
 	uint64_t e;
 #if defined(BARRIERTUNE_DEBUG)
@@ -1464,7 +1890,9 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 	if (__atomic_exchange_n(&b->slots[id].busy, 1, __ATOMIC_ACQ_REL) != 0)
 		return EBUSY;
 #endif
-	__atomic_add_fetch(&b->inside, 1, __ATOMIC_SEQ_CST);
+	/* On the participant's own line, as its episode count: no line is
+	 * shared among the participants for it. */
+	__atomic_store_n(&b->slots[id].inside, 1, __ATOMIC_RELAXED);
 	e = ++b->slots[id].e;
 	switch (b->algorithm) {
 	case BARRIERTUNE_ALG_CENTRAL:
@@ -1505,16 +1933,23 @@ static inline int barriertune_barrier_wait(struct barriertune_barrier *b, int id
 	__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
 #endif
 	/* The last access to b: destroy may free it right after. */
-	__atomic_sub_fetch(&b->inside, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->slots[id].inside, 0, __ATOMIC_RELEASE);
 	return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
 }
 
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
 
+/* The C++ class needs C++17 (C++20 for std::barrier's own semantics);
+ * an older C++ gets the C API alone. */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+
+#include <cassert>
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace barriertune {
@@ -1542,25 +1977,36 @@ public:
 		explicit arrival_token(uint32_t p) noexcept : phase_(p) {}
 	};
 
-	/* max is the largest expected count. */
-	static constexpr std::ptrdiff_t max() noexcept { return BARRIERTUNE_MAX_THREADS; }
+	/* max is the largest expected count: what the arrival counter holds
+	 * (the class keeps no per-participant state). */
+	static constexpr std::ptrdiff_t max() noexcept { return std::numeric_limits<std::ptrdiff_t>::max(); }
+
+#if !defined(BARRIERTUNE_ALLOW_THROWING_COMPLETION)
+	/* [thread.barrier.class]: the completion must be nothrow-invocable
+	 * (an exception would leave the phase incomplete and every other
+	 * thread waiting). Define BARRIERTUNE_ALLOW_THROWING_COMPLETION to
+	 * accept one that is not declared noexcept, as libstdc++ does; one
+	 * that throws then ends the program (std::terminate), never hangs
+	 * it. */
+	static_assert(std::is_nothrow_invocable_v<CompletionFunction &>,
+		      "barriertune::barrier: the completion function must be nothrow-invocable (noexcept); see BARRIERTUNE_ALLOW_THROWING_COMPLETION");
+#endif
 
 	/* barrier: expected participants per phase, 0 to max(); throws
 	 * std::invalid_argument outside it. */
 	explicit barrier(std::ptrdiff_t expected, CompletionFunction f = CompletionFunction())
-		: completion_(std::move(f))
+		: phase_(), w_(), remaining_(expected), expected_(expected), completion_(std::move(f))
 	{
-		if (expected < 0 || expected > max())
+		if (expected < 0)
 			throw std::invalid_argument("barriertune::barrier: expected participants out of range (want 0 to max())");
 		int allowed = barriertune_allowed_cpus_();
 		int recognised = barriertune_machine_recognised();
-		expected_ = expected;
-		remaining_ = expected;
 		w_.block = allowed > 0 && expected > allowed;
+		w_.n = expected > INT_MAX ? INT_MAX : (int)expected;
+		w_.policy = barriertune_process_get_()->policy;
+		w_.fence_ = w_.block || w_.policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_();
 		w_.spin_ns = barriertune_spin_ns_(recognised);
 		w_.busy_until = 0;
-		phase_.v = 0;
-		phase_.parked = 0;
 #if !defined(BARRIERTUNE_FUTEX)
 		pthread_mutex_init(&phase_.mu, nullptr);
 		pthread_cond_init(&phase_.cond, nullptr);
@@ -1577,11 +2023,15 @@ public:
 	}
 
 	/* arrive counts update arrivals in this phase (0 < update <= the
-	 * arrivals it still waits for); the last completes the phase. */
+	 * arrivals it still waits for: checked by assert, in a build without
+	 * NDEBUG); the last completes the phase. */
 	[[nodiscard]] arrival_token arrive(std::ptrdiff_t update = 1)
 	{
+		assert(update > 0 && "barriertune::barrier::arrive: update must be positive");
 		uint32_t p = __atomic_load_n(&phase_.v, __ATOMIC_ACQUIRE);
-		if (__atomic_sub_fetch(&remaining_, update, __ATOMIC_ACQ_REL) == 0)
+		std::ptrdiff_t left = __atomic_sub_fetch(&remaining_, update, __ATOMIC_ACQ_REL);
+		assert(left >= 0 && "barriertune::barrier::arrive: update exceeds the arrivals the phase still waits for");
+		if (left == 0)
 			complete(p);
 		return arrival_token(p);
 	}
@@ -1604,7 +2054,10 @@ public:
 	}
 
 private:
-	void complete(uint32_t p)
+	/* complete: noexcept, so that a completion that throws (allowed by
+	 * BARRIERTUNE_ALLOW_THROWING_COMPLETION) ends the program rather
+	 * than leaving every other thread waiting. */
+	void complete(uint32_t p) noexcept
 	{
 		completion_();
 		__atomic_store_n(&remaining_, __atomic_load_n(&expected_, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
@@ -1619,6 +2072,6 @@ private:
 };
 
 } // namespace barriertune
-#endif /* __cplusplus */
+#endif /* C++17 */
 
 #endif /* BARRIERTUNE_H */

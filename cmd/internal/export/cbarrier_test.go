@@ -45,8 +45,42 @@ func TestCBarrierCarriesCatalog(t *testing.T) {
 	if !strings.Contains(cBarrierTemplate, tableMarker) {
 		t.Fatal("the template has no table marker")
 	}
-	if want := fmt.Sprintf("\n#define BARRIERTUNE_MAX_LEVELS %d\n", cMaxLevels); !strings.Contains(cBarrierTemplate, want) {
-		t.Errorf("the template lacks %q (cMaxLevels)", strings.TrimSpace(want))
+	header := cHeaderTemplate()
+	for _, want := range []string{
+		fmt.Sprintf("\n#define BARRIERTUNE_MAX_LEVELS %d\n", cMaxLevels),
+		fmt.Sprintf("\n#define BARRIERTUNE_MAX_THREADS %d\n", barriers.MaxParticipants),
+		fmt.Sprintf("\n#define BARRIERTUNE_MAX_FAN_IN %d\n", cMaxFanIn),
+	} {
+		if !strings.Contains(header, want) {
+			t.Errorf("the header lacks %q", strings.TrimSpace(want))
+		}
+	}
+	if strings.Contains(header, "@@BARRIERTUNE_CATALOG@@") || strings.Contains(header, "> 64") {
+		t.Error("the header keeps its catalog marker or a fan-in cap of its own")
+	}
+}
+
+// TestCBarrierNewAlgorithm: every catalog algorithm either appears in the
+// header's X-list, with the C code that runs it (its case in the header's
+// dispatch), or is refused by name (goOnly). An algorithm added to the
+// catalog fails here until the header runs it or goOnly names it.
+func TestCBarrierNewAlgorithm(t *testing.T) {
+	header := cHeaderTemplate()
+	for _, a := range barriers.Algorithms() {
+		ident := strings.ToUpper(strings.ReplaceAll(a.Name, "-", "_"))
+		listed := strings.Contains(header, fmt.Sprintf("\tX(%s, %q)", ident, a.Name))
+		if slices.Contains(goOnly(), a.Name) {
+			if listed || CRunnable(a.Name) {
+				t.Errorf("%s: refused by name (goOnly) but carried", a.Name)
+			}
+			continue
+		}
+		if !listed || !CRunnable(a.Name) {
+			t.Errorf("%s: neither in the header's algorithm list nor refused by name (goOnly)", a.Name)
+		}
+		if !strings.Contains(header, "case BARRIERTUNE_ALG_"+ident+":") {
+			t.Errorf("%s: the header lists it but no C code runs it (no case BARRIERTUNE_ALG_%s); implement it or name it in goOnly", a.Name, ident)
+		}
 	}
 }
 

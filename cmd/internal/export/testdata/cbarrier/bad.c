@@ -38,7 +38,9 @@ int main(void)
 	expect("init n=INT_MAX", barriertune_barrier_init(&b, INT_MAX), EINVAL);
 	expect("init NULL", barriertune_barrier_init(NULL, 2), EINVAL);
 	expect("init unknown algorithm", barriertune_barrier_init_algorithm(&b, 2, "goroutine", 0, -1), EINVAL);
-	expect("init fan-in 65", barriertune_barrier_init_algorithm(&b, 2, "combining", 65, -1), EINVAL);
+	expect("init fan-in cap+1", barriertune_barrier_init_algorithm(&b, 2, "combining", BARRIERTUNE_MAX_FAN_IN + 1, -1), EINVAL);
+	expect("init fan-in 65 (as wide as n)", barriertune_barrier_init_algorithm(&b, 2, "combining", 65, -1), 0);
+	barriertune_barrier_destroy(&b);
 	expect("init n=1", barriertune_barrier_init(&b, 1), 0);
 	expect("wait id=-1", barriertune_barrier_wait(&b, -1), EINVAL);
 	expect("wait id=n", barriertune_barrier_wait(&b, 1), EINVAL);
