@@ -315,15 +315,12 @@ const MaxCPU = 1<<16 - 1
 // listAccepted says what the list form accepts, for error messages.
 const listAccepted = "comma-separated CPU indexes and ranges such as \"0-3,8,10-11\", each index in 0..65535"
 
-// Parse parses a CPU list given by a person or a file, e.g. the value of
-// --cpus or --restrict: the list form "0-3,8,10-11". It is the project's one
-// CPU-list parser; its errors are one line naming the value, the reason and
-// what is accepted.
-func Parse(text string) (Set, error) { return ParseList(text) }
-
 // ParseList parses the list form ("0-3,8,10-11", spaces, trailing newlines
-// and NUL bytes allowed). The empty string is the empty set. Ranges are set a
-// word at a time, so even "0-65535" repeated costs little.
+// and NUL bytes allowed), as a person or a file gives it (--cpus,
+// --restrict, sysfs _list files). It is the project's one CPU-list
+// parser; its errors are one line naming the value, the reason and what
+// is accepted. The empty string is the empty set. Ranges are set a word at
+// a time, so even "0-65535" repeated costs little.
 func ParseList(text string) (Set, error) {
 	text = trimJunk(text)
 	if text == "" {

@@ -117,17 +117,17 @@ func TestParseHostile(t *testing.T) {
 	// Issue 10: "--cpus 0-1000000000" tried to allocate it all; a long
 	// repeated range must cost words, not ints.
 	for _, bad := range []string{"0-1000000000", "1000000000", "0-65536", "4611686018427387904", "0-99999999999999999999999", "1-2-3", "x-3"} {
-		_, err := Parse(bad)
+		_, err := ParseList(bad)
 		if err == nil {
-			t.Errorf("Parse(%q) accepted", bad)
+			t.Errorf("ParseList(%q) accepted", bad)
 			continue
 		}
 		msg := err.Error()
 		if strings.Contains(msg, "\n") || !strings.Contains(msg, "accepted") || !strings.Contains(msg, bad) {
-			t.Errorf("Parse(%q) error %q: want one line quoting the value and saying what is accepted", bad, msg)
+			t.Errorf("ParseList(%q) error %q: want one line quoting the value and saying what is accepted", bad, msg)
 		}
 	}
-	s, err := Parse(strings.Repeat("0-65535,", 10000))
+	s, err := ParseList(strings.Repeat("0-65535,", 10000))
 	if err != nil || s.Len() != 65536 {
 		t.Fatalf("Parse of a repeated full range = %d CPUs, %v; want 65536", s.Len(), err)
 	}

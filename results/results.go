@@ -270,8 +270,8 @@ type HostState struct {
 }
 
 // Repeat is a candidate measured again beside the floor before it could
-// win (v1.3): its episode was below ImpossibleFraction of its floor, which
-// no barrier does. Confirmed is true when the repeat measured it at or
+// win (v1.3): its episode was below the check's impossible fraction
+// (0.8) of its floor, which no barrier does. Confirmed is true when the repeat measured it at or
 // above that fraction (its measurement then holds the repeat's rounds);
 // otherwise it may not win (Measurement.Rejected) and the next candidate
 // won.
@@ -289,11 +289,6 @@ type Repeat struct {
 	Rounds           int     `json:"rounds"`
 	Confirmed        bool    `json:"confirmed"`
 }
-
-// ImpossibleFraction: a winner whose episode is below this fraction of
-// its floor (one flag signal each way between its first two CPUs) is
-// measured again beside the floor before it may win.
-const ImpossibleFraction = 0.8
 
 // Threads holds everything measured for one thread count.
 type Threads struct {
@@ -391,9 +386,9 @@ type Measurement struct {
 	RankedRounds int     `json:"ranked_rounds,omitempty"`
 	RawMedianNs  float64 `json:"raw_median_ns,omitempty"`
 	// Rejected (v1.3) says why this measurement may not win: its episode
-	// was below ImpossibleFraction of its floor and a repeat beside the
-	// floor did not confirm it (Threads.Repeated). Selector.Select never
-	// chooses it.
+	// was below the check's impossible fraction (0.8) of its floor and a
+	// repeat beside the floor did not confirm it (Threads.Repeated).
+	// Selector.Select never chooses it.
 	Rejected string `json:"rejected,omitempty"`
 	Reps     int    `json:"reps"`
 	Dropped  bool   `json:"dropped"`

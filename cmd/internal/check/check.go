@@ -47,6 +47,12 @@ const DefaultSampleTime = 200 * time.Microsecond
 // algorithm (catalog order) wins (select.go, tie.go).
 const TieFraction = 0.03
 
+// ImpossibleFraction: a winner whose episode is below this fraction of
+// its floor (one flag signal each way between its first two CPUs) is
+// measured again beside the floor before it may win; the file records the
+// repeat (results.Repeat) and a rejection (results.Measurement.Rejected).
+const ImpossibleFraction = 0.8
+
 // loadInterval is how often a live check reads how busy the machine is
 // (cmd/internal/sysload: a few proc files, tens of µs a reading).
 const loadInterval = 100 * time.Millisecond

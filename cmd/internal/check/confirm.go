@@ -14,20 +14,20 @@ import (
 const maxRepeats = 3
 
 // impossible reports whether a measurement's episode is below
-// results.ImpossibleFraction of its floor: no barrier is faster than one
+// ImpossibleFraction of its floor: no barrier is faster than one
 // flag signal each way, so such a time was measured in another state of
 // the machine than its floor (or the floor was wrong).
 func impossible(m results.Measurement) bool {
-	return m.FloorRatio > 0 && m.FloorRatio < results.ImpossibleFraction
+	return m.FloorRatio > 0 && m.FloorRatio < ImpossibleFraction
 }
 
 // impossibleWhy says why a measurement had to be measured again.
 func impossibleWhy(m results.Measurement) string {
-	return fmt.Sprintf("its episode of %.1f ns was %.2f times its floor, below the %.1f no barrier goes under", m.MedianNs, m.FloorRatio, results.ImpossibleFraction)
+	return fmt.Sprintf("its episode of %.1f ns was %.2f times its floor, below the %.1f no barrier goes under", m.MedianNs, m.FloorRatio, ImpossibleFraction)
 }
 
 // confirm measures a winner whose episode is below
-// results.ImpossibleFraction of its floor again, beside the floor, before
+// ImpossibleFraction of its floor again, beside the floor, before
 // it may win: when the repeat puts it at or above that fraction, the
 // repeat's rounds replace its paired rounds (it may still win, by the
 // same statistic); otherwise it is rejected and the next candidate wins.

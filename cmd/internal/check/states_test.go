@@ -181,7 +181,7 @@ func TestHostMovesUnderTheCheck(t *testing.T) {
 		t.Errorf("best %s at %.1f ns, want dissemination (the faster in both states)", e.Best.Algorithm, e.Best.MedianNs)
 	}
 	fl := f.Floor[0]
-	if x := e.Best.MedianNs / fl.MedianNs; x < results.ImpossibleFraction || x > 1.2 {
+	if x := e.Best.MedianNs / fl.MedianNs; x < ImpossibleFraction || x > 1.2 {
 		t.Errorf("best %.1f ns over the file's floor %.1f ns = %.2f, want 1.06", e.Best.MedianNs, fl.MedianNs, x)
 	}
 	if len(fl.States) != 2 || fl.RankedState != 1 || fl.States[0].Rounds >= fl.States[1].Rounds || math.Abs(fl.MedianNs-170) > 10 {
@@ -216,7 +216,7 @@ func TestImpossibleWinnerNotCrowned(t *testing.T) {
 		if e == nil || e.Best == nil {
 			t.Fatal("no winner")
 		}
-		if h.repeats == 0 || len(e.Repeated) == 0 || e.Repeated[0].Algorithm != "central" || e.Repeated[0].FloorRatioBefore >= results.ImpossibleFraction {
+		if h.repeats == 0 || len(e.Repeated) == 0 || e.Repeated[0].Algorithm != "central" || e.Repeated[0].FloorRatioBefore >= ImpossibleFraction {
 			t.Fatalf("repeats %d, repeated %+v: central at 32 ns beside a 170 ns floor must be measured again", h.repeats, e.Repeated)
 		}
 		rep := e.Repeated[0]
@@ -244,7 +244,7 @@ func TestImpossibleWinnerNotCrowned(t *testing.T) {
 		if still && (e.Robust == nil || e.Robust.Algorithm == "central") {
 			t.Errorf("robust %+v: a rejected time is no worst case", e.Robust)
 		}
-		if x := e.Best.MedianNs / f.Floor[0].MedianNs; x < results.ImpossibleFraction {
+		if x := e.Best.MedianNs / f.Floor[0].MedianNs; x < ImpossibleFraction {
 			t.Errorf("best %s at %.2f times the floor: crowned the impossible", e.Best.Algorithm, x)
 		}
 	}

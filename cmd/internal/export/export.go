@@ -109,7 +109,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
 		allowed := opts.Allowed
 		if allowed.IsEmpty() {
-			if s, err := cpuset.Parse(f.Machine.AllowedCPUs); err == nil {
+			if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
 				allowed = s
 			}
 		}

@@ -255,7 +255,7 @@ func validName(k string) bool {
 // recordedAllowed is the allowed CPU set the file was recorded with, or
 // nil when it does not parse.
 func recordedAllowed(f *results.File) []int {
-	s, err := cpuset.Parse(f.Machine.AllowedCPUs)
+	s, err := cpuset.ParseList(f.Machine.AllowedCPUs)
 	if err != nil || s.IsEmpty() {
 		return nil
 	}
