@@ -26,7 +26,7 @@ import (
 // for sits behind it; only blocking (or yielding) lets the partner run.
 // The two goroutines then share one OS thread, as those of a blocking
 // barrier do, and spinning only delays them. A sleeper can tell: the
-// waker ran on the sleeper's own OS thread (osal.ThreadID). Then, and on
+// waker ran on the sleeper's own OS thread (threadID). Then, and on
 // the kernel's evidence that this process's threads lose CPUs they want
 // (see futile: competing processes, a CPU quota), the bound is
 // dropped to none (a waiter yields once after one check of the flag,
@@ -442,56 +442,88 @@ func (f *flag) waitBounded(target uint64, eq bool, w *waiter) uint64 {
 		return v
 	}
 	a := w.adapt
-	cpus := runCPUs(osal.Nanotime())
+	limit := a.limit.Load()
+	if limit == 0 {
+		return f.waitTurns(target, eq, a)
+	}
+	start := osal.Nanotime()
+	cpus := runCPUs(start)
 	defer sharing.waiting.Add(-1)
 	if sharing.waiting.Add(1) > cpus {
 		return f.waitOutnumbered(target, eq, a)
 	}
-	limit := a.limit.Load()
-	if limit > 0 {
-		start := osal.Nanotime()
-		limit = a.spinFor(limit, start)
-		for i := 1; ; i++ { // the clock was read on entry: next after clockEvery
-			osal.Relax()
-			if v := f.v.Load(); reached(v, target, eq) {
-				f.disarm()
-				return v
+	limit = a.spinFor(limit, start)
+	for i := 1; ; i++ { // the clock was read on entry: next after clockEvery
+		osal.Relax()
+		if v := f.v.Load(); reached(v, target, eq) {
+			f.disarm()
+			return v
+		}
+		if i%clockEvery == 0 {
+			if sharing.waiting.Load() > cpus {
+				return f.waitOutnumbered(target, eq, a)
 			}
-			if i%clockEvery == 0 {
-				if sharing.waiting.Load() > cpus {
-					return f.waitOutnumbered(target, eq, a)
+			if now := osal.Nanotime(); now-start >= limit {
+				if a.futile(now, true) {
+					a.drop()
 				}
-				if now := osal.Nanotime(); now-start >= limit {
-					if a.futile(now, true) {
-						a.drop()
-					}
-					break
-				}
+				break
 			}
 		}
-	} else if busy := a.futile(osal.Nanotime(), false); busy || a.waits.Add(1) < a.probe.Load() {
-		// Yield once first: a partner queued on this P runs now, and if
-		// it arrives the wait costs a goroutine switch, not a park and a
-		// wake-up. No probes while busy: no idle thread would come.
-		if a.class.Load() != classPinned {
-			runtime.Gosched()
-			if v := f.v.Load(); reached(v, target, eq) {
-				return v
-			}
-		}
-	} else {
-		// A probe: a block whose wake-up wakes an idle thread (see
-		// probeFirst), with the bound back: the partner's wait after the
-		// handover spins for the kernel's bound, while that thread takes
-		// one of them over.
-		a.waits.Store(0)
-		a.limit.Store(a.kernel)
 	}
+	return f.block(target, eq, a, limit)
+}
+
+// waitTurns is waitBounded with no bound: the participants take turns on
+// the threads that run (spinning is futile, or the pair shares one
+// thread). A goroutine yields once, before anything else: with competing
+// work this is the wait nearly every episode takes, and the partner it
+// waits for is as often as not queued on this very P, so the yield's
+// goroutine switch is the whole wait. It reads no clock and counts
+// nothing process-wide on the way: two clock reads a wait (the sharing
+// check's and the evidence's) were 43% of the waiters' CPU time in a CPU
+// profile of two goroutines beside two CPU-bound processes, and Auto
+// read 1.0-1.1x a sync.Cond barrier there against the goroutine
+// algorithm's 0.65x (figures: docs/lab/2026-11-28-sharing-go.md). Every
+// probe-th wait (see probeFirst) looks at the evidence first: while it
+// says the CPUs are contended there is no probe (no idle thread would
+// come), and the count starts again; else it is a probe. A pinned
+// thread never yields (its yield would hand its P to another thread): it
+// counts toward the probe and sleeps.
+func (f *flag) waitTurns(target uint64, eq bool, a *adaptive) uint64 {
+	pinned := a.class.Load() == classPinned
+	limit := int64(0)
+	if a.waits.Add(1) >= a.probe.Load() {
+		a.waits.Store(0)
+		if !a.futile(osal.Nanotime(), false) {
+			// A probe: a block whose wake-up wakes an idle thread (see
+			// probeFirst), with the bound back: the partner's wait after
+			// the handover spins for the kernel's bound, while that
+			// thread takes one of them over.
+			a.limit.Store(a.kernel)
+			pinned = true // no yield: the probe blocks
+		}
+	}
+	if !pinned {
+		runtime.Gosched()
+		if v := f.v.Load(); reached(v, target, eq) {
+			return v
+		}
+	}
+	defer sharing.waiting.Add(-1)
+	sharing.waiting.Add(1)
+	return f.block(target, eq, a, limit)
+}
+
+// block is the end of a bounded wait that spun for limit (0: it did not
+// spin): it sleeps until released and adapts the bound to how it was
+// woken (adaptive.woke).
+func (f *flag) block(target uint64, eq bool, a *adaptive, limit int64) uint64 {
 	if a.class.Load() == classUnknown {
 		a.learn(osal.ThreadPinned())
 	}
-	v, same := f.sleep(target, eq, limit == 0)
-	a.woke(limit, same, a.busy(osal.Nanotime()))
+	v, waker := f.sleep(target, eq, limit == 0)
+	a.woke(limit, waker != 0 && waker == threadID(), a.busy(osal.Nanotime()))
 	return v
 }
 
@@ -573,9 +605,9 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 // load came before it made its store visible by then. A wait that ends
 // spinning, or a sleep with a bound, disarms the flag (disarm) when no
 // sleeper is announced.
-// sameThread reports that it blocked and the setter that woke it ran on
-// the OS thread it runs on now (see adaptive.woke).
-func (f *flag) sleep(target uint64, eq, arm bool) (v uint64, sameThread bool) {
+// waker is the OS thread (threadID) of the setter that woke it, 0 when
+// it did not block or the setter did not record one.
+func (f *flag) sleep(target uint64, eq, arm bool) (v uint64, waker uintptr) {
 	f.mu.Lock()
 	if atomic.AddInt32(&f.parked, 1)&fenced == 0 {
 		if arm {
@@ -593,14 +625,14 @@ func (f *flag) sleep(target uint64, eq, arm bool) (v uint64, sameThread bool) {
 				break
 			}
 		}
-		sameThread = f.waker != 0 && f.waker == osal.ThreadID()
+		waker = f.waker
 	}
 	atomic.AddInt32(&f.parked, -1)
 	if !arm {
 		f.disarm()
 	}
 	f.mu.Unlock()
-	return v, sameThread
+	return v, waker
 }
 
 // disarm clears an AutoPolicy flag's fenced mark (see sleep) when no
@@ -614,15 +646,15 @@ func (f *flag) disarm() {
 }
 
 // wakeSleepers is a setter's wake-up of the flag's sleepers. With record
-// (AutoPolicy's sleepers; Park's never adapt) it records the OS thread it
-// runs on, for the sleepers' adaptive bound (see sleep).
+// (AutoPolicy's sleepers; Park's never adapt) it records the OS thread
+// it runs on, for the sleepers' adaptive bound (see sleep, threadID).
 func (f *flag) wakeSleepers(record bool) {
-	tid := 0
+	var m uintptr
 	if record {
-		tid = osal.ThreadID()
+		m = threadID()
 	}
 	f.mu.Lock()
-	f.waker = tid
+	f.waker = m
 	f.cond.Broadcast()
 	f.mu.Unlock()
 }
