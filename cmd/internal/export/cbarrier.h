@@ -8,6 +8,7 @@
  *
  *   struct barriertune_barrier b;
  *   int err = barriertune_barrier_init(&b, n);      0, EINVAL or ENOMEM
+ *   (or barriertune_barrier_init_policy(&b, n, BARRIERTUNE_WAIT_PASSIVE))
  *   ... in participant id (0..n-1), any number of episodes:
  *   if (barriertune_barrier_wait(&b, id) == BARRIERTUNE_BARRIER_SERIAL_THREAD) { one per episode }
  *   ... once every participant is done:
@@ -22,26 +23,36 @@
  * Which barrier: the table below is the check's choice per thread count on
  * the machine it was measured on; a hybrid choice carries its levels and
  * groups (barriertune_barrier_init_hybrid builds it). A binary may run elsewhere, so init
- * recognises the machine first (its CPU's vendor, family, model and brand
- * string from CPUID, its CPU count from /proc/cpuinfo, and the NUMA nodes
- * where the table records them, against the table's): on another machine,
- * or where that
- * cannot be read, it uses the safe default instead, never the table's
+ * recognises the machine first, once per process (its CPU's vendor,
+ * family, model and brand string from CPUID on x86, or its MIDR_EL1 on
+ * arm64, its CPU count from /proc/cpuinfo, and the NUMA nodes where the
+ * table records them, against the table's): on another machine, or where
+ * that cannot be read, it uses the safe default instead, never the table's
  * placement (dissemination with the bounded wait when the threads fit the
  * allowed CPUs, a central counter that blocks quickly when they outnumber
- * them). The allowed CPUs are read at init (sched_getaffinity), so a
- * program run under taskset or a cgroup with fewer CPUs than n gets the
- * blocking barrier whatever the table says.
+ * them). The allowed CPUs are the process's, read once when the program
+ * is loaded (its affinity, within its cgroup's CPU quota), never the
+ * calling thread's at init: a program run under taskset or a cgroup with
+ * fewer CPUs than n gets the blocking barrier whatever the table says.
  *
  * The wait: a waiter spins on a flag alone on its cache line, with the
  * CPU's relax hint, for a time bounded by what blocking costs (twice the
  * block and wake-up cost the check measured, 10-200 us), then sleeps in
  * the kernel (futex on Linux; a mutex and condition variable elsewhere, or
  * with BARRIERTUNE_NO_FUTEX). A setter wakes only when someone sleeps.
- * Spinning stops early on evidence that it is futile: this thread waited
- * for a CPU a quarter of the time or more (the kernel's run delay, read
- * when a wait spins out its bound), and always when the threads outnumber
- * the allowed CPUs (then a waiter yields a few times and sleeps).
+ * The sleep has no timeout and cannot miss its wake-up (the contract is
+ * at barriertune_sleep_). Spinning stops early on evidence that it is
+ * futile: the machine has more tasks runnable than CPUs (read when a wait
+ * spins out its bound), and always when the threads outnumber the allowed
+ * CPUs (then a waiter yields for the spin bound and sleeps); while the
+ * process's spinning threads outnumber its CPUs, a spinning waiter yields.
+ * The wait calls no stdio and no malloc, and leaves errno as it was.
+ *
+ * BARRIERTUNE_WAIT_POLICY=auto|active|passive in the environment (read
+ * once, when the program is loaded) sets the wait policy, as
+ * OMP_WAIT_POLICY does for OpenMP: auto as above, active never sleeps,
+ * passive sleeps at once; barriertune_barrier_init_policy sets one
+ * barrier's, and barriertune_barrier_policy names it.
  *
  * Define BARRIERTUNE_DEBUG for a debug build: barriertune_barrier_wait
  * then also returns EBUSY for an id already waiting in the episode and
@@ -772,12 +783,18 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_slow_(struct barriertune_flag_ *
 	}
 	if (w->block) {
 		/* Outnumbered: a partner that has not arrived may be queued on
-		 * this CPU; yield to it (BARRIERTUNE_YIELDS times; active:
-		 * until released), then sleep. */
-		for (i = 0; active || i < BARRIERTUNE_YIELDS; i++) {
+		 * this CPU; yield to it, as a yielding central barrier's
+		 * waiters do, for as long as the spin bound (at least
+		 * BARRIERTUNE_YIELDS times; active: until released), then
+		 * sleep: a balanced episode never pays for a sleep and a
+		 * wake-up, a partner that is very late costs one. */
+		start = barriertune_now_();
+		for (i = 0;; i++) {
 			sched_yield();
 			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 				return;
+			if (!active && i >= BARRIERTUNE_YIELDS && barriertune_now_() - start >= w->spin_ns)
+				break;
 		}
 		barriertune_sleep_(f, e, eq, w);
 		return;
