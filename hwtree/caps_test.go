@@ -33,11 +33,11 @@ func TestHugeInputsElided(t *testing.T) {
 			return err
 		}, "unbalanced '('"},
 		{"XML cpuset of 300,000 words", func() error {
-			_, err := FromXML([]byte(xmlHugeMask), "huge.xml")
+			_, err := fromXML([]byte(xmlHugeMask), "huge.xml")
 			return err
 		}, "300000 words"},
 		{"XML os_index of 100 KB", func() error {
-			_, err := FromXML([]byte(`<topology><object type="Machine"><object type="PU" os_index="`+strings.Repeat("9", 100_000)+`"/></object></topology>`), "x.xml")
+			_, err := fromXML([]byte(`<topology><object type="Machine"><object type="PU" os_index="`+strings.Repeat("9", 100_000)+`"/></object></topology>`), "x.xml")
 			return err
 		}, "os_index"},
 	} {
@@ -72,13 +72,13 @@ func TestXMLCapsWhileStreaming(t *testing.T) {
 	if fullTests && !testing.Short() {
 		n = 600_000 // issue 20's file (-tags fulltests, .ci/run)
 	}
-	_, err := FromXML(flatXML(n), "many.xml")
+	_, err := fromXML(flatXML(n), "many.xml")
 	want := fmt.Sprintf("more than 65536 PU objects (line %d)", 3+65537)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%d PUs: error %v, want %q", n, err, want)
 	}
 	deep := strings.Repeat(`<object type="Group">`, maxXMLDepth+10)
-	_, err = FromXML([]byte(`<topology><object type="Machine">`+deep), "deep.xml")
+	_, err = fromXML([]byte(`<topology><object type="Machine">`+deep), "deep.xml")
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("nested more than %d deep", maxXMLDepth)) {
 		t.Errorf("deep XML: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestXMLCapsWhileStreaming(t *testing.T) {
 		b.WriteString(`<object type="Misc"/>`)
 	}
 	b.WriteString(`</object></topology>`)
-	_, err = FromXML([]byte(b.String()), "misc.xml")
+	_, err = fromXML([]byte(b.String()), "misc.xml")
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d objects", maxXMLObjects)) {
 		t.Errorf("%d Misc objects: %v", maxXMLObjects, err)
 	}
@@ -103,7 +103,7 @@ func BenchmarkXMLRefuse600kPUs(b *testing.B) {
 	data := flatXML(600_000)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := FromXML(data, "many.xml"); err == nil {
+		if _, err := fromXML(data, "many.xml"); err == nil {
 			b.Fatal("accepted")
 		}
 	}
@@ -116,7 +116,7 @@ func BenchmarkXMLFlat65536PUs(b *testing.B) {
 	data := flatXML(65536)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := FromXML(data, "flat.xml"); err != nil {
+		if _, err := fromXML(data, "flat.xml"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -372,7 +372,7 @@ func TestCorpusMatchesLstopo(t *testing.T) {
 				t.Skipf("known mismatch: %s", reason)
 			default:
 				var b strings.Builder
-				_ = topo.WriteListing(&b)
+				_ = topo.WriteListing(&b, false)
 				t.Errorf("does not match lstopo:\n\t%s\nnotes: %v\nours:\n%s", strings.Join(diffs, "\n\t"), topo.Notes, b.String())
 			}
 		})
@@ -460,7 +460,7 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 			t.Errorf("%s: lstopo %v: %v: %s", what, args, err, stderr)
 			return
 		}
-		back, err := FromXML(out, what)
+		back, err := fromXML(out, what)
 		if err != nil {
 			t.Errorf("%s: %v", what, err)
 			return
@@ -486,7 +486,7 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		t.Errorf("lstopo %v: %v", args, err)
 	} else {
 		var ours bytes.Buffer
-		if err := topo.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+		if err := topo.WriteListing(&ours, true); err != nil {
 			t.Fatal(err)
 		}
 		hw, us := listedCPUSets(out), listedCPUSets(ours.Bytes())
@@ -510,7 +510,7 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 		}
 		bare.RemoveCaches()
 		var ours bytes.Buffer
-		if err := bare.WriteListingOptions(&ours, ListingOptions{CPUSet: true}); err != nil {
+		if err := bare.WriteListing(&ours, true); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.Command(lstopo, "--if", "fsroot", "--input", root, "--no-caches", "-v", "--cpuset", "--of", "console", "-").Output()
@@ -564,7 +564,7 @@ func corpusInterop(t *testing.T, topo *Topology, root string, want map[string][]
 			t.Errorf("lstopo --input %q: %v", syn, err)
 			break
 		}
-		back, err := FromXML(out, "synthetic")
+		back, err := fromXML(out, "synthetic")
 		if err != nil {
 			t.Errorf("lstopo's XML of our synthetic %q: %v", syn, err)
 		} else if g, w := back.Root.Canonical(), topo.Root.Canonical(); g != w {

@@ -363,7 +363,7 @@ func TestLiveCachesMatchLstopo(t *testing.T) {
 	if err != nil {
 		t.Skipf("lstopo --of xml: %v", err)
 	}
-	ref, err := FromXML(out, "lstopo")
+	ref, err := fromXML(out, "lstopo")
 	if err != nil {
 		t.Fatalf("reading lstopo's XML: %v", err)
 	}

@@ -12,37 +12,25 @@ import (
 // shows them: an object's memory (Object.Memory) is listed first below it,
 // and a NUMANode level is listed as the Group that hwloc creates for it
 // ("Group0 L#n"), with the NUMANode as its memory.
-func (t *Topology) WriteListing(w io.Writer) error {
-	return t.WriteListingOptions(w, ListingOptions{})
-}
-
-// ListingOptions are lstopo's console filters that only change what is
-// printed; lstopo's tree filters are Topology methods (RemoveCaches,
-// Restrict).
-type ListingOptions struct {
-	// CPUSet appends each object's cpuset in hwloc's form
-	// (" cpuset=0x0000000f"), as lstopo --cpuset does.
-	CPUSet bool
-	// Only, when not empty, lists just the objects of these types, one a
-	// line in logical order without indentation, as lstopo --only does
-	// (type after type).
-	Only []Type
-}
-
-// WriteListingOptions writes the listing WriteListing writes, filtered by
-// opts.
-func (t *Topology) WriteListingOptions(w io.Writer, opts ListingOptions) error {
+//
+// lstopo's console filters that only change what is printed are its
+// arguments (its tree filters are Topology methods: RemoveCaches,
+// Restrict): cpusets appends each object's cpuset in hwloc's form
+// (" cpuset=0x0000000f"), as lstopo --cpuset does; only, when given,
+// lists just the objects of these types, one a line in logical order
+// without indentation, as lstopo --only does (type after type).
+func (t *Topology) WriteListing(w io.Writer, cpusets bool, only ...Type) error {
 	var b strings.Builder
 	line := func(depth int, label string, o *Object) {
 		b.WriteString(strings.Repeat("  ", depth))
 		b.WriteString(label)
-		if opts.CPUSet {
+		if cpusets {
 			b.WriteString(" cpuset=" + hwlocMask(o.CPUSet))
 		}
 		b.WriteByte('\n')
 	}
-	if len(opts.Only) > 0 {
-		for _, typ := range opts.Only {
+	if len(only) > 0 {
+		for _, typ := range only {
 			objs := t.Objects(typ)
 			if typ == NUMANode {
 				objs = t.NUMANodes()

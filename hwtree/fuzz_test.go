@@ -53,7 +53,7 @@ func FuzzXML(f *testing.F) {
 	f.Add([]byte(`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`))
 	f.Add([]byte(`<topology><object type="Machine"><object type="Frob"><object type="PU" os_index="0"/></object></object></topology>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		topo, err := FromXML(data, "fuzz.xml")
+		topo, err := fromXML(data, "fuzz.xml")
 		if err != nil {
 			if strings.Contains(err.Error(), "panic") {
 				t.Fatal(err)

@@ -345,9 +345,9 @@ func TestXMLErrors(t *testing.T) {
 		`<topology><object type="Machine"><object type="PU" os_index="65536"/></object></topology>`:                                                      "not a CPU index in 0..65535",
 		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..2147483647",
 	} {
-		_, err := FromXML([]byte(text), "bad.xml")
+		_, err := fromXML([]byte(text), "bad.xml")
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("FromXML(%s) = %v, want %q", text, err, want)
+			t.Errorf("fromXML(%s) = %v, want %q", text, err, want)
 		}
 	}
 }
@@ -474,7 +474,7 @@ func TestListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.WriteListing(&b); err != nil {
+	if err := topo.WriteListing(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
@@ -512,7 +512,7 @@ func TestFileSizeCap(t *testing.T) {
 func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
 	// Issue 10/11: an object of a type the reader does not know (a newer
 	// hwloc's) used to drop the PUs below it silently.
-	x, err := FromXML([]byte(`<topology version="3.0"><object type="Machine" os_index="0">
+	x, err := fromXML([]byte(`<topology version="3.0"><object type="Machine" os_index="0">
 <object type="Package" os_index="0"><object type="Frob" os_index="0"><object type="Core" os_index="0">
 <object type="PU" os_index="0"/><object type="PU" os_index="1"/></object></object></object>
 <object type="Misc"><object type="PU" os_index="7"/></object></object></topology>`), "frob.xml")
@@ -545,9 +545,9 @@ func TestXMLMemoryChildren(t *testing.T) {
 		`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003"><object type="MemCache" cpuset="0x00000003"><object type="NUMANode" os_index="0" cpuset="0x00000003"/></object>` +
 			`<object type="Package" os_index="0" cpuset="0x00000003"><object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object></topology>`: "Machine(Package(Core(PU*2)))",
 	} {
-		topo, err := FromXML([]byte(x), "mem.xml")
+		topo, err := fromXML([]byte(x), "mem.xml")
 		if err != nil {
-			t.Errorf("FromXML: %v\n%s", err, x)
+			t.Errorf("fromXML: %v\n%s", err, x)
 			continue
 		}
 		if got := topo.Root.Canonical(); got != want {
@@ -659,7 +659,7 @@ func TestSysfsComputeUnitsAndClusters(t *testing.T) {
 
 func TestXMLVersion1(t *testing.T) {
 	// hwloc 1.x XML: no version attribute, Socket and Cache(depth, cache_type).
-	x, err := FromXML([]byte(`<topology><object type="Machine" os_index="0" cpuset="0x00000003">
+	x, err := fromXML([]byte(`<topology><object type="Machine" os_index="0" cpuset="0x00000003">
 <object type="Socket" os_index="0" cpuset="0x00000003"><object type="Cache" cpuset="0x00000003" cache_size="1048576" depth="2" cache_linesize="64" cache_type="0">
 <object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/>
 </object></object></object></object></topology>`), "v1.xml")

@@ -63,7 +63,7 @@ func lstopoXML(t *testing.T, lstopo, in string, extra ...string) *Topology {
 	if err != nil {
 		t.Fatalf("lstopo %v: %v", args, err)
 	}
-	topo, err := FromXML(out, "lstopo-export.xml")
+	topo, err := fromXML(out, "lstopo-export.xml")
 	if err != nil {
 		t.Fatalf("reading lstopo's export of %s: %v", in, err)
 	}
@@ -115,7 +115,7 @@ func TestInteropSyntheticAndXML(t *testing.T) {
 			t.Fatal(err)
 		}
 		var listing bytes.Buffer
-		if err := restricted.WriteListingOptions(&listing, ListingOptions{CPUSet: true}); err != nil {
+		if err := restricted.WriteListing(&listing, true); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.Command(lstopo, "--input", s, "--restrict", hwlocMask(half), "-v", "--cpuset", "--of", "console", "-").Output()

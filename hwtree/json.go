@@ -69,7 +69,7 @@ func FromJSON(data []byte, source string) (*Topology, error) {
 		if j == nil {
 			return nil, fmt.Errorf("%s: null object", path)
 		}
-		typ, err := ParseType(j.Type)
+		typ, err := exactType(j.Type)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -6,34 +6,38 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 )
 
-// Level is one type of object of a tree and the CPUs of each of its
-// objects: the form in which a results file records a machine's tree.
-type Level struct {
-	Type Type
-	Sets []cpuset.Set
-}
-
 // FromLevels builds the tree whose PUs are cpus and whose other objects are
-// the levels' objects, each below the smallest object whose CPUs include
-// its own (for equal CPUs, the type nearer the root above), as the other
-// sources' trees are built. An object with no CPU or CPUs outside cpus, one
-// that partially overlaps another, or one that repeats another of its type
-// is refused: a recorded tree must be a tree. The objects carry no
-// attributes (cache sizes, models) and no OS index but the PUs'.
-func FromLevels(cpus cpuset.Set, levels []Level, source string) (*Topology, error) {
+// those levels lists, the CPUs of each object by its type (the form in
+// which a results file records a machine's tree): each object below the
+// smallest object whose CPUs include its own (for equal CPUs, the type
+// nearer the root above), as the other sources' trees are built. An object
+// with no CPU or CPUs outside cpus, one that partially overlaps another,
+// or one that repeats another of its type is refused: a recorded tree must
+// be a tree. The objects carry no attributes (cache sizes, models) and no
+// OS index but the PUs'.
+func FromLevels(cpus cpuset.Set, levels map[Type][]cpuset.Set, source string) (*Topology, error) {
 	if cpus.IsEmpty() {
 		return nil, fmt.Errorf("the tree has no CPU")
 	}
-	var protos []proto
-	for _, l := range levels {
-		if l.Type == Machine || l.Type == PU || l.Type < 0 || l.Type >= numTypes {
-			return nil, fmt.Errorf("a level of type %s cannot lie between the Machine and the PUs", l.Type)
+	for typ := range levels {
+		if typ < 0 || typ >= numTypes {
+			return nil, fmt.Errorf("a level of type %s cannot lie between the Machine and the PUs", typ)
 		}
-		for _, s := range l.Sets {
+	}
+	var protos []proto
+	for typ := Machine; typ < numTypes; typ++ { // root first, whatever the map's order
+		sets, ok := levels[typ]
+		if !ok {
+			continue
+		}
+		if typ == Machine || typ == PU {
+			return nil, fmt.Errorf("a level of type %s cannot lie between the Machine and the PUs", typ)
+		}
+		for _, s := range sets {
 			if s.IsEmpty() || !s.SubsetOf(cpus) {
-				return nil, fmt.Errorf("%s with CPUs %q: empty or outside the tree's CPUs %s", l.Type, s, cpus)
+				return nil, fmt.Errorf("%s with CPUs %q: empty or outside the tree's CPUs %s", typ, s, cpus)
 			}
-			protos = append(protos, proto{typ: l.Type, osIndex: -1, complete: s})
+			protos = append(protos, proto{typ: typ, osIndex: -1, complete: s})
 		}
 	}
 	for _, c := range cpus.Members() {

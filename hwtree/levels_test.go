@@ -13,21 +13,13 @@ import (
 func TestFromLevelsRebuildsTheTree(t *testing.T) {
 	for _, syn := range []string{"pack:2 l3:2 core:4 pu:2", "pack:1 core:3 pu:1", "numa:2 pack:1 core:2 pu:2"} {
 		want := mustSynthetic(t, syn)
-		byType := map[Type][]cpuset.Set{}
-		var types []Type
+		levels := map[Type][]cpuset.Set{}
 		want.Walk(func(o *Object) bool {
 			if o.Type != Machine && o.Type != PU {
-				if byType[o.Type] == nil {
-					types = append(types, o.Type)
-				}
-				byType[o.Type] = append(byType[o.Type], o.CPUSet)
+				levels[o.Type] = append(levels[o.Type], o.CPUSet)
 			}
 			return true
 		})
-		var levels []Level
-		for i := len(types) - 1; i >= 0; i-- { // leaves first: order must not matter
-			levels = append(levels, Level{Type: types[i], Sets: byType[types[i]]})
-		}
 		got, err := FromLevels(want.Allowed(), levels, "levels")
 		if err != nil {
 			t.Fatalf("%s: %v", syn, err)
@@ -46,13 +38,13 @@ func TestFromLevelsRebuildsTheTree(t *testing.T) {
 func TestFromLevelsRefusesNonTrees(t *testing.T) {
 	all := list(t, "0-3")
 	for _, c := range []struct {
-		levels []Level
+		levels map[Type][]cpuset.Set
 		want   string
 	}{
-		{[]Level{{Core, []cpuset.Set{list(t, "0-1"), list(t, "1-2")}}}, "partially overlaps"},
-		{[]Level{{Core, []cpuset.Set{list(t, "0-1"), list(t, "0-1")}}}, "appear twice"},
-		{[]Level{{Core, []cpuset.Set{list(t, "4")}}}, "outside the tree's CPUs"},
-		{[]Level{{PU, []cpuset.Set{list(t, "0")}}}, "cannot lie between"},
+		{map[Type][]cpuset.Set{Core: {list(t, "0-1"), list(t, "1-2")}}, "partially overlaps"},
+		{map[Type][]cpuset.Set{Core: {list(t, "0-1"), list(t, "0-1")}}, "appear twice"},
+		{map[Type][]cpuset.Set{Core: {list(t, "4")}}, "outside the tree's CPUs"},
+		{map[Type][]cpuset.Set{PU: {list(t, "0")}}, "cannot lie between"},
 	} {
 		if _, err := FromLevels(all, c.levels, "levels"); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want %q", c.levels, err, c.want)

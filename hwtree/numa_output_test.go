@@ -41,7 +41,7 @@ func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
 		t.Errorf("without node/: NUMA nodes %v, want %v", got, want)
 	}
 	var b strings.Builder
-	if err := topo.WriteListing(&b); err != nil {
+	if err := topo.WriteListing(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "Machine\n  Package L#0 (P#0)\n    NUMANode L#0 (P#0)\n    Core L#0 (P#0)\n      PU L#0 (P#0)\n    Core L#1 (P#1)\n      PU L#1 (P#1)\n"
@@ -55,7 +55,7 @@ func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
 	// A NUMA level holding CPU objects is listed as the Group hwloc makes.
 	syn := mustSynthetic(t, "pack:1 numa:2 core:2 pu:1")
 	b.Reset()
-	if err := syn.WriteListingOptions(&b, ListingOptions{CPUSet: true}); err != nil {
+	if err := syn.WriteListing(&b, true); err != nil {
 		t.Fatal(err)
 	}
 	want = "Machine cpuset=0x0000000f\n  Package L#0 (P#0) cpuset=0x0000000f\n" +
@@ -65,7 +65,7 @@ func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
 		t.Errorf("listing with cpusets:\n%s\nwant:\n%s", b.String(), want)
 	}
 	b.Reset()
-	if err := topo.WriteListingOptions(&b, ListingOptions{Only: []Type{NUMANode}, CPUSet: true}); err != nil {
+	if err := topo.WriteListing(&b, true, NUMANode); err != nil {
 		t.Fatal(err)
 	}
 	if want := "NUMANode L#0 (P#0) cpuset=0x00000003\n"; b.String() != want {
@@ -135,21 +135,21 @@ func TestSyntheticAsymmetryNamesTheLevel(t *testing.T) {
 	}
 }
 
-func TestLookupType(t *testing.T) {
+func TestParseType(t *testing.T) {
 	for in, want := range map[string]Type{"core": Core, "CORE": Core, "L3Cache": L3Cache, "l3": L3Cache, "pack": Package,
 		"Socket": Package, "numa": NUMANode, "NUMANode": NUMANode, "pu": PU, "l1": L1dCache, "L1iCache": L1iCache, "machine": Machine} {
-		got, err := LookupType(in)
+		got, err := ParseType(in)
 		if err != nil || got != want {
-			t.Errorf("LookupType(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("ParseType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := LookupType("cpu"); err == nil || !strings.Contains(err.Error(), `"cpu"`) || !strings.Contains(err.Error(), "L3Cache") {
-		t.Errorf("LookupType(cpu): %v", err)
+	if _, err := ParseType("cpu"); err == nil || !strings.Contains(err.Error(), `"cpu"`) || !strings.Contains(err.Error(), "L3Cache") {
+		t.Errorf("ParseType(cpu): %v", err)
 	}
 }
 
 func TestJSONMemoryAndXMLVersion(t *testing.T) {
-	x, err := FromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003">`+
+	x, err := fromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x00000003">`+
 		`<object type="Package" os_index="0" cpuset="0x00000003"><object type="NUMANode" os_index="4" cpuset="0x00000003"/>`+
 		`<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0"/><object type="PU" os_index="1"/></object></object></object></topology>`), "v.xml")
 	if err != nil {
@@ -305,7 +305,7 @@ func TestMemoryHolderAsHwloc(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := syn.WriteListing(&b); err != nil {
+	if err := syn.WriteListing(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	if want := "  Package L#1 (P#1)\n    Group0 L#2\n      NUMANode L#2 (P#2)\n    Group0 L#3\n      NUMANode L#3 (P#3)\n"; !strings.HasSuffix(b.String(), want) {
@@ -329,7 +329,7 @@ func TestRemoveCachesAsLstopo(t *testing.T) {
 	if got := topo.CPUs(); !reflect.DeepEqual(got, []int{0, 1, 2, 3}) {
 		t.Errorf("PUs after --no-caches in order %v, want [0 1 2 3]", got)
 	}
-	topo, err = FromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x0000000f">`+
+	topo, err = fromXML([]byte(`<topology version="2.0"><object type="Machine" os_index="0" cpuset="0x0000000f">`+
 		`<object type="Package" os_index="0" cpuset="0x0000000f">`+
 		`<object type="L3Cache" cpuset="0x00000003" cache_size="1024" depth="3" cache_type="0"><object type="NUMANode" os_index="0" cpuset="0x00000003"/>`+
 		`<object type="Core" os_index="0" cpuset="0x00000001"><object type="PU" os_index="0"/></object><object type="Core" os_index="1" cpuset="0x00000002"><object type="PU" os_index="1"/></object></object>`+

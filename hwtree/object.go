@@ -3,7 +3,7 @@
 // its type, OS index, logical index and cpuset (the PUs below it).
 //
 // A tree comes from live Linux sysfs or a captured snapshot (FromSysfs),
-// an hwloc synthetic string (FromSynthetic), hwloc v2 XML (FromXML), or the
+// an hwloc synthetic string (FromSynthetic), hwloc v2 XML (FromXMLFile), or the
 // JSON that Topology.MarshalJSON writes (FromJSON). Discovery from sysfs
 // builds the tree from CPU masks, never from ids, as hwloc does.
 package hwtree
@@ -49,29 +49,12 @@ func (t Type) String() string {
 	return typeNames[t]
 }
 
-// Types returns every type in root-to-leaf order.
-func Types() []Type {
-	out := make([]Type, numTypes)
-	for i := range out {
-		out[i] = Type(i)
-	}
-	return out
-}
-
-// ParseType returns the type named exactly s (hwloc's name, e.g. "L3Cache").
+// ParseType returns the type that s names, as hwloc's hwloc_type_sscanf,
+// lstopo's --only and synthetic strings accept them: hwloc's names and
+// abbreviations in any case ("Core", "core", "L3Cache", "l3", "pack",
+// "numa", "pu"). A file that must hold hwloc's own name (JSON, a results
+// file's tree) compares Type.String with it.
 func ParseType(s string) (Type, error) {
-	for i, n := range typeNames {
-		if n == s {
-			return Type(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown object type %q (accepted: %s)", s, strings.Join(typeNames[:], ", "))
-}
-
-// LookupType returns the type that s names, as lstopo's --only and hwloc's
-// synthetic strings accept them: hwloc's names and abbreviations in any
-// case ("Core", "core", "L3Cache", "l3", "pack", "numa", "pu").
-func LookupType(s string) (Type, error) {
 	low := strings.ToLower(strings.TrimSpace(s))
 	for i, n := range typeNames {
 		if strings.ToLower(n) == low {
@@ -85,6 +68,17 @@ func LookupType(s string) (Type, error) {
 		return Machine, nil
 	}
 	return 0, fmt.Errorf("unknown object type %q (accepted, any case: %s, or the abbreviations %s)", s, strings.Join(typeNames[:], ", "), syntheticAbbrevs)
+}
+
+// exactType returns the type named exactly s (hwloc's name, e.g.
+// "L3Cache"), as the JSON form writes it.
+func exactType(s string) (Type, error) {
+	for i, n := range typeNames {
+		if n == s {
+			return Type(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown object type %q (accepted: %s)", s, strings.Join(typeNames[:], ", "))
 }
 
 const syntheticAbbrevs = "pack, socket, numa, node, l3, l2, l1, l1d, l1i"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,9 +36,16 @@ import (
 // reads them (leaf 4 on Intel, 0x8000001D or 0x80000005/6 on AMD; CPUs
 // share a cache when their package and the cache's APIC-ID-derived ids
 // match).
+//
+// Outside Linux there is no live sysfs to read at "/": the error wraps
+// errors.ErrUnsupported, and a tree can still be read from hwloc XML, a
+// synthetic string or JSON.
 func FromSysfs(root string) (*Topology, error) {
 	var x86 func(cpuset.Set) map[int]x86Proc
 	if root == "" || root == "/" {
+		if runtime.GOOS != "linux" {
+			return nil, fmt.Errorf("discovering this machine's CPU tree needs Linux sysfs (this is %s): %w; give a topology source (--synthetic, --xml, --topology)", runtime.GOOS, errors.ErrUnsupported)
+		}
 		x86 = liveX86Procs
 	}
 	return fromSysfs(root, x86)

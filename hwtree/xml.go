@@ -45,12 +45,9 @@ type xmlTopology struct {
 	CPUKinds []xmlCPUKind `xml:"cpukinds>cpukind"`
 }
 
-// FromXML reads a tree from hwloc XML as `lstopo file.xml` writes it (v2;
-// v1's Socket and Cache objects are read too). I/O and Misc objects are
-// skipped; cache types the model lacks (L4, split L2/L3) are skipped with
-// their children kept. The CPU objects are then placed by cpuset inclusion,
-// as sysfs discovery places them.
-func FromXML(data []byte, source string) (*Topology, error) {
+// fromXML is FromXMLFile's reader of the file's bytes; source names them
+// in errors.
+func fromXML(data []byte, source string) (*Topology, error) {
 	var doc xmlTopology
 	capped := &xmlCaps{d: xml.NewDecoder(bytes.NewReader(data))}
 	if err := xml.NewTokenDecoder(capped).Decode(&doc); err != nil {
@@ -108,13 +105,17 @@ func FromXML(data []byte, source string) (*Topology, error) {
 	return t, t.validate()
 }
 
-// FromXMLFile reads FromXML's form from a file.
+// FromXMLFile reads a tree from an hwloc XML file as `lstopo file.xml`
+// writes it (v2; v1's Socket and Cache objects are read too), of at most
+// 64 MiB. I/O and Misc objects are skipped; cache types the model lacks
+// (L4, split L2/L3) are skipped with their children kept. The CPU objects
+// are then placed by cpuset inclusion, as sysfs discovery places them.
 func FromXMLFile(path string) (*Topology, error) {
 	data, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("hwloc XML file: %w", err)
 	}
-	return FromXML(data, path)
+	return fromXML(data, path)
 }
 
 // Caps on hwloc XML, checked while the file is decoded, so that a huge or

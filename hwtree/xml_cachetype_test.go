@@ -29,9 +29,9 @@ func TestXMLSplitCachesAreNotUnified(t *testing.T) {
 			`<object type="Cache" cpuset="0x00000001" cache_size="16384" depth="1" cache_type="2">` +
 			`<object type="Core" os_index="0"><object type="PU" os_index="0"/></object></object></object></object></topology>`, "L1iCache>Core"},
 	} {
-		topo, err := FromXML([]byte(c.xml), "split.xml")
+		topo, err := fromXML([]byte(c.xml), "split.xml")
 		if err != nil {
-			t.Errorf("FromXML: %v\n%s", err, c.xml)
+			t.Errorf("fromXML: %v\n%s", err, c.xml)
 			continue
 		}
 		var chain []string
@@ -59,7 +59,7 @@ func TestXMLPackageWithOnlyAllowedMemory(t *testing.T) {
 		`<object type="NUMANode" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c" local_memory="1024"/></object>` +
 		`<object type="Package" os_index="2" cpuset="0x0" complete_cpuset="0x00000030"/>` +
 		`</object></topology>`
-	topo, err := FromXML([]byte(x), "cgroup.xml")
+	topo, err := fromXML([]byte(x), "cgroup.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestXMLVersion1Die(t *testing.T) {
 		`<object type="Group" os_index="1" cpuset="0x00000002"><info name="Type" value="Die"/>` +
 		`<object type="Cache" cpuset="0x00000002" cache_size="1024" depth="3" cache_type="0"><object type="Core" os_index="1" cpuset="0x00000002"><object type="PU" os_index="1" cpuset="0x00000002"/></object></object></object>` +
 		`</object></object></topology>`
-	topo, err := FromXML([]byte(x), "v1die.xml")
+	topo, err := fromXML([]byte(x), "v1die.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestXMLWritesCompleteCPUSet(t *testing.T) {
 		`<object type="Core" os_index="0" cpuset="0x00000003"><object type="PU" os_index="0" cpuset="0x00000001"/><object type="PU" os_index="1" cpuset="0x00000002"/></object></object>` +
 		`<object type="Package" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c">` +
 		`<object type="NUMANode" os_index="1" cpuset="0x0" complete_cpuset="0x0000000c"/></object></object></topology>`
-	topo, err := FromXML([]byte(in), "cgroup.xml")
+	topo, err := fromXML([]byte(in), "cgroup.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestXMLWritesCompleteCPUSet(t *testing.T) {
 			t.Errorf("written XML lacks %s:\n%s", want, out)
 		}
 	}
-	back, err := FromXML([]byte(out), "ours.xml")
+	back, err := fromXML([]byte(out), "ours.xml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,19 +79,21 @@ func (t *Tree) Topology() (*hwtree.Topology, error) {
 		}
 	}
 	count, total := all.Len(), 0
-	levels := make([]hwtree.Level, 0, len(t.Levels))
+	levels := map[hwtree.Type][]cpuset.Set{}
 	for li, l := range t.Levels {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
 		}
 		typ, err := hwtree.ParseType(l.Type)
+		if err == nil && typ.String() != l.Type { // hwloc's own name, as the check writes it
+			err = fmt.Errorf("unknown object type %q (accepted: hwloc's names, such as %s)", l.Type, typ)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tree level %d: %w", li, err)
 		}
 		if count += len(l.Sets); count > maxTreeObjects {
 			return nil, fmt.Errorf("the tree has over %d objects; at most that many are read", maxTreeObjects)
 		}
-		lv := hwtree.Level{Type: typ}
 		for _, s := range l.Sets {
 			set, err := cpuset.ParseList(s)
 			if err != nil {
@@ -103,9 +105,8 @@ func (t *Tree) Topology() (*hwtree.Topology, error) {
 			if total += set.Len(); total > maxTreeMembers {
 				return nil, fmt.Errorf("the tree's objects hold over %d CPUs in all; at most that many are read", maxTreeMembers)
 			}
-			lv.Sets = append(lv.Sets, set)
+			levels[typ] = append(levels[typ], set)
 		}
-		levels = append(levels, lv)
 	}
 	return hwtree.FromLevels(all, levels, "results")
 }

@@ -162,7 +162,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 // and on a file of a larger (synthetic) machine used by force, inside this
 // process's allowed CPUs.
 func TestAutoShowExportAgree(t *testing.T) {
-	live, err := hwtree.Live()
+	live, err := hwtree.FromSysfs("/")
 	if err != nil {
 		t.Skip(err)
 	}
@@ -289,7 +289,7 @@ func TestShowLookupOrder(t *testing.T) {
 	if err == nil || err.Error() != want || exitCode(err) != exitFailure {
 		t.Errorf("show without a file: exit %d, %v; want %q", exitCode(err), err, want)
 	}
-	live, err := hwtree.Live()
+	live, err := hwtree.FromSysfs("/")
 	if err != nil {
 		t.Skip(err)
 	}
@@ -367,7 +367,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 	if err != nil || allowed.Len() < 2 {
 		t.Skip("needs two allowed CPUs")
 	}
-	live, err := hwtree.Live()
+	live, err := hwtree.FromSysfs("/")
 	if err != nil {
 		t.Skip(err)
 	}

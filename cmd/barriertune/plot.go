@@ -101,7 +101,7 @@ func warnOtherMachine(stderr io.Writer, g *globalOptions, rs *resultsSource) {
 	if rs.Why != "given" || (g != nil && g.quiet) {
 		return
 	}
-	topo, err := hwtree.Live()
+	topo, err := hwtree.FromSysfs("/")
 	if err != nil {
 		return
 	}

@@ -57,7 +57,7 @@ func (s *sourceFlags) load() (*hwtree.Topology, error) {
 	case s.topology != "":
 		return hwtree.FromJSONFile(s.topology)
 	}
-	return withModels(hwtree.Live())
+	return withModels(hwtree.FromSysfs("/"))
 }
 
 // withModels adds the CPU model strings to a tree read from sysfs.

@@ -21,7 +21,7 @@ var topoFormats = []string{"console", "json", "xml", "synthetic"}
 // topoOnlyTypes are the type names `topo --only` completes to.
 func topoOnlyTypes() []string {
 	var out []string
-	for _, t := range hwtree.Types() {
+	for t := hwtree.Machine; t <= hwtree.PU; t++ { // root to leaves
 		out = append(out, t.String())
 	}
 	return out
@@ -109,7 +109,7 @@ func runTopo(_ context.Context, opts *topoOptions, w, _ io.Writer) error {
 	}
 	var only []hwtree.Type
 	if opts.only != "" {
-		typ, err := hwtree.LookupType(opts.only)
+		typ, err := hwtree.ParseType(opts.only)
 		if err != nil {
 			return usageErrorf("--only: %v", err)
 		}
@@ -154,7 +154,7 @@ func runTopo(_ context.Context, opts *topoOptions, w, _ io.Writer) error {
 		_, err = fmt.Fprintln(w, syn)
 		return err
 	}
-	if err := topo.WriteListingOptions(w, hwtree.ListingOptions{CPUSet: opts.cpusets, Only: only}); err != nil {
+	if err := topo.WriteListing(w, opts.cpusets, only...); err != nil {
 		return err
 	}
 	if len(only) > 0 {
