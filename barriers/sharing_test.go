@@ -3,20 +3,24 @@
 package barriers
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
 // hogLimit bounds a competing process's life, in case the test that
 // started it dies before killing it.
-const hogLimit = 20 * time.Second
+const hogLimit = 60 * time.Second
 
 // TestCompetingWorkChild is the competing CPU-bound work of
 // TestUnpinnedWithCompetingWork: it spins until killed (or hogLimit).
@@ -33,36 +37,107 @@ func TestCompetingWorkChild(t *testing.T) {
 	_ = x
 }
 
-// TestUnpinnedWithCompetingWork reproduces the shape that cost issue 47's
-// 16-CPU guest 4-16x a sync.Cond barrier: one unpinned goroutine per P
-// (GOMAXPROCS of them) calling Auto(n).Wait, with a results file that
-// says dissemination measured with spin on pinned threads, while as many
-// CPU-bound processes as CPUs compete. Auto's episodes, timed in rounds
-// interleaved with the cond baseline's, must stay within twice cond's in
-// the median round and four times in the worst. Behind the sharing build
+// Sharing's measurement: rounds of sharingChunks chunks of
+// sharingEpisodes episodes for each barrier, Auto's and the cond
+// barrier's chunks alternating (which goes first alternates too), so
+// that load that comes and goes hits both alike; a round's ratio is
+// Auto's time over cond's, and the verdict the median of the rounds'.
+// A chunk lasts 0.3-3 ms here, a round tens of the kernel's time slices,
+// so the competing processes' preemptions average out within it (with 6
+// chunks of 10,000 episodes a round, the rounds' ratios spread wider and
+// the two codes' medians overlapped).
+const (
+	sharingRounds   = 15
+	sharingChunks   = 30
+	sharingEpisodes = 2_000
+	// sharingMargin is the most Auto's median paired ratio to cond may
+	// read: on the 2-vCPU AMD EPYC guest beside two CPU-bound processes
+	// (load 6-8 from other builds besides) the fixed wait read 0.47-0.82
+	// over the invocations of its campaign, the code before it 1.00-1.59
+	// in all but one attempt (0.88), and the goroutine algorithm, whose
+	// waiters also yield once and park, 0.64-0.89 in the same setting
+	// (docs/lab/2026-11-28-sharing-go.md). Issue 47's bound is 1.0x at
+	// n = 2; 0.9 keeps the margin between the two codes.
+	sharingMargin = 0.9
+	// sharingAttempts: a median above the margin is measured again, and
+	// the verdict is then the median of every round so far (more rounds,
+	// not a second chance: the code before the fix read 0.88 in one
+	// attempt of 17, and 1.04-1.57 over two attempts' rounds).
+	sharingAttempts = 2
+)
+
+// TestUnpinnedWithCompetingWork reproduces the shape issue 47 measured
+// at 4-16x a sync.Cond barrier on a 16-CPU guest: one unpinned goroutine
+// per P (GOMAXPROCS of them) calling Auto(n).Wait, with a results file
+// that says, as the check writes it on a 2-CPU machine, dissemination
+// measured with spin on pinned threads, while as many CPU-bound
+// processes as CPUs compete. Auto must not fall behind the cond barrier:
+// the median of the rounds' paired ratios (Auto's episode over cond's,
+// timed back to back) at most sharingMargin. Behind the sharing build
 // tag (go test -tags sharing -run TestUnpinnedWithCompetingWork
-// ./barriers/): on this 2-CPU guest, loaded by other builds, the median
-// ratio ranged 1.0-3.3x over a dozen invocations and one read 10.8x, so it
-// is not yet robust enough to gate CI.
+// ./barriers/, 1-4 s here; .ci/run runs it).
+//
+// What it guards (docs/algorithms.md, "Where the time goes: goroutines
+// beside competing work"): there the waits' bound is 0 and the pair takes
+// turns on one P, a yield per episode; anything the yield path adds (a
+// clock read is 45-55 ns in the guest, a system call 1.5-1.8 us) is paid
+// on every episode, and cond's park and wake-up pay none of it.
 func TestUnpinnedWithCompetingWork(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 2 s of timed rounds")
+		t.Skip("seconds of timed rounds")
 	}
 	n := runtime.GOMAXPROCS(0)
 	if n < 2 || runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs and GOMAXPROCS >= 2: one goroutine per P, at least two")
 	}
-	path := writeResults(t, func(f *results.File) {
-		c := f.Threads[0].Best
-		c.Spec = results.Spec{Algorithm: "dissemination", Policy: "spin"}
-		f.Threads[0].Threads = min(n, len(c.CPUs))
-	})
+	path := sharingResults(t, n)
 	t.Setenv(results.ResultsEnv, path)
 	n = min(n, Tuned(n).Threads)
 	if tu := Tuned(n); tu.Algorithm != "dissemination" || tu.Source != path {
 		t.Skipf("the results file does not apply here: Tuned(%d) = %s from %q", n, tu.Algorithm, tu.Source)
 	}
-	for range runtime.NumCPU() {
+	competingWork(t, runtime.NumCPU())
+	var all []float64 // every round's ratio, over the attempts
+	for attempt := 1; attempt <= sharingAttempts; attempt++ {
+		auto, cond := make([]float64, sharingRounds), make([]float64, sharingRounds)
+		ratio := make([]float64, sharingRounds)
+		for r := range sharingRounds {
+			a, err := Auto(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New("cond", n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range sharingChunks {
+				if (r+k)%2 == 0 {
+					auto[r] += perEpisode(a, n, sharingEpisodes)
+					cond[r] += perEpisode(c, n, sharingEpisodes)
+				} else {
+					cond[r] += perEpisode(c, n, sharingEpisodes)
+					auto[r] += perEpisode(a, n, sharingEpisodes)
+				}
+			}
+			auto[r] /= sharingChunks
+			cond[r] /= sharingChunks
+			ratio[r] = auto[r] / cond[r]
+		}
+		all = append(all, ratio...)
+		t.Logf("attempt %d: %d goroutines, %d competing processes, load %s: Auto median %.0f ns, cond median %.0f ns per episode; paired ratio median %.2f this attempt, %.2f over %d rounds (rounds %.2f)",
+			attempt, n, runtime.NumCPU(), loadavg(), median(auto), median(cond), median(ratio), median(all), len(all), ratio)
+		if median(all) <= sharingMargin {
+			return
+		}
+	}
+	t.Errorf("Auto(%d) on unpinned goroutines beside competing work: median paired ratio to a sync.Cond barrier %.2f over %d rounds, want at most %.2f",
+		n, median(all), len(all), sharingMargin)
+}
+
+// competingWork starts k CPU-bound processes (this test binary running
+// TestCompetingWorkChild), killed by pid when the test ends.
+func competingWork(t *testing.T, k int) {
+	for range k {
 		hog := exec.Command(os.Args[0], "-test.run=^TestCompetingWorkChild$")
 		hog.Env = append(os.Environ(), "BARRIERTUNE_TEST_HOG=1")
 		if err := hog.Start(); err != nil {
@@ -71,28 +146,41 @@ func TestUnpinnedWithCompetingWork(t *testing.T) {
 		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
 	}
 	time.Sleep(50 * time.Millisecond) // the competing work is running
-	const rounds, eps = 5, 4000
-	var auto, cond []float64
-	for range rounds {
-		a, err := Auto(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := New("cond", n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		auto = append(auto, perEpisode(a, n, eps))
-		cond = append(cond, perEpisode(c, n, eps))
+}
+
+// sharingResults writes a results file for this machine in the check's
+// format (results/testdata/check-2cpu.json's shape) saying that
+// dissemination, measured with spin on pinned threads, is the best for n
+// threads, and returns its path.
+func sharingResults(t *testing.T, n int) string {
+	t.Helper()
+	allowed, err := osal.Allowed()
+	if err != nil {
+		t.Skip(err)
 	}
-	slices.Sort(auto)
-	slices.Sort(cond)
-	med, worst := auto[rounds/2]/cond[rounds/2], auto[rounds-1]/cond[rounds-1]
-	t.Logf("%d goroutines, %d competing processes: Auto %v ns, cond %v ns per episode; median ratio %.2f, worst %.2f",
-		n, runtime.NumCPU(), auto, cond, med, worst)
-	if med > 2 || worst > 4 {
-		t.Errorf("Auto(%d) on unpinned goroutines with competing work: %.2fx cond in the median round, %.2fx in the worst (want at most 2x and 4x)", n, med, worst)
+	cpus := allowed.Members()
+	if len(cpus) < 2 {
+		t.Skip("needs two CPUs")
 	}
+	n = min(n, len(cpus))
+	m := results.Host(allowed.String())
+	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
+	f := &results.File{
+		Schema:  results.Schema,
+		Machine: m,
+		Threads: []results.Threads{{Threads: n, Complete: true, Best: &results.Choice{
+			CPUs: cpus[:n], Pinned: true, MedianNs: 150,
+			Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}}}},
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // perEpisode runs n goroutines through eps episodes of b and returns the
@@ -111,4 +199,19 @@ func perEpisode(b Barrier, n, eps int) float64 {
 	}
 	wg.Wait()
 	return float64(time.Since(start).Nanoseconds()) / float64(eps)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// loadavg returns the first three fields of /proc/loadavg ("?" elsewhere).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
