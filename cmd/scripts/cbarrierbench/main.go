@@ -16,7 +16,15 @@
 //     here and killed by their pid) compete for the CPUs: ours' worst round
 //     against pthread_barrier_t's median round;
 //   - late: 2 pinned threads, one of them 10 ms late at every episode: the
-//     CPU the waiting thread burns, in percent of one CPU.
+//     CPU the waiting thread burns, in percent of one CPU;
+//   - over2x, over4x: twice and four times as many threads as allowed
+//     CPUs, unpinned, runtimes at their defaults, beside a central barrier
+//     whose waiters spin with sched_yield and the Go library's best (the
+//     fastest of the catalog and barriers.Auto on as many unpinned
+//     goroutines, timed in a child of this program).
+//
+// -header FILE takes a prebuilt header (one exported on the machine that
+// measured it) instead of exporting one.
 //
 // Run it from the module root:
 //
@@ -55,7 +63,16 @@ var benchSource []byte
 // relative to the module root.
 const dissemPath = "cmd/scripts/cdissem/csrc/dissem.c"
 
-func main() { lab.Main("cbarrierbench", run) }
+func main() {
+	if os.Getenv(goChildEnv) != "" {
+		if err := goBest(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "cbarrierbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	lab.Main("cbarrierbench", run)
+}
 
 // candidate is one barrier: a binary and the environment it runs with.
 type candidate struct {
@@ -73,9 +90,10 @@ type build struct {
 
 func run() error {
 	resultsFile := flag.String("results", "", "results file to export the header from (default: no table: the header's safe default)")
+	header := flag.String("header", "", "a prebuilt barriertune.h to time instead of exporting one (excludes -results)")
 	rounds := flag.Int("rounds", 7, "rounds; each runs every candidate once (3..101)")
 	target := flag.Duration("run", 150*time.Millisecond, "wall time of one run of a candidate (10ms..5s)")
-	only := flag.String("scenarios", "pinned,oversubscribed,competing,late", "scenarios to run, comma-separated")
+	only := flag.String("scenarios", "pinned,oversubscribed,competing,late,over2x,over4x", "scenarios to run, comma-separated")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q (cbarrierbench takes flags only)", flag.Arg(0))
@@ -102,17 +120,28 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 
-	f := &results.File{Schema: results.Schema}
-	if *resultsFile != "" {
-		if f, err = results.Read(*resultsFile); err != nil {
+	var h []byte
+	switch {
+	case *header != "" && *resultsFile != "":
+		return lab.Usagef("-header and -results both given (a prebuilt header, or one exported from a results file)")
+	case *header != "":
+		if h, err = readHeader(*header); err != nil {
 			return err
 		}
+	default:
+		f := &results.File{Schema: results.Schema}
+		if *resultsFile != "" {
+			if f, err = results.Read(*resultsFile); err != nil {
+				return err
+			}
+		}
+		var b strings.Builder
+		if err := export.Write(&b, f, "c-barrier", export.Options{}); err != nil {
+			return fmt.Errorf("exporting the header: %w", err)
+		}
+		h = []byte(b.String())
 	}
-	var h strings.Builder
-	if err := export.Write(&h, f, "c-barrier", export.Options{}); err != nil {
-		return fmt.Errorf("exporting the header: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), []byte(h.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h, 0o644); err != nil {
 		return err
 	}
 
@@ -124,6 +153,7 @@ func run() error {
 		{"libc++ std::barrier", "clang++", []string{"-O2", "-pthread", "-x", "c++", "-std=c++20", "-stdlib=libc++", "-DBENCH_STD"}},
 		{"libgomp", "gcc", []string{"-O2", "-fopenmp", "-DBENCH_OMP"}},
 		{"libomp", "clang", []string{"-O2", "-fopenmp", "-DBENCH_OMP"}},
+		{"yield central barrier", "gcc", []string{"-O2", "-pthread", "-DBENCH_YIELD"}},
 	}
 	bins := map[string]string{}
 	for i, b := range builds {
@@ -197,6 +227,29 @@ func run() error {
 			{"barriertune (C)", "libc++ std::barrier", 1, false, "faster than libc++ std::barrier"},
 			{"barriertune (C)", "libgomp", 1, false, "faster than libgomp (default)"},
 			{"barriertune (C)", "libomp", 1, false, "faster than libomp (default)"},
+		})
+	}
+	for _, k := range []int{2, 4} {
+		if !slices.Contains(want, fmt.Sprintf("over%dx", k)) {
+			continue
+		}
+		threads := min(k*len(cpus), 256) // bench.c's MAXT
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cs := []*candidate{cand("barriertune (C)"), cand("barriertune::barrier (C++)"), cand("yield central barrier"), cand("pthread_barrier_t"),
+			cand("libstdc++ std::barrier"), cand("libc++ std::barrier"), cand("libgomp"), cand("libomp"),
+			{name: "Go library's best (goroutines)", bin: self, env: []string{goChildEnv + "=1"}}}
+		med, _, err := scenario(cs, threads, "-", *rounds, *target, 0)
+		if err != nil {
+			return err
+		}
+		table(fmt.Sprintf("%d threads on %d CPUs (%dx), unpinned, runtimes at their defaults", threads, len(cpus), k), med, "yield central barrier", "ns/episode")
+		verdicts(med, []verdict{
+			{"barriertune (C)", "yield central barrier", 1.25, true, "at most 1.25x the yield central barrier"},
+			{"barriertune (C)", "libomp", 0.5, true, "at most 0.5x libomp (default)"},
+			{"barriertune (C)", "pthread_barrier_t", 1, true, "never slower than pthread_barrier_t"},
 		})
 	}
 	if slices.Contains(want, "competing") {

@@ -5,6 +5,9 @@
  *   -DBENCH_OMP     #pragma omp barrier (gcc: libgomp, clang: libomp)
  *   -DBENCH_STD     std::barrier (built as C++20: libstdc++ or libc++)
  *   -DBENCH_BTCXX   barriertune::barrier (built as C++20)
+ *   -DBENCH_YIELD   a central counter whose waiters spin with sched_yield
+ *                   (the twenty-line barrier oversubscribed runs compare
+ *                   against)
  *
  *   bench THREADS CPULIST|- EPISODES SAMPLES [LATE_NS]
  *
@@ -72,8 +75,28 @@ static barriertune::barrier<> *bar;
 #define BARRIER(id) bar->arrive_and_wait()
 #elif defined(BENCH_OMP)
 #define BARRIER(id) _Pragma("omp barrier")
+#elif defined(BENCH_YIELD)
+/* The arrival counter and the generation, each on a line of its own; the
+ * last to arrive resets the counter and bumps the generation, the others
+ * yield until it moves. */
+static struct {
+	_Alignas(128) unsigned count;
+	_Alignas(128) unsigned gen;
+} ybar;
+static void ywait(void)
+{
+	unsigned g = __atomic_load_n(&ybar.gen, __ATOMIC_ACQUIRE);
+	if (__atomic_add_fetch(&ybar.count, 1, __ATOMIC_ACQ_REL) == (unsigned)n) {
+		__atomic_store_n(&ybar.count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ybar.gen, g + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&ybar.gen, __ATOMIC_ACQUIRE) == g)
+		sched_yield();
+}
+#define BARRIER(id) ywait()
 #else
-#error "define one of BENCH_BT, BENCH_PTHREAD, BENCH_OMP, BENCH_STD, BENCH_BTCXX"
+#error "define one of BENCH_BT, BENCH_PTHREAD, BENCH_OMP, BENCH_STD, BENCH_BTCXX, BENCH_YIELD"
 #endif
 
 static double t0, cpu0;
