@@ -19,8 +19,8 @@ import (
 
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/cmd/internal/outfile"
 	"github.com/barriertune/barriertune/cpuset"
-	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/results"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/barriertune/barriertune/cmd/internal/outfile"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/outfile"
 )
 
 // Report is a matrix with what it says about the machine: `barriertune

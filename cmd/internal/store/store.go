@@ -17,8 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/barriertune/barriertune/cmd/internal/outfile"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/internal/outfile"
 	"github.com/barriertune/barriertune/results"
 )
 
