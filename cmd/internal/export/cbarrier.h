@@ -1539,7 +1539,8 @@ BARRIERTUNE_FN_ int barriertune_barrier_init(struct barriertune_barrier *b, int 
 	} else if (c != NULL) {
 		err = barriertune_barrier_init_algorithm(b, n, barriertune_algorithm_name(c->algorithm), c->fan_in, -1);
 	} else {
-		err = barriertune_barrier_init_algorithm(b, n, allowed > 0 && n > allowed ? "central" : "dissemination", 0, -1);
+		err = barriertune_barrier_init_algorithm(
+			b, n, barriertune_algorithm_name(allowed > 0 && n > allowed ? BARRIERTUNE_ALG_CENTRAL : BARRIERTUNE_ALG_DISSEMINATION), 0, -1);
 	}
 	if (err != 0)
 		return err;
