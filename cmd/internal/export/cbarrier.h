@@ -293,10 +293,15 @@ BARRIERTUNE_FN_ int64_t barriertune_now_(void)
 	(void)syscall(SYS_clock_gettime, 1 /* CLOCK_MONOTONIC */, ts);
 	errno = saved;
 	return (int64_t)ts[0] * 1000000000 + ts[1];
-#else
-	struct timespec ts;
-	timespec_get(&ts, TIME_UTC); /* no monotonic clock to be had */
+#elif defined(TIME_MONOTONIC)
+	struct timespec ts; /* C23's monotonic timespec_get */
+	timespec_get(&ts, TIME_MONOTONIC);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#else
+	/* No monotonic clock to be had: the thread's processor time, which a
+	 * spinning thread spends at the wall clock's pace; never the wall
+	 * clock, which a step could stretch. */
+	return (int64_t)((double)clock() * (1e9 / (double)CLOCKS_PER_SEC));
 #endif
 }
 
