@@ -67,7 +67,20 @@ func TestMeasurersDiffer(t *testing.T) {
 	if m.Accept(big, false) == nil || (Hardware{}).Accept(big, true) == nil {
 		t.Errorf("a %d-PU tree is accepted for simulating or planning (cap %d)", len(big.PUs()), maxPUs)
 	}
+	if _, ok := m.Hosts(); ok {
+		t.Error("a simulated machine limits the threads measured to what this process hosts")
+	}
+	if h, ok := (Hardware{}).Hosts(); !ok || h.Max < 1 {
+		t.Errorf("the live machine hosts %+v, %v threads", h, ok)
+	}
 }
+
+// Each measurer is each part of one: the clock, the machine, the
+// instrument.
+var (
+	_ Measurer = Hardware{}
+	_ Measurer = (*ModelMeasurer)(nil)
+)
 
 func simulatedMeasurer(t *testing.T, topo *hwtree.Topology) *ModelMeasurer {
 	t.Helper()

@@ -92,11 +92,10 @@ func prepareFor(cfg Config, dry bool) (Config, error) {
 	}
 	if len(cfg.Threads) == 0 {
 		threads = WithOversubscribedCounts(threads, npus)
-		if _, live := cfg.Measurer.(Hardware); live && !dry {
+		if h, ok := cfg.Measurer.Hosts(); ok && !dry {
 			// A machine of thousands of CPUs: its default counts (4x
 			// the PUs) can exceed what this process hosts; explicit
 			// counts are refused by the CLI instead.
-			h := HostableThreads()
 			var left []string
 			threads = slices.DeleteFunc(threads, func(t int) bool {
 				if t > h.Max {

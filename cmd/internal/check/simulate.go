@@ -177,10 +177,14 @@ func (m *ModelMeasurer) Policy(cpus cpuset.Placement) barriers.Policy {
 // Now is the simulated clock.
 func (m *ModelMeasurer) Now() time.Time { return m.clock }
 
-// Machine is the simulated machine's fingerprint (simulatedMachine).
-func (m *ModelMeasurer) Machine(topo *hwtree.Topology) (results.Machine, bool) {
+// Fingerprint is the simulated machine's (simulatedMachine).
+func (m *ModelMeasurer) Fingerprint(topo *hwtree.Topology) (results.Machine, bool) {
 	return simulatedMachine(topo), true
 }
+
+// Hosts is false: a simulated machine's threads are predicted, not run,
+// so any count can be measured.
+func (m *ModelMeasurer) Hosts() (Hostable, bool) { return Hostable{}, false }
 
 // BlockWake is none: a simulated file records nothing measured on the host.
 func (m *ModelMeasurer) BlockWake() (time.Duration, bool) { return 0, false }

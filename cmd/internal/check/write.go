@@ -27,7 +27,7 @@ func newFile(cfg Config, start time.Time) (*results.File, map[int]resumed, error
 		Threads:   []results.Threads{},
 		Inference: InferenceRule,
 	}
-	f.Machine, f.Simulated = cfg.Measurer.Machine(cfg.Topology)
+	f.Machine, f.Simulated = cfg.Measurer.Fingerprint(cfg.Topology)
 	if f.Simulated {
 		f.Time = time.Now().UTC().Round(time.Second) // start is the simulated clock
 	}

@@ -450,7 +450,7 @@ func sample(cpus cpuset.Placement, works []workload, opts Options) ([][]float64,
 		return nil, nil, nil, err
 	}
 	n := len(cpus)
-	ctl, err := barriers.New(algname.Central, n)
+	ctl, err := barriers.New(algname.Central, n, barriers.WithPolicy(controlPolicy(cpus)))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -624,6 +624,19 @@ func summarise(s []float64) Result {
 	var r Result
 	r.setStats(Summarize(s))
 	return r
+}
+
+// controlPolicy is the waiting policy of the control barrier between a
+// sample's workloads: spin when every thread has a CPU of its own, else
+// park. It is explicit, never AutoPolicy or the environment's
+// (BARRIERTUNE_WAIT_POLICY): AutoPolicy's bound starts from the block and
+// wake-up cost of the results file barriers finds, and a check that is
+// about to write that file must not measure through what it read there.
+func controlPolicy(cpus cpuset.Placement) barriers.Policy {
+	if cpus.OversubscribedHere() {
+		return barriers.Park
+	}
+	return barriers.Spin
 }
 
 // DefaultPolicy is the waiting policy the tuner uses for a placement: pure
