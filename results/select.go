@@ -39,13 +39,6 @@ const (
 // one yield, then parking), the barriers.Auto fallback in that regime.
 const OversubscribedAlgorithm = algname.Goroutine
 
-// OSThreadsAlgorithm (central) is the algorithm for OS threads (a C or
-// C++ program's) that outnumber the allowed CPUs when the file measured
-// none on OS threads: a central counter whose waiters block at once, as
-// the exported C barrier runs it. The goroutine barrier means nothing
-// there.
-const OSThreadsAlgorithm = algname.Central
-
 // FallbackAlgorithm (dissemination) is the algorithm for threads that fit the CPUs when the
 // file holds nothing usable (barriers.Auto's fallback there).
 const FallbackAlgorithm = algname.Dissemination

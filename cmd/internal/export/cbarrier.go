@@ -107,12 +107,18 @@ func CRunnable(name string) bool { return cIdent(name) != "" }
 // header's stand-in serves it.
 const Substituted = "substituted"
 
+// osThreadsAlgorithm (central) is the stand-in for OS threads (a C or C++
+// program's) that outnumber the allowed CPUs when the file measured none
+// on OS threads: a central counter whose waiters block at once, as the
+// exported C barrier runs it. The goroutine barrier means nothing there.
+const osThreadsAlgorithm = algname.Central
+
 // forThreads returns s as a program of OS threads can run it. Above the
 // allowed CPUs (size) that is the check's measurement on OS threads
 // (results.Threads.OSThreads) of s's count (RuleMeasured), else of the
 // nearest count that has one (Substituted); without any, or when s's
 // algorithm is one the header does not carry, a stand-in (Substituted):
-// results.OSThreadsAlgorithm above the allowed CPUs, else
+// osThreadsAlgorithm above the allowed CPUs, else
 // results.FallbackAlgorithm, with no time. hybrids: the format carries a
 // hybrid whose levels C runs (cHybrid); else every hybrid substitutes.
 func forThreads(f *results.File, s results.Selection, size int, hybrids bool) results.Selection {
@@ -148,7 +154,7 @@ func forThreads(f *results.File, s results.Selection, size int, hybrids bool) re
 	s.Composition, s.LevelKeys, s.FanIn, s.MedianNs, s.Best = "", nil, 0, 0, false
 	s.Policy = "auto"
 	if s.Threads > size {
-		s.Algorithm = results.OSThreadsAlgorithm
+		s.Algorithm = osThreadsAlgorithm
 		s.Why = fmt.Sprintf("the choice (%s) runs only in Go: OS threads outnumbering the CPUs block on a central counter (not measured on OS threads)", was)
 	} else {
 		s.Algorithm = results.FallbackAlgorithm
