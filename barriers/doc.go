@@ -85,7 +85,13 @@
 // budget); and every AutoPolicy waiter past its first checks is counted
 // process-wide: while that count exceeds the CPUs (or GOMAXPROCS), a wait
 // does not spin (a goroutine yields once, then sleeps). Either changes how
-// a participant waits, never the algorithm.
+// a participant waits, never the algorithm. Beside competing processes a
+// barrier's goroutines stop spinning on the kernel's evidence and take
+// turns on the Ps that run: a wait is then one yield (the partner queued
+// on the same P runs, and the flag is set when the yielder comes back),
+// with no clock read or system call on the way, so an episode costs about
+// one goroutine switch, as a sync.Cond barrier's park and wake-up do
+// (docs/algorithms.md, "Where the time goes").
 //
 // # Sleep and wake: the contract per policy
 //
