@@ -172,7 +172,7 @@ func (r *sysfsReader) discover() ([]proto, cpuset.Set, error) {
 		}
 	}
 	sort.Ints(present)
-	online := osal.OnlineAt(r.root, present...)
+	online := osal.OnlineAmong(r.root, present)
 	var usable []int
 	anyTopology := false
 	for _, c := range present {

@@ -57,6 +57,18 @@ func lastIndex(list string) int {
 	return most
 }
 
+// typeNamed is the type hwloc names exactly name, as the check writes it
+// (hwtree.ParseType also takes abbreviations in any case, which a file
+// never holds).
+func typeNamed(name string) (hwtree.Type, bool) {
+	for t := hwtree.Machine; t <= hwtree.PU; t++ {
+		if t.String() == name {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
 // Topology builds the recorded tree (hwtree.FromLevels), refusing one that
 // is not a tree or is too large to build cheaply, with one line naming the
 // problem.
@@ -84,12 +96,9 @@ func (t *Tree) Topology() (*hwtree.Topology, error) {
 		if l.Type == "" {
 			return nil, fmt.Errorf("tree level %d has no type", li)
 		}
-		typ, err := hwtree.ParseType(l.Type)
-		if err == nil && typ.String() != l.Type { // hwloc's own name, as the check writes it
-			err = fmt.Errorf("unknown object type %q (accepted: hwloc's names, such as %s)", l.Type, typ)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tree level %d: %w", li, err)
+		typ, ok := typeNamed(l.Type)
+		if !ok {
+			return nil, fmt.Errorf("tree level %d: unknown object type %q (accepted: hwloc's names, %s to %s)", li, l.Type, hwtree.Machine, hwtree.PU)
 		}
 		if count += len(l.Sets); count > maxTreeObjects {
 			return nil, fmt.Errorf("the tree has over %d objects; at most that many are read", maxTreeObjects)

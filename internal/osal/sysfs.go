@@ -70,17 +70,25 @@ func readCPUs(path string, parse func(string) (cpuset.Set, error)) (cpuset.Set, 
 // cpuDir is the CPU directory of the sysfs tree under root.
 func cpuDir(root string) string { return filepath.Join(root, "sys", "devices", "system", "cpu") }
 
-// OnlineAt returns the online CPUs of the sysfs tree under root ("/" for
-// this machine): the list cpu/online, else, when the tree has no readable
-// list (an old snapshot), those of present (the CPUs with a cpuN
-// directory, as the caller listed them) whose cpuN/online does not say 0
-// (cpu0 often has no such file: it cannot go offline). Without a list and
-// without present it is the empty set: unknown.
-func OnlineAt(root string, present ...int) cpuset.Set {
+// OnlineAt returns the online CPUs that the sysfs tree under root ("/"
+// for this machine) lists (cpu/online), and false when it lists none that
+// can be read.
+func OnlineAt(root string) (cpuset.Set, bool) {
 	if s := ReadSysfsValue(filepath.Join(cpuDir(root), "online")); s != "" {
 		if v, err := cpuset.ParseList(s); err == nil {
-			return v
+			return v, true
 		}
+	}
+	return cpuset.Set{}, false
+}
+
+// OnlineAmong is OnlineAt for a tree that may not list them (an old
+// snapshot): the list when there is one, else those of present (the CPUs
+// with a cpuN directory, as the caller listed them) whose cpuN/online
+// does not say 0 (cpu0 often has no such file: it cannot go offline).
+func OnlineAmong(root string, present []int) cpuset.Set {
+	if s, ok := OnlineAt(root); ok {
+		return s
 	}
 	var b cpuset.Builder
 	for _, c := range present {
@@ -93,7 +101,10 @@ func OnlineAt(root string, present ...int) cpuset.Set {
 
 // OnlineCPUs returns this machine's online CPUs, or the empty set when
 // the system does not say (outside Linux, no sysfs).
-func OnlineCPUs() cpuset.Set { return OnlineAt("/") }
+func OnlineCPUs() cpuset.Set {
+	s, _ := OnlineAt("/")
+	return s
+}
 
 // Node is one NUMA node a sysfs tree lists: its number and its CPUs
 // (empty for a node of memory alone, a GPU's or a CXL tier's). Read is
@@ -116,11 +127,23 @@ func (e dirFull) Error() string        { return string(e) }
 func (e dirFull) Is(target error) bool { return target == ErrNodeDirFull }
 
 // NodesAt lists the NUMA nodes of the sysfs tree under root, in node
-// order, with their CPUs (node/nodeN/cpumap, else cpulist). The error says
-// why there are none to list: the node directory is missing or is not one
-// (no NUMA information), or it holds more than MaxNodeDirEntries entries
+// order, with their CPUs (node/nodeN/cpumap, which snapshots hold, else
+// cpulist), as hwtree places them. The error says why there are none to
+// list: the node directory is missing or is not one (no NUMA
+// information), or it holds more than MaxNodeDirEntries entries
 // (ErrNodeDirFull).
 func NodesAt(root string) ([]Node, error) {
+	return nodesAt(root, func(dir string) (cpuset.Set, bool) {
+		if s, ok := readCPUs(filepath.Join(dir, "cpumap"), cpuset.ParseMask); ok {
+			return s, true
+		}
+		return readCPUs(filepath.Join(dir, "cpulist"), cpuset.ParseList)
+	})
+}
+
+// nodesAt lists the node directories under root, within the caps, and
+// reads each node's CPUs with cpusOf (given the node's directory).
+func nodesAt(root string, cpusOf func(dir string) (cpuset.Set, bool)) ([]Node, error) {
 	dir := filepath.Join(root, "sys", "devices", "system", "node")
 	entries, more, err := capped.ReadDir(dir, MaxNodeDirEntries)
 	if err != nil {
@@ -129,21 +152,26 @@ func NodesAt(root string) ([]Node, error) {
 	if more {
 		return nil, dirFull(fmt.Sprintf("%s has more than %d entries", dir, MaxNodeDirEntries))
 	}
-	var nodes []Node
+	names := map[int]string{}
+	var ids []int
 	for _, e := range entries {
 		num, ok := strings.CutPrefix(e.Name(), "node")
 		id, err := strconv.Atoi(num)
 		if !ok || err != nil || strings.Trim(num, "0123456789") != "" {
 			continue
 		}
-		n := Node{ID: id}
-		n.CPUs, n.Read = readCPUs(filepath.Join(dir, e.Name(), "cpumap"), cpuset.ParseMask)
-		if !n.Read {
-			n.CPUs, n.Read = readCPUs(filepath.Join(dir, e.Name(), "cpulist"), cpuset.ParseList)
+		if _, dup := names[id]; !dup { // "node01" and "node1": one node
+			ids = append(ids, id)
 		}
+		names[id] = e.Name()
+	}
+	slices.Sort(ids)
+	nodes := make([]Node, 0, len(ids))
+	for _, id := range ids {
+		n := Node{ID: id}
+		n.CPUs, n.Read = cpusOf(filepath.Join(dir, names[id]))
 		nodes = append(nodes, n)
 	}
-	slices.SortFunc(nodes, func(a, b Node) int { return a.ID - b.ID })
 	return nodes, nil
 }
 
@@ -151,10 +179,14 @@ func NodesAt(root string) ([]Node, error) {
 // root that has CPUs, in node order, or nil when they are unknown: no node
 // directory, one node's CPUs unreadable, or two nodes overlapping (the
 // kernel's NUMA information is then wrong: hwtree, as hwloc, places no
-// node). It reads one small file per node, not the CPU tree: the results
-// lookup's light fingerprint compares it with a file's recorded tree.
+// node). It reads one small file per node (its cpulist: a program that
+// only looks up its results file links no mask parser), not the CPU tree:
+// the results lookup's light fingerprint compares it with a file's
+// recorded tree.
 func NUMANodesAt(root string) []cpuset.Set {
-	nodes, err := NodesAt(root)
+	nodes, err := nodesAt(root, func(dir string) (cpuset.Set, bool) {
+		return readCPUs(filepath.Join(dir, "cpulist"), cpuset.ParseList)
+	})
 	if err != nil {
 		return nil
 	}

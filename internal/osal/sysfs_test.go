@@ -81,8 +81,8 @@ func TestNodesAtReadsMasks(t *testing.T) {
 	}
 }
 
-// TestOnlineAt: the list when the tree has one, else the CPUs given whose
-// own online file does not say 0, else unknown (empty).
+// TestOnlineAt: the list when the tree has one, else (OnlineAmong) the
+// CPUs given whose own online file does not say 0, else unknown.
 func TestOnlineAt(t *testing.T) {
 	root := t.TempDir()
 	cpu := filepath.Join(root, "sys", "devices", "system", "cpu")
@@ -94,16 +94,19 @@ func TestOnlineAt(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cpu, "cpu1", "online"), []byte("0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := OnlineAt(root, 0, 1, 2).String(); got != "0,2" {
+	if got := OnlineAmong(root, []int{0, 1, 2}).String(); got != "0,2" {
 		t.Errorf("without a list: %q, want 0,2 (cpu1 says 0)", got)
 	}
-	if got := OnlineAt(root); !got.IsEmpty() {
-		t.Errorf("without a list or CPUs: %v, want unknown (empty)", got)
+	if got, ok := OnlineAt(root); ok || !got.IsEmpty() {
+		t.Errorf("without a list: %v, %v, want unknown (empty, false)", got, ok)
 	}
 	if err := os.WriteFile(filepath.Join(cpu, "online"), []byte("0-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := OnlineAt(root, 0, 1, 2).String(); got != "0-1" {
+	if got, ok := OnlineAt(root); !ok || got.String() != "0-1" {
+		t.Errorf("OnlineAt with a list: %q, %v, want the list's 0-1", got, ok)
+	}
+	if got := OnlineAmong(root, []int{0, 1, 2}).String(); got != "0-1" {
 		t.Errorf("with a list: %q, want the list's 0-1", got)
 	}
 }
