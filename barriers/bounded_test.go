@@ -617,9 +617,10 @@ func TestRecordedBlockWake(t *testing.T) {
 
 // TestCollapsedPairSeparates: two goroutines with no spin bound that
 // share a thread move apart again while a CPU is free for each. With no
-// bound a waiter yields, and a yield never wakes an idle thread, so once a
+// bound a waiter yields; a yield may wake an idle P's thread (Go 1.26
+// does), but that thread rarely finds the partner to steal, so once a
 // pair meets on one thread (a wake-up queues the woken goroutine on its
-// waker's P) only a block's wake-up can: without the probe such a pair
+// waker's P) a block's wake-up separates it: without the probe such a pair
 // stayed on one CPU for good (seen here: 20,000 steps, every wait ending
 // in a yield, in a program whose main goroutine only waited). Here the
 // pair also meets blocks of its own (with no bound, a wait not satisfied
