@@ -41,6 +41,7 @@ func TestCXXConformance(t *testing.T) {
 			path := cTool(t, c.cxx)
 			dir := headerDir(t, fixture(t))
 			t.Run("conformance", func(t *testing.T) {
+				t.Parallel()
 				tg := target{cc: path, flags: append(append([]string{}, strict...), c.lib...)}
 				tg.build(t, dir, "conform", "conform.cpp")
 				out, err := tg.exec(2*time.Minute, dir, "conform")
@@ -70,6 +71,7 @@ func TestCXXConformance(t *testing.T) {
 				t.Logf("%s valgrind: over storage never written: no uninitialised read", c.cxx)
 			})
 			t.Run("std::barrier", func(t *testing.T) {
+				t.Parallel()
 				tg := target{cc: path, flags: append(append([]string{"-DUSE_STD"}, strict...), c.lib...)}
 				tg.build(t, dir, "conform-std", "conform.cpp")
 				if out, err := tg.exec(2*time.Minute, dir, "conform-std"); err != nil || out != "ok\n" {
@@ -77,6 +79,7 @@ func TestCXXConformance(t *testing.T) {
 				}
 			})
 			t.Run("asan+ubsan", func(t *testing.T) {
+				t.Parallel()
 				tg := target{
 					cc:    path,
 					flags: append([]string{"-std=c++20", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"}, c.lib...),
@@ -88,6 +91,7 @@ func TestCXXConformance(t *testing.T) {
 				}
 			})
 			t.Run("nothrow completion", func(t *testing.T) {
+				t.Parallel()
 				syntax := target{cc: path, flags: append([]string{"-std=c++20", "-fsyntax-only", "-DTHROWING_COMPLETION"}, c.lib...)}
 				args := append([]string{"-I", dir, dir + "/conform.cpp"}, syntax.flags...)
 				out, err := runLimited(2*time.Minute, dir, path, args...)

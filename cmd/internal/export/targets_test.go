@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,7 @@ func TestCBarrierTargets(t *testing.T) {
 	t.Run("asan+ubsan", func(t *testing.T) {
 		for _, cc := range []string{"gcc", "clang"} {
 			t.Run(cc, func(t *testing.T) {
+				t.Parallel()
 				tg := target{
 					cc:    cTool(t, cc),
 					flags: []string{"-std=c11", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"},
@@ -56,6 +58,7 @@ func TestCBarrierTargets(t *testing.T) {
 	t.Run("lsan", func(t *testing.T) {
 		for _, cc := range []string{"gcc", "clang"} {
 			t.Run(cc, func(t *testing.T) {
+				t.Parallel()
 				tg := target{cc: cTool(t, cc), flags: []string{"-std=c11", "-O1", "-g", "-fsanitize=leak"}, env: []string{"LSAN_OPTIONS=exitcode=23"}}
 				dir := headerDir(t, fixture(t))
 				tg.build(t, dir, "cycles", "cycles.c")
@@ -79,6 +82,7 @@ func TestCBarrierTargets(t *testing.T) {
 	t.Run("m32", func(t *testing.T) {
 		for _, cc := range []string{"gcc", "clang"} {
 			t.Run(cc, func(t *testing.T) {
+				t.Parallel()
 				flags := append([]string{"-m32", "-D_TIME_BITS=64", "-D_FILE_OFFSET_BITS=64"}, strict...)
 				tg := target{cc: cTool(t, cc), flags: append(flags, m32Shim(t)...)}
 				dir := headerDir(t, fixture(t))
@@ -102,6 +106,7 @@ func TestCBarrierTargets(t *testing.T) {
 			sysroot := "/usr/" + triple
 			for _, cc := range []string{"gcc", "clang", "g++"} {
 				t.Run(cc, func(t *testing.T) {
+					t.Parallel()
 					install := "gcc-" + triple + " g++-" + triple
 					var tg target
 					switch cc {
@@ -160,8 +165,12 @@ func targetRuns(t *testing.T, name string, tg target, dir string) {
 	if err != nil || !strings.HasPrefix(cpu, "ok") {
 		t.Errorf("sleepcpu: %v\n%s", err, cpu)
 	}
+	flags := strings.Join(tg.flags, " ")
+	if i := slices.Index(tg.flags, "-isystem"); i >= 0 && i+1 < len(tg.flags) {
+		flags = strings.Replace(flags, tg.flags[i+1], "DIR-WITH-asm-LINK", 1)
+	}
 	t.Logf("%s: built with %s %s (and -pthread only), run %s: warn %q, prop on every algorithm, sleepstress; sleepcpu %s",
-		name, filepath.Base(tg.cc), strings.Join(tg.flags, " "), tg.runner(), strings.TrimSpace(out), strings.TrimSpace(cpu))
+		name, filepath.Base(tg.cc), flags, tg.runner(), strings.TrimSpace(out), strings.TrimSpace(cpu))
 }
 
 // propRuns runs prop (built in dir) on every algorithm the header
