@@ -45,7 +45,7 @@ const SystemPath = "/etc/barriertune/results.json"
 // User, System and Site name a file, results.json by convention; the other
 // *.json files of its directory are tried right after it, by name, so one
 // directory may hold several machines' files (`check -o DIR/` writes this
-// machine's as Machine.FileName). Hidden files are not read, and of one
+// machine's under its own name). Hidden files are not read, and of one
 // directory at most 4,096 entries are listed, 256 *.json files tried and
 // 64 MiB read.
 //
