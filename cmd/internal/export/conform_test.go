@@ -20,8 +20,8 @@ import (
 //     arrivals still expected (libc++'s assert.arrive);
 //   - std::barrier: the same checks pass on the library's own barrier, so
 //     they test what the standard says;
-//   - asan+ubsan: the checks under AddressSanitizer and
-//     UndefinedBehaviorSanitizer;
+//   - asan+ubsan, tsan: the checks under AddressSanitizer and
+//     UndefinedBehaviorSanitizer, and under ThreadSanitizer;
 //   - nothrow completion: a completion not declared noexcept is refused
 //     at compile time, and with BARRIERTUNE_ALLOW_THROWING_COMPLETION one
 //     that throws ends the program instead of hanging the others;
@@ -87,6 +87,22 @@ func TestCXXConformance(t *testing.T) {
 				}
 				tg.build(t, dir, "conform-asan", "conform.cpp")
 				if out, err := tg.exec(2*time.Minute, dir, "conform-asan"); err != nil || out != "ok\n" {
+					t.Errorf("%v\n%s", err, out)
+				}
+			})
+			t.Run("tsan", func(t *testing.T) {
+				t.Parallel()
+				tg := target{
+					cc:    path,
+					flags: append([]string{"-std=c++20", "-O1", "-g", "-fsanitize=thread"}, c.lib...),
+					env:   []string{"TSAN_OPTIONS=halt_on_error=1 exitcode=66"},
+				}
+				tg.build(t, dir, "conform-tsan", "conform.cpp")
+				out, err := tg.exec(2*time.Minute, dir, "conform-tsan")
+				if strings.Contains(out, "unexpected memory mapping") {
+					t.Skipf("this kernel's address layout defeats ThreadSanitizer: %s", firstLine(out))
+				}
+				if err != nil || out != "ok\n" {
 					t.Errorf("%v\n%s", err, out)
 				}
 			})
