@@ -23,7 +23,9 @@ import (
 //   - lsan/{gcc,clang}: LeakSanitizer on init/destroy cycles (cycles.c),
 //     after checking that it reports a leak made on purpose;
 //   - m32/{gcc,clang}: 32-bit x86 with a 64-bit time_t (-m32
-//     -D_TIME_BITS=64), -Wall -Wextra -Werror and nothing but -pthread;
+//     -D_TIME_BITS=64), -Wall -Wextra -Werror and nothing but -pthread,
+//     run natively or, where the kernel runs no 32-bit binaries, under
+//     qemu-i386;
 //   - aarch64/{gcc,clang,g++} and riscv64/{gcc,clang,g++}: cross builds,
 //     strict as for -m32, run under qemu-user (the C++ class's conformance
 //     program too).
@@ -31,7 +33,7 @@ import (
 // Each runs prop.c on every algorithm, sleepstress.c (no lost wake-up),
 // sleepcpu.c (a sleeping waiter uses no CPU: on 32-bit targets a futex
 // timeout read wrong spun) and warn.c where it applies. ThreadSanitizer's
-// builds are TestCBarrierThreadSanitizer's.
+// builds are TestCBarrierThreadSanitizer's and TestCXXConformance's.
 func TestCBarrierTargets(t *testing.T) {
 	t.Parallel()
 	if !fullMatrix {
