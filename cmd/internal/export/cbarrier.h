@@ -793,12 +793,16 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_slow_(struct barriertune_flag_ *
 		 * BARRIERTUNE_YIELDS times; active: until released), then
 		 * sleep: a balanced episode never pays for a sleep and a
 		 * wake-up, a partner that is very late costs one. */
-		start = barriertune_now_();
-		for (i = 0;; i++) {
+		for (i = 0, start = 0;; i++) {
 			sched_yield();
 			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 				return;
-			if (!active && i >= BARRIERTUNE_YIELDS && barriertune_now_() - start >= w->spin_ns)
+			if (active || i + 1 < BARRIERTUNE_YIELDS)
+				continue; /* no clock read in a balanced episode */
+			now = barriertune_now_();
+			if (start == 0)
+				start = now;
+			else if (now - start >= w->spin_ns)
 				break;
 		}
 		barriertune_sleep_(f, e, eq, w);
