@@ -76,7 +76,16 @@
 
 #if defined(__linux__) && !defined(BARRIERTUNE_NO_FUTEX)
 #include <sys/syscall.h>
+/* The futex system call: SYS_futex, or on 32-bit ABIs born with a 64-bit
+ * time_t (riscv32) SYS_futex_time64, the same call where no timeout is
+ * passed, as here. */
+#if defined(SYS_futex)
+#define BARRIERTUNE_SYS_FUTEX_ SYS_futex
 #define BARRIERTUNE_FUTEX 1
+#elif defined(SYS_futex_time64)
+#define BARRIERTUNE_SYS_FUTEX_ SYS_futex_time64
+#define BARRIERTUNE_FUTEX 1
+#endif
 #endif
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -362,7 +371,7 @@ BARRIERTUNE_FN_ void barriertune_sleep_(struct barriertune_flag_ *f, uint32_t e,
 		uint32_t v = __atomic_load_n(&f->v, __ATOMIC_SEQ_CST);
 		if (barriertune_reached_(v, e, eq))
 			break;
-		(void)syscall(SYS_futex, &f->v, 0 | 128 /* FUTEX_WAIT_PRIVATE */, v, NULL, NULL, 0);
+		(void)syscall(BARRIERTUNE_SYS_FUTEX_, &f->v, 0 | 128 /* FUTEX_WAIT_PRIVATE */, v, NULL, NULL, 0);
 	}
 #else
 	pthread_mutex_lock(&f->mu);
@@ -382,7 +391,7 @@ BARRIERTUNE_FN_ void barriertune_wake_(struct barriertune_flag_ *f)
 {
 #if defined(BARRIERTUNE_FUTEX)
 	int saved = errno;
-	(void)syscall(SYS_futex, &f->v, 1 | 128 /* FUTEX_WAKE_PRIVATE */, INT_MAX, NULL, NULL, 0);
+	(void)syscall(BARRIERTUNE_SYS_FUTEX_, &f->v, 1 | 128 /* FUTEX_WAKE_PRIVATE */, INT_MAX, NULL, NULL, 0);
 	errno = saved;
 #else
 	pthread_mutex_lock(&f->mu);
