@@ -177,6 +177,12 @@ func cIdentName(ident string) string {
 // missing.
 func cTool(t *testing.T, name string) string {
 	t.Helper()
+	if testing.Short() {
+		// CI's -short runs (GOMAXPROCS=1, one allowed CPU) are about the
+		// Go code; the C and C++ programs run in go test ./... and in the
+		// full matrix.
+		t.Skip("C and C++ programs are built in go test ./... and -tags cmatrix, not under -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skipf("the C barrier tests run on Linux (here %s)", runtime.GOOS)
 	}
