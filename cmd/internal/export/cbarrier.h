@@ -779,8 +779,10 @@ BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void)
 
 #define BARRIERTUNE_BUSY_HOLD_NS 50000000
 /* BARRIERTUNE_YIELDS: how many times a waiter of threads outnumbering the
- * CPUs yields before it sleeps (8 threads on 2 CPUs: 4 ran 10.2 us an
- * episode, 12 10.5, 1 16.7; docs/cbarrier.md). */
+ * CPUs yields inline, with no call and no clock read, before the slow
+ * path yields on for the spin bound and sleeps (8 threads on 2 CPUs: 4,
+ * 16 and 64 all ran 1.01-1.02x a yielding central barrier;
+ * docs/cbarrier.md). */
 #ifndef BARRIERTUNE_YIELDS
 #define BARRIERTUNE_YIELDS 4
 #endif
@@ -798,16 +800,17 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_slow_(struct barriertune_flag_ *
 	if (w->block) {
 		/* Outnumbered: a partner that has not arrived may be queued on
 		 * this CPU; yield to it, as a yielding central barrier's
-		 * waiters do, for as long as the spin bound (at least
-		 * BARRIERTUNE_YIELDS times; active: until released), then
-		 * sleep: a balanced episode never pays for a sleep and a
-		 * wake-up, a partner that is very late costs one. */
-		for (i = 0, start = 0;; i++) {
+		 * waiters do, for as long as the spin bound after
+		 * barriertune_await_'s BARRIERTUNE_YIELDS (active: until
+		 * released), then sleep: a balanced episode never pays for a
+		 * sleep and a wake-up, a partner that is very late costs
+		 * one. */
+		for (start = 0;;) {
 			sched_yield();
 			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 				return;
-			if (active || i + 1 < BARRIERTUNE_YIELDS)
-				continue; /* no clock read in a balanced episode */
+			if (active)
+				continue;
 			now = barriertune_now_();
 			if (start == 0)
 				start = now;
@@ -862,6 +865,17 @@ BARRIERTUNE_FN_ void barriertune_await_(struct barriertune_flag_ *f, uint32_t e,
 {
 	if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
 		return;
+	if (w->block && w->policy == BARRIERTUNE_WAIT_AUTO) {
+		/* Outnumbered: yield at once, as a yielding central barrier's
+		 * waiters do, with no call and no clock read for the first
+		 * BARRIERTUNE_YIELDS yields (a balanced episode's). */
+		int i;
+		for (i = 0; i < BARRIERTUNE_YIELDS; i++) {
+			sched_yield();
+			if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, eq))
+				return;
+		}
+	}
 	barriertune_await_slow_(f, e, eq, w);
 }
 
