@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/internal/capped"
 )
 
 // goChildEnv, set in a child's environment, makes cbarrierbench the Go
@@ -95,24 +96,15 @@ func timeGo(b barriers.Barrier, n, episodes int) float64 {
 const maxHeader = 16 << 20
 
 // readHeader reads a prebuilt header given by -header: a regular file of
-// at most maxHeader bytes that is barriertune's.
+// at most maxHeader bytes (capped's checks) that is barriertune's.
 func readHeader(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	const hint = "want the barriertune.h that `barriertune export --format c-barrier` writes"
+	b, err := capped.File{What: "-header", Hint: hint, Limit: maxHeader}.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("-header: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("-header %q is not a regular file (want the barriertune.h that `barriertune export --format c-barrier` writes)", path)
-	}
-	if fi.Size() > maxHeader {
-		return nil, fmt.Errorf("-header %q is %d bytes, more than the %d an exported header can be", path, fi.Size(), maxHeader)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("-header: %w", err)
+		return nil, err
 	}
 	if !bytes.Contains(b, []byte("#ifndef BARRIERTUNE_H")) || !bytes.Contains(b, []byte("barriertune_barrier_wait")) {
-		return nil, fmt.Errorf("-header %q is not a barriertune.h (want the file `barriertune export --format c-barrier` writes)", path)
+		return nil, fmt.Errorf("-header %s is not a barriertune.h (%s)", path, hint)
 	}
 	return b, nil
 }
