@@ -400,6 +400,15 @@ BARRIERTUNE_FN_ void barriertune_wake_(struct barriertune_flag_ *f)
 #endif
 }
 
+/* barriertune_wait_policy_ sets w's policy and, from it, whether its
+ * setters fence their stores (w->fence_: where membarrier is
+ * unavailable, threads outnumber the CPUs, or waits sleep at once). */
+BARRIERTUNE_FN_ void barriertune_wait_policy_(struct barriertune_wait_ *w, int policy)
+{
+	w->policy = policy;
+	w->fence_ = w->block || policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_();
+}
+
 /* barriertune_store_: publish v in f and wake its sleepers, by the
  * contract above: a release store where the sleepers' membarrier orders
  * it, an exchange (seq_cst) where w->fence_ (membarrier unavailable, or
@@ -561,22 +570,6 @@ BARRIERTUNE_SHARED_ struct barriertune_process_ barriertune_proc_;
  * and a spinning waiter yields its CPU instead. */
 BARRIERTUNE_ALIGNAS(128) BARRIERTUNE_SHARED_ int barriertune_spinning_;
 
-/* barriertune_ll_: a decimal number (optionally negative) at *p,
- * advancing it; LLONG_MIN when none. */
-BARRIERTUNE_FN_ long long barriertune_ll_(const char **p)
-{
-	long long v = 0;
-	int neg = **p == '-', any = 0;
-	if (neg)
-		(*p)++;
-	while (**p >= '0' && **p <= '9' && v < LLONG_MAX / 10 - 10) {
-		v = v * 10 + (**p - '0');
-		(*p)++;
-		any = 1;
-	}
-	return any ? (neg ? -v : v) : LLONG_MIN;
-}
-
 /* barriertune_quota_: ⌈quota/period⌉ CPUs, at least 1; 0 for no quota. */
 BARRIERTUNE_FN_ int barriertune_quota_(long long quota, long long period)
 {
@@ -589,7 +582,8 @@ BARRIERTUNE_FN_ int barriertune_quota_(long long quota, long long period)
 
 /* barriertune_dir_quota_: the CPU quota of one cgroup directory (v2:
  * cpu.max, "max PERIOD" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us, -1 for
- * none, and cpu.cfs_period_us); 0 for none or unreadable. */
+ * none, and cpu.cfs_period_us); 0 for none or unreadable ("max" and "-1"
+ * read as no number). */
 BARRIERTUNE_FN_ int barriertune_dir_quota_(char *path, size_t len, int v2)
 {
 	char buf[64];
@@ -599,21 +593,21 @@ BARRIERTUNE_FN_ int barriertune_dir_quota_(char *path, size_t len, int v2)
 		memcpy(path + len, "/cpu.max", 9);
 		if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
 			return 0;
-		q = barriertune_ll_(&p);
+		q = barriertune_num_(&p);
 		while (*p == ' ')
 			p++;
-		per = barriertune_ll_(&p);
+		per = barriertune_num_(&p);
 		return barriertune_quota_(q, per);
 	}
 	memcpy(path + len, "/cpu.cfs_quota_us", 18);
 	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
 		return 0;
-	q = barriertune_ll_(&p);
+	q = barriertune_num_(&p);
 	memcpy(path + len, "/cpu.cfs_period_us", 19);
 	p = buf;
 	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
 		return 0;
-	per = barriertune_ll_(&p);
+	per = barriertune_num_(&p);
 	return barriertune_quota_(q, per);
 }
 
@@ -1291,8 +1285,7 @@ BARRIERTUNE_FN_ void barriertune_ready_(struct barriertune_barrier *b, int n, in
 {
 	int allowed = barriertune_allowed_cpus_();
 	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
-	b->w.policy = barriertune_process_get_()->policy;
-	b->w.fence_ = b->w.block || b->w.policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_(); /* registered before any wait */
+	barriertune_wait_policy_(&b->w, barriertune_process_get_()->policy); /* registers membarrier before any wait */
 	b->w.n = n;
 	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
 	b->magic = BARRIERTUNE_MAGIC;
@@ -1591,8 +1584,7 @@ BARRIERTUNE_FN_ int barriertune_barrier_init(struct barriertune_barrier *b, int 
 BARRIERTUNE_FN_ void barriertune_set_policy_(struct barriertune_barrier *b, int policy)
 {
 	int k;
-	b->w.policy = policy;
-	b->w.fence_ = b->w.block || policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_();
+	barriertune_wait_policy_(&b->w, policy);
 	for (k = 0; k < b->nsubs; k++)
 		barriertune_set_policy_(&b->subs[k], policy);
 }
@@ -2053,8 +2045,7 @@ public:
 		int recognised = barriertune_machine_recognised();
 		w_.block = allowed > 0 && expected > allowed;
 		w_.n = expected > INT_MAX ? INT_MAX : (int)expected;
-		w_.policy = barriertune_process_get_()->policy;
-		w_.fence_ = w_.block || w_.policy == BARRIERTUNE_WAIT_PASSIVE || !barriertune_membarrier_();
+		barriertune_wait_policy_(&w_, barriertune_process_get_()->policy);
 		w_.spin_ns = barriertune_spin_ns_(recognised);
 		w_.busy_until = 0;
 #if !defined(BARRIERTUNE_FUTEX)
