@@ -61,10 +61,10 @@ func restoreAffinity(set unix.CPUSet) error {
 }
 
 // ThreadID returns the calling OS thread's id (gettid), or 0 where the
-// system has none to give. Two goroutines that get the same id ran on the
-// same OS thread: AutoPolicy uses it to tell a partner that ran on the
-// waiter's own thread (then spinning only delays it) from one that ran
-// elsewhere. It is a system call: keep it off fast paths.
+// system has none to give: the id RunDelay's figures are the thread's of,
+// and the tests' way to see which OS thread a goroutine ran on. It is a
+// system call: keep it off fast paths (AutoPolicy tells threads apart by
+// the runtime's M instead, a load).
 func ThreadID() int { return unix.Gettid() }
 
 // ThreadPinned reports whether the calling OS thread may run on one CPU
