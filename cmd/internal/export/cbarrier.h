@@ -253,6 +253,7 @@ struct barriertune_barrier {
 	int *ints; /* combining's leaves and parents, mcs's child bits, hybrid's paths */
 	struct barriertune_barrier *subs; /* hybrid: its groups' barriers */
 	int nsubs, depth; /* hybrid: the groups' barriers, steps per participant's path */
+	int ncpuw; /* central, outnumbered: per-CPU arrival words after its counter (a power of two; 0: none) */
 	void *mem_;
 };
 
@@ -873,6 +874,139 @@ BARRIERTUNE_FN_ void barriertune_await_(struct barriertune_flag_ *f, uint32_t e,
 	barriertune_await_slow_(f, e, eq, w);
 }
 
+#if !defined(BARRIERTUNE_CPU_NOW) && defined(__linux__) && !defined(__cplusplus) && defined(__GNUC__) && \
+	!(defined(__USE_GNU) || (defined(_GNU_SOURCE) && !defined(__GLIBC__)))
+/* The C library's sched_getcpu where <sched.h> does not declare it (no
+ * _GNU_SOURCE): weak, so that a C library without it (or a static link
+ * that does not bring it in) leaves it NULL. */
+extern int sched_getcpu(void) __attribute__((weak));
+#define BARRIERTUNE_WEAK_GETCPU_ 1
+#endif
+
+/* barriertune_cpu_now_: the CPU that runs the caller, or -1 where the
+ * header cannot tell: the C library's sched_getcpu (glibc and musl read
+ * the kernel's rseq area or the vDSO, no system call on x86). Only a
+ * hint: the thread may move right after. */
+BARRIERTUNE_FN_ int barriertune_cpu_now_(void)
+{
+#if defined(BARRIERTUNE_CPU_NOW)
+	return BARRIERTUNE_CPU_NOW(); /* tests */
+#elif defined(__linux__) && (defined(__USE_GNU) || (defined(_GNU_SOURCE) && !defined(__GLIBC__)))
+	return sched_getcpu();
+#elif defined(BARRIERTUNE_WEAK_GETCPU_)
+	return sched_getcpu != NULL ? sched_getcpu() : -1;
+#else
+	return -1;
+#endif
+}
+
+/* An outnumbered central barrier keeps one arrival word per CPU (by the
+ * CPU's number modulo the words), on a line of its own: the episode in
+ * its high 32 bits, the participants that arrived on that CPU in it in
+ * the next 16 and in the episode before in the low 16. Only the threads
+ * that run on the CPU write it. */
+
+/* barriertune_cpu_arrive_ counts an arrival at episode e in the word p. */
+BARRIERTUNE_FN_ void barriertune_cpu_arrive_(uint64_t *p, uint32_t e)
+{
+	uint64_t o = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
+	do {
+		uint32_t oe = (uint32_t)(o >> 32), cnt = (uint32_t)(o >> 16) & 0xffff;
+		if (oe == e)
+			nw = cnt < 0xffff ? o + (1u << 16) : o;
+		else
+			nw = (uint64_t)e << 32 | 1u << 16 | (oe == e - 1 ? cnt : 0);
+	} while (!__atomic_compare_exchange_n(p, &o, nw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+/* barriertune_cpu_arrived_: 1 when every participant that arrived on the
+ * word's CPU in the episode before episode e has arrived in e: then no
+ * participant of the barrier queued on that CPU still needs it. */
+BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const uint64_t *p, uint32_t e)
+{
+	uint64_t o = __atomic_load_n(p, __ATOMIC_RELAXED);
+	uint32_t cnt = (uint32_t)(o >> 16) & 0xffff, prev = (uint32_t)o & 0xffff;
+	return (uint32_t)(o >> 32) == e && prev > 0 && cnt >= prev;
+}
+
+/* BARRIERTUNE_SETTLED_SPIN_NS: how long a waiter of an outnumbered central
+ * barrier spins, once per wait, when every participant on its CPU has
+ * arrived, before it yields again (5 us: two or three yields' worth on
+ * the EPYC guest of docs/cbarrier.md, where 2,000 and 20,000 ran alike
+ * quiet and 5,000 better beside competing processes). */
+#ifndef BARRIERTUNE_SETTLED_SPIN_NS
+#define BARRIERTUNE_SETTLED_SPIN_NS 5000
+#endif
+
+/* barriertune_await_outnumbered_: central's wait where its threads
+ * outnumber the CPUs and the CPU can be told (auto and active; cpu the
+ * caller's at arrival). As barriertune_await_'s outnumbered wait, the
+ * waiter yields, for a partner that has not arrived may be queued on its
+ * CPU, and sleeps after the spin bound (auto) -- except that where every
+ * participant on its CPU has arrived (barriertune_cpu_arrived_), nobody of
+ * the barrier needs the CPU: it spins for up to
+ * BARRIERTUNE_SETTLED_SPIN_NS instead, and sees the release one cache-line
+ * transfer after it, where a yielding waiter sees it a context switch
+ * later. */
+BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_barrier *b, uint32_t e, int cpu)
+{
+	struct barriertune_flag_ *f = &b->a[0];
+	struct barriertune_wait_ *w = &b->w;
+	int64_t start = 0, t, now;
+	int yields = 0, spun = 0, i, mask = b->ncpuw - 1;
+	for (;;) {
+		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
+			return;
+		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&b->counters[1 + (cpu & mask)].e, e)) {
+			spun = 1;
+			t = barriertune_now_();
+			do {
+				for (i = 0; i < 16; i++) {
+					barriertune_relax_();
+					if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
+						return;
+				}
+			} while (barriertune_now_() - t < BARRIERTUNE_SETTLED_SPIN_NS);
+		}
+		sched_yield();
+		if (++yields > BARRIERTUNE_YIELDS && w->policy != BARRIERTUNE_WAIT_ACTIVE) {
+			now = barriertune_now_();
+			if (start == 0)
+				start = now;
+			else if (now - start >= w->spin_ns)
+				break;
+		}
+		cpu = barriertune_cpu_now_();
+	}
+	barriertune_sleep_(f, e, 0, w);
+}
+
+/* barriertune_cpu_words_: how many per-CPU arrival words a central
+ * barrier of n threads keeps (block as barriertune_barrier_init_
+ * algorithm's): a power of two above the highest CPU the process may use
+ * (at most 256; CPUs beyond share words), or 0 where the threads do not
+ * outnumber the CPUs, the CPU cannot be told without a system call, or a
+ * CPU quota binds (a spinning waiter would spend the quota its partners
+ * need). */
+BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block)
+{
+	const struct barriertune_process_ *p = barriertune_process_get_();
+	int k = 1, top = 0, i;
+	if (!(block > 0 || (block < 0 && p->cpus > 0 && n > p->cpus)))
+		return 0;
+	if (p->affinity > 0 && p->cpus < p->affinity)
+		return 0;
+	if (barriertune_cpu_now_() < 0)
+		return 0;
+	for (i = 0; i < (int)(8 * sizeof p->mask); i++) {
+		if (p->mask[(size_t)i / (8 * sizeof p->mask[0])] >> ((size_t)i % (8 * sizeof p->mask[0])) & 1)
+			top = i;
+	}
+	while (k <= top && k < 256)
+		k *= 2;
+	return k;
+}
+
 /* ---- choosing ---- */
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -1450,7 +1584,8 @@ BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrie
 	b->rounds = r;
 	switch (alg) {
 	case BARRIERTUNE_ALG_CENTRAL:
-		na = 1, nc = 1;
+		b->ncpuw = barriertune_cpu_words_(n, block);
+		na = 1, nc = 1 + b->ncpuw;
 		break;
 	case BARRIERTUNE_ALG_STATIC_TREE:
 		na = n, nb = 1;
@@ -1713,9 +1848,18 @@ BARRIERTUNE_FN_ int barriertune_barrier_pin(const struct barriertune_barrier *b,
 
 BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
 {
-	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
+	uint64_t c;
+	int cpu = -1;
+	if (b->ncpuw > 0 && b->w.policy != BARRIERTUNE_WAIT_PASSIVE) {
+		cpu = barriertune_cpu_now_();
+		if (cpu >= 0)
+			barriertune_cpu_arrive_(&b->counters[1 + (cpu & (b->ncpuw - 1))].e, (uint32_t)e);
+	}
+	c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
 	if (c == e * (uint64_t)b->n)
 		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
+	else if (cpu >= 0)
+		barriertune_await_outnumbered_(b, (uint32_t)e, cpu);
 	else
 		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
 }

@@ -144,6 +144,11 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 			if facts["allowed"] != want || facts["block"] != c.block {
 				t.Errorf("allowed %q block %q, want %q and %q", facts["allowed"], facts["block"], want, c.block)
 			}
+			// A binding quota: no per-CPU arrival words (a waiter
+			// that spun would spend the quota its partners need).
+			if binds := c.want != ""; (facts["cpuwords"] == "0") != binds {
+				t.Errorf("quota binds %v: cpuwords %q", binds, facts["cpuwords"])
+			}
 		})
 	}
 }

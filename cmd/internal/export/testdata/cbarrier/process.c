@@ -33,6 +33,12 @@ int main(void)
 	printf("policy %s\n", barriertune_barrier_policy(&b));
 	printf("block %d\n", b.w.block);
 	barriertune_barrier_destroy(&b);
+	/* A central barrier of one thread more than the allowed CPUs: its
+	 * per-CPU arrival words (0: none). */
+	if (barriertune_barrier_init_algorithm(&b, barriertune_allowed_cpus_() + 1, "central", 0, -1) != 0)
+		return 1;
+	printf("cpuwords %d\n", b.ncpuw);
+	barriertune_barrier_destroy(&b);
 	printf("init_policy(3) %d\n", barriertune_barrier_init_policy(&b, 2, 3));
 	printf("init_policy(-2) %d\n", barriertune_barrier_init_policy(&b, 2, -2));
 	if (barriertune_barrier_init_policy(&b, 2, BARRIERTUNE_WAIT_ACTIVE) != 0)

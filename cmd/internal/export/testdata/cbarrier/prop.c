@@ -14,6 +14,29 @@
  * 1 from barriertune_barrier_wait. Exit 0 and "ok ALGORITHM N" when both
  * hold; 1 and the first violation otherwise. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PROP_CPU_HINT: the CPU the barrier believes a thread runs on is a lie,
+ * to show that the hint decides only how long a waiter spins:
+ * $PROP_CPU_HINT "random" (a new CPU, 0-999, at every look) or "own"
+ * (participant i is always on CPU i, so every waiter of an outnumbered
+ * central barrier finds its CPU settled and spins). */
+#if defined(PROP_CPU_HINT)
+static _Thread_local int prop_id;
+static _Thread_local unsigned long prop_rand;
+static int prop_cpu(void)
+{
+	const char *m = getenv("PROP_CPU_HINT");
+	if (m != NULL && strcmp(m, "own") == 0)
+		return prop_id;
+	prop_rand = prop_rand * 6364136223846793005UL + 1442695040888963407UL + (unsigned long)prop_id;
+	return (int)(prop_rand >> 33) % 1000;
+}
+#define BARRIERTUNE_CPU_NOW prop_cpu
+#endif
+
 #include "barriertune.h"
 
 #include <stdio.h>
@@ -71,6 +94,9 @@ static void *run(void *arg)
 {
 	int id = (int)(intptr_t)arg, e;
 	unsigned long s = seed * 2654435761UL + (unsigned long)id + 1;
+#if defined(PROP_CPU_HINT)
+	prop_id = id;
+#endif
 	for (e = 0; e < episodes; e++) {
 		unsigned long r = next(&s) % 1000;
 		if (r < 5) {
