@@ -44,8 +44,11 @@
  * at barriertune_sleep_). Spinning stops early on evidence that it is
  * futile: the machine has more tasks runnable than CPUs (read when a wait
  * spins out its bound), and always when the threads outnumber the allowed
- * CPUs (then a waiter yields for the spin bound and sleeps); while the
- * process's spinning threads outnumber its CPUs, a spinning waiter yields.
+ * CPUs (then a waiter yields for the spin bound and sleeps; a central
+ * barrier's waiter whose CPU holds no participant still to arrive, by the
+ * C library's sched_getcpu, spins a few microseconds instead, since none
+ * of the barrier needs that CPU); while the process's spinning threads
+ * outnumber its CPUs, a spinning waiter yields.
  * The wait calls no stdio and no malloc, and leaves errno as it was.
  *
  * BARRIERTUNE_WAIT_POLICY=auto|active|passive in the environment (read
@@ -155,7 +158,9 @@ extern "C" {
  * - auto: spin for a time bounded by what sleeping costs, yielding the
  *   CPU where the process's spinning threads outnumber its CPUs, then
  *   sleep; where a barrier's threads outnumber the CPUs, yield a few
- *   times, then sleep.
+ *   times (a central barrier's waiter whose CPU has no participant left
+ *   to arrive spins up to BARRIERTUNE_SETTLED_SPIN_NS instead), then
+ *   sleep.
  * - active: never sleep: spin (yielding where the threads outnumber the
  *   CPUs) until released, however late a partner is.
  * - passive: sleep at once until released. */
@@ -906,25 +911,26 @@ BARRIERTUNE_FN_ int barriertune_cpu_now_(void)
  * the next 16 and in the episode before in the low 16. Only the threads
  * that run on the CPU write it. */
 
-/* barriertune_cpu_arrive_ counts an arrival at episode e in the word p. */
-BARRIERTUNE_FN_ void barriertune_cpu_arrive_(uint64_t *p, uint32_t e)
+/* barriertune_cpu_arrive_ counts an arrival at episode e in the word w
+ * (a slot's e: 8-byte aligned on 32-bit targets too). */
+BARRIERTUNE_FN_ void barriertune_cpu_arrive_(struct barriertune_slot_ *w, uint32_t e)
 {
-	uint64_t o = __atomic_load_n(p, __ATOMIC_RELAXED), nw;
+	uint64_t o = __atomic_load_n(&w->e, __ATOMIC_RELAXED), nw;
 	do {
 		uint32_t oe = (uint32_t)(o >> 32), cnt = (uint32_t)(o >> 16) & 0xffff;
 		if (oe == e)
 			nw = cnt < 0xffff ? o + (1u << 16) : o;
 		else
 			nw = (uint64_t)e << 32 | 1u << 16 | (oe == e - 1 ? cnt : 0);
-	} while (!__atomic_compare_exchange_n(p, &o, nw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&w->e, &o, nw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 /* barriertune_cpu_arrived_: 1 when every participant that arrived on the
  * word's CPU in the episode before episode e has arrived in e: then no
  * participant of the barrier queued on that CPU still needs it. */
-BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const uint64_t *p, uint32_t e)
+BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, uint32_t e)
 {
-	uint64_t o = __atomic_load_n(p, __ATOMIC_RELAXED);
+	uint64_t o = __atomic_load_n(&w->e, __ATOMIC_RELAXED);
 	uint32_t cnt = (uint32_t)(o >> 16) & 0xffff, prev = (uint32_t)o & 0xffff;
 	return (uint32_t)(o >> 32) == e && prev > 0 && cnt >= prev;
 }
@@ -957,7 +963,7 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 	for (;;) {
 		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
 			return;
-		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&b->counters[1 + (cpu & mask)].e, e)) {
+		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&b->counters[1 + (cpu & mask)], e)) {
 			spun = 1;
 			t = barriertune_now_();
 			do {
@@ -1853,7 +1859,7 @@ BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_
 	if (b->ncpuw > 0 && b->w.policy != BARRIERTUNE_WAIT_PASSIVE) {
 		cpu = barriertune_cpu_now_();
 		if (cpu >= 0)
-			barriertune_cpu_arrive_(&b->counters[1 + (cpu & (b->ncpuw - 1))].e, (uint32_t)e);
+			barriertune_cpu_arrive_(&b->counters[1 + (cpu & (b->ncpuw - 1))], (uint32_t)e);
 	}
 	c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
 	if (c == e * (uint64_t)b->n)

@@ -22,7 +22,7 @@ static void expect(int line, const char *what, int got, int want)
 
 #define EXPECT(what, got, want) expect(__LINE__, what, got, want)
 
-static uint64_t word; /* the word the threads share */
+static struct barriertune_slot_ word; /* the word the threads share */
 static int arrivals = 1000;
 
 static void *arrive(void *arg)
@@ -36,11 +36,12 @@ static void *arrive(void *arg)
 
 int main(int argc, char **argv)
 {
-	uint64_t w = 0;
+	struct barriertune_slot_ w;
 	uint32_t e;
 	int i;
 	pthread_t t[4];
 
+	memset(&w, 0, sizeof w);
 	if (argc == 2 && strcmp(argv[1], "size") == 0) {
 		struct barriertune_barrier b;
 		if (barriertune_barrier_init_algorithm(&b, barriertune_allowed_cpus_() + 1, "central", 0, -1) != 0)
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 	barriertune_cpu_arrive_(&w, 6);
 	EXPECT("episode 6, 1 of 1", barriertune_cpu_arrived_(&w, 6), 1);
 	/* The episode number wraps at 2^32. */
-	w = 0;
+	w.e = 0;
 	e = 0xffffffffu;
 	barriertune_cpu_arrive_(&w, e - 1);
 	barriertune_cpu_arrive_(&w, e - 1);
@@ -93,19 +94,19 @@ int main(int argc, char **argv)
 	barriertune_cpu_arrive_(&w, 0);
 	EXPECT("episode 0 after 2^32-1, 2 of 2", barriertune_cpu_arrived_(&w, 0), 1);
 	/* The count saturates at 65535 instead of wrapping into the episode. */
-	w = 0;
+	w.e = 0;
 	for (i = 0; i < 70000; i++)
 		barriertune_cpu_arrive_(&w, 9);
-	EXPECT("saturated count", (int)(w >> 16 & 0xffff), 0xffff);
-	EXPECT("saturated episode", (int)(w >> 32), 9);
+	EXPECT("saturated count", (int)(w.e >> 16 & 0xffff), 0xffff);
+	EXPECT("saturated episode", (int)(w.e >> 32), 9);
 	barriertune_cpu_arrive_(&w, 10);
-	EXPECT("after saturation, expected", (int)(w & 0xffff), 0xffff);
+	EXPECT("after saturation, expected", (int)(w.e & 0xffff), 0xffff);
 	/* Concurrent arrivals are all counted (a compare-and-swap loop). */
 	for (i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, arrive, NULL);
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	EXPECT("concurrent arrivals", (int)(word >> 16 & 0xffff), 4 * arrivals);
+	EXPECT("concurrent arrivals", (int)(word.e >> 16 & 0xffff), 4 * arrivals);
 	if (failed)
 		return 1;
 	printf("ok\n");
