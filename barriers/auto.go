@@ -86,8 +86,10 @@ func fallbackAlgorithm(n int) string {
 //
 // Files recorded on another machine (CPU or tree), simulated, or
 // unreadable are skipped with their reasons (Tuning.Skipped). The choice is
-// results.Selector.Select for n inside this
-// process's allowed CPUs, the rule `barriertune show --threads` and
+// results.Selector.Select for n inside the CPUs this process runs at once
+// (its allowed CPUs; the first k of them where its cgroup's CPU quota or
+// GOMAXPROCS allows only k, so that more participants than k take the
+// oversubscribed rule, as without a file), the rule `barriertune show --threads` and
 // `export` apply: the fastest measured placement class that fits the
 // allowed CPUs, else the nearest measured count's algorithm packed on them,
 // round-robin when n outnumbers them (Tuning.Rule). With no file that
@@ -180,7 +182,7 @@ func tuning(l *loaded, n int) Tuning {
 		return fallback(n, l.err.Error())
 	}
 	path := l.found.Path
-	allowed := l.found.Allowed
+	allowed := osal.AtOnce(l.found.Allowed)
 	if l.found.Warning != "" {
 		// Forced onto another machine: select inside what it shares with
 		// this one, else on its whole tree.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,12 +144,36 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 	if tu.MedianNs > 0 {
 		wantNs = strconv.FormatFloat(tu.MedianNs, 'f', 1, 64)
 	}
+	if procs, err := osal.Allowed(); err == nil && allowed == "" && !osal.AtOnce(procs).Equal(procs) {
+		// GOMAXPROCS (or a CPU quota) below the allowed CPUs: Auto and
+		// show select within what the process runs at once; export
+		// writes for C and OpenMP programs, which GOMAXPROCS does not
+		// bound and whose header reads the quota itself.
+		return
+	}
 	if procs, err := osal.Allowed(); err == nil && n > procs.Len() {
 		// Above the CPUs kv names what OS threads run (issue 44): the
 		// check's choice on OS threads or a stand-in, never a goroutine
 		// algorithm or a goroutine time.
 		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
 			t.Errorf("%d threads above %d CPUs: export %q names a goroutine choice or time", n, procs.Len(), kv)
+		}
+		return
+	}
+	limit := -1 // the CPUs the selection was made in
+	if allowed != "" {
+		if set, err := cpuset.ParseList(allowed); err == nil {
+			limit = set.Len()
+		}
+	} else if procs, err := osal.Allowed(); err == nil {
+		limit = procs.Len()
+	}
+	if limit >= 0 && n > limit {
+		// Above the CPUs kv names what OS threads run (issue 44): the
+		// check's choice on OS threads or a stand-in, never a goroutine
+		// algorithm or a goroutine time.
+		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
+			t.Errorf("%d threads above %d CPUs: export %q names a goroutine choice or time", n, limit, kv)
 		}
 		return
 	}
@@ -190,7 +215,7 @@ func TestAutoShowExportAgree(t *testing.T) {
 		if !strings.Contains(tu.Warning, "forced") {
 			t.Fatalf("Tuned(%d) on another machine's file: %+v, want a forced warning", n, tu)
 		}
-		agree(t, big, n, allowed.String(), tu)
+		agree(t, big, n, osal.AtOnce(allowed).String(), tu) // where Tuned selects
 	}
 }
 
@@ -395,6 +420,48 @@ func TestTasksetChoosesInside(t *testing.T) {
 		}
 		if want := map[int]string{1: results.RuleMeasured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
 			t.Errorf("taskset -c %d, %d threads: rule %s, want %s", last, n, sh.Rule, want)
+		}
+	}
+}
+
+// TestAutoAndShowWithinGOMAXPROCS: where the process runs fewer CPUs at
+// once than it may use (GOMAXPROCS here; a cgroup CPU quota alike),
+// barriers.Tuned and show --threads select within that many, so two
+// participants under GOMAXPROCS=1 take the oversubscribed rule instead of
+// a placement measured with two spinning threads (issue 47); show says
+// why.
+func TestAutoAndShowWithinGOMAXPROCS(t *testing.T) {
+	live, err := hwtree.FromSysfs("/")
+	if err != nil {
+		t.Skip(err)
+	}
+	if len(live.CPUs()) < 2 || cpuset.Usable() < 2 {
+		t.Skip("needs 2 usable CPUs")
+	}
+	path := recordedFile(t, live, check.WholeTopology(live), []int{1, 2, 4})
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if tu := barriers.TunedFrom(path, 2); tu.Rule == results.RuleOversubscribed {
+		t.Fatalf("2 threads with GOMAXPROCS 2: %+v, want a selection that fits", tu)
+	}
+	runtime.GOMAXPROCS(1)
+	for n := 1; n <= 3; n++ {
+		tu := barriers.TunedFrom(path, n)
+		if (n > 1) != (tu.Rule == results.RuleOversubscribed) {
+			t.Errorf("%d threads, GOMAXPROCS 1: rule %q (%s)", n, tu.Rule, tu.Why)
+		}
+		js, err := run(t, "show", path, "--threads", strconv.Itoa(n), "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sh shownJSON
+		if err := json.Unmarshal([]byte(js), &sh); err != nil {
+			t.Fatalf("show --json: %v\n%s", err, js)
+		}
+		if sh.Algorithm != tu.Algorithm || sh.Rule != tu.Rule || !slices.Equal(sh.CPUs, tu.CPUs) {
+			t.Errorf("%d threads, GOMAXPROCS 1: show %s/%s on %v, Tuned %s/%s on %v", n, sh.Algorithm, sh.Rule, sh.CPUs, tu.Algorithm, tu.Rule, tu.CPUs)
+		}
+		if !strings.Contains(js, "GOMAXPROCS") {
+			t.Errorf("%d threads, GOMAXPROCS 1: show does not say why it selects inside one CPU:\n%s", n, js)
 		}
 	}
 }

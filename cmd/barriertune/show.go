@@ -110,6 +110,11 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		warnOtherMachine(stderr, opts.global, rs)
 	}
 	if opts.threads > 0 {
+		// Where barriers.Auto would select: within what the process
+		// runs at once.
+		auto := *rs
+		auto.allowed, auto.allowedWhy = rs.autoAllowed()
+		rs = &auto
 		sel, err := rs.sel.Select(opts.threads, rs.allowed)
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/cpumodel"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -148,9 +149,26 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 		}
 		rs.allowed, rs.allowedWhy = set, "--allowed"
 	case rs.foreign == "" && rs.sel.CheckAllowed(rs.Allowed) == nil:
-		rs.allowed, rs.allowedWhy = rs.Allowed, "this process's allowed CPUs"
+		rs.allowed, rs.allowedWhy = rs.Allowed, processAllowed
 	default:
 		rs.allowed, rs.allowedWhy = rs.sel.CPUs(), "the whole machine of the file"
 	}
 	return rs, nil
+}
+
+// processAllowed is allowedWhy for this process's allowed CPUs.
+const processAllowed = "this process's allowed CPUs"
+
+// autoAllowed is the set barriers.Auto selects in here, and why: the
+// allowed CPUs within what this process runs at once (osal.AtOnce: its
+// cgroup's CPU quota and GOMAXPROCS) when they are the process's own.
+func (rs *resultsSource) autoAllowed() (cpuset.Set, string) {
+	if rs.allowedWhy != processAllowed {
+		return rs.allowed, rs.allowedWhy
+	}
+	at := osal.AtOnce(rs.allowed)
+	if at.Equal(rs.allowed) {
+		return rs.allowed, rs.allowedWhy
+	}
+	return at, fmt.Sprintf("%s of this process's allowed CPUs %s at once, by its cgroup CPU quota or GOMAXPROCS", text.Plural(at.Len(), "CPU"), rs.allowed)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 func TestTeamPinsAndRestores(t *testing.T) {
@@ -161,5 +163,27 @@ func TestRunDelay(t *testing.T) {
 	}
 	if _, after := RunDelay(); after < before {
 		t.Errorf("run delay fell from %d to %d", before, after)
+	}
+}
+
+// AtOnce keeps the allowed CPUs a process runs at once: all of them,
+// unless GOMAXPROCS (or a CPU quota) is fewer, then that many, the first.
+func TestAtOnce(t *testing.T) {
+	allowed := cpuset.Of(2, 5, 7, 9)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if got := AtOnce(allowed); !got.Equal(cpuset.Of(2)) {
+		t.Errorf("GOMAXPROCS 1: AtOnce(%s) = %s, want 2", allowed, got)
+	}
+	runtime.GOMAXPROCS(1000)
+	k := min(cpuset.Usable(), 1000)
+	want := allowed
+	if k < allowed.Len() {
+		want = cpuset.Of(allowed.Members()[:k]...)
+	}
+	if got := AtOnce(allowed); !got.Equal(want) {
+		t.Errorf("GOMAXPROCS 1000, %d usable: AtOnce(%s) = %s, want %s", cpuset.Usable(), allowed, got, want)
+	}
+	if got := AtOnce(cpuset.Set{}); !got.IsEmpty() {
+		t.Errorf("AtOnce(empty) = %s", got)
 	}
 }
