@@ -944,9 +944,11 @@ BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, 
 #define BARRIERTUNE_SETTLED_SPIN_NS 5000
 #endif
 
-/* barriertune_await_outnumbered_: central's wait where its threads
- * outnumber the CPUs and the CPU can be told (auto and active; cpu the
- * caller's at arrival). As barriertune_await_'s outnumbered wait, the
+/* barriertune_await_outnumbered_: the wait on f for episode e of a
+ * central counter whose threads outnumber the CPUs, where the CPU can be
+ * told (auto and active; words the per-CPU arrival words, mask their
+ * count less one; cpu the caller's at arrival): the C central barrier's
+ * and the C++ class's. As barriertune_await_'s outnumbered wait, the
  * waiter yields, for a partner that has not arrived may be queued on its
  * CPU, and sleeps after the spin bound (auto) -- except that where every
  * participant on its CPU has arrived (barriertune_cpu_arrived_), nobody of
@@ -954,16 +956,15 @@ BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, 
  * BARRIERTUNE_SETTLED_SPIN_NS instead, and sees the release one cache-line
  * transfer after it, where a yielding waiter sees it a context switch
  * later. */
-BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_barrier *b, uint32_t e, int cpu)
+BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_flag_ *f, uint32_t e, struct barriertune_wait_ *w,
+								  const struct barriertune_slot_ *words, int mask, int cpu)
 {
-	struct barriertune_flag_ *f = &b->a[0];
-	struct barriertune_wait_ *w = &b->w;
 	int64_t start = 0, t, now;
-	int yields = 0, spun = 0, i, mask = b->ncpuw - 1;
+	int yields = 0, spun = 0, i;
 	for (;;) {
 		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
 			return;
-		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&b->counters[1 + (cpu & mask)], e)) {
+		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&words[cpu & mask], e)) {
 			spun = 1;
 			t = barriertune_now_();
 			do {
@@ -1865,7 +1866,7 @@ BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_
 	if (c == e * (uint64_t)b->n)
 		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
 	else if (cpu >= 0)
-		barriertune_await_outnumbered_(b, (uint32_t)e, cpu);
+		barriertune_await_outnumbered_(&b->a[0], (uint32_t)e, &b->w, &b->counters[1], b->ncpuw - 1, cpu);
 	else
 		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
 }
@@ -2140,6 +2141,8 @@ BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int 
 #include <cassert>
 #include <cstddef>
 #include <limits>
+#include <memory>
+#include <new>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -2198,6 +2201,13 @@ public:
 		barriertune_wait_policy_(&w_, barriertune_process_get_()->policy);
 		w_.spin_ns = barriertune_spin_ns_(recognised);
 		w_.busy_until = 0;
+		/* Outnumbered: per-CPU arrival words, as the C central
+		 * barrier's (none where they cannot be allocated). */
+		if (w_.block && (nwords_ = barriertune_cpu_words_(w_.n, -1)) > 0) {
+			words_.reset(new (std::nothrow) barriertune_slot_[(size_t)nwords_]());
+			if (!words_)
+				nwords_ = 0;
+		}
 #if !defined(BARRIERTUNE_FUTEX)
 		pthread_mutex_init(&phase_.mu, nullptr);
 		pthread_cond_init(&phase_.cond, nullptr);
@@ -2220,6 +2230,11 @@ public:
 	{
 		assert(update > 0 && "barriertune::barrier::arrive: update must be positive");
 		uint32_t p = __atomic_load_n(&phase_.v, __ATOMIC_ACQUIRE);
+		if (nwords_ > 0 && w_.policy != BARRIERTUNE_WAIT_PASSIVE) {
+			int cpu = barriertune_cpu_now_();
+			if (cpu >= 0)
+				barriertune_cpu_arrive_(&words_[(size_t)(cpu & (nwords_ - 1))], p + 1);
+		}
 		std::ptrdiff_t left = __atomic_sub_fetch(&remaining_, update, __ATOMIC_ACQ_REL);
 		assert(left >= 0 && "barriertune::barrier::arrive: update exceeds the arrivals the phase still waits for");
 		if (left == 0)
@@ -2230,6 +2245,13 @@ public:
 	/* wait blocks until the phase of the token has completed. */
 	void wait(arrival_token &&t) const
 	{
+		if (nwords_ > 0 && w_.policy != BARRIERTUNE_WAIT_PASSIVE) {
+			int cpu = barriertune_cpu_now_();
+			if (cpu >= 0) {
+				barriertune_await_outnumbered_(&phase_, t.phase_ + 1, &w_, words_.get(), nwords_ - 1, cpu);
+				return;
+			}
+		}
 		barriertune_await_(&phase_, t.phase_ + 1, 0, &w_);
 	}
 
@@ -2260,6 +2282,8 @@ private:
 	BARRIERTUNE_ALIGNAS(128) std::ptrdiff_t remaining_;
 	std::ptrdiff_t expected_;
 	CompletionFunction completion_;
+	std::unique_ptr<barriertune_slot_[]> words_; /* outnumbered: per-CPU arrival words */
+	int nwords_ = 0;
 };
 
 } // namespace barriertune
