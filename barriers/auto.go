@@ -182,7 +182,7 @@ func tuning(l *loaded, n int) Tuning {
 		return fallback(n, l.err.Error())
 	}
 	path := l.found.Path
-	allowed := osal.AtOnce(l.found.Allowed)
+	allowed := l.found.Allowed
 	if l.found.Warning != "" {
 		// Forced onto another machine: select inside what it shares with
 		// this one, else on its whole tree.
@@ -190,7 +190,7 @@ func tuning(l *loaded, n int) Tuning {
 			allowed = l.sel.CPUs()
 		}
 	}
-	sel, err := l.sel.Select(n, allowed)
+	sel, err := selectAtOnce(l.sel, n, allowed)
 	if err != nil {
 		return fallback(n, fmt.Sprintf("%s: %v", path, err))
 	}
@@ -216,6 +216,19 @@ func tuning(l *loaded, n int) Tuning {
 		t.Composition, t.Levels = sel.Composition, levels
 	}
 	return t
+}
+
+// selectAtOnce selects for n inside the part of allowed this process runs
+// at once (osal.AtOnce: its cgroup's CPU quota and GOMAXPROCS), or inside
+// allowed where the file cannot select inside that part (a file without
+// its machine's tree selects on its check's CPUs only).
+func selectAtOnce(sel *results.Selector, n int, allowed cpuset.Set) (results.Selection, error) {
+	if at := osal.AtOnce(allowed); !at.Equal(allowed) {
+		if s, err := sel.Select(n, at); err == nil {
+			return s, nil
+		}
+	}
+	return sel.Select(n, allowed)
 }
 
 // tunedLevels rebuilds a recorded hybrid's levels for n participants: the

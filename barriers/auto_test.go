@@ -4,13 +4,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
+
+// atLeastTwoProcs raises GOMAXPROCS to 2 for the test, where it is 1 (CI's
+// GOMAXPROCS=1 run): Tuned selects inside what the process runs at once,
+// and a winner measured with two threads applies where two run.
+func atLeastTwoProcs(t *testing.T) {
+	if old := runtime.GOMAXPROCS(0); old < 2 {
+		runtime.GOMAXPROCS(2)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	}
+}
 
 // writeResults records a winner for 2 threads on this machine.
 func writeResults(t *testing.T, mutate func(*results.File)) string {
@@ -20,9 +32,10 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 		t.Skip(err)
 	}
 	cpus := allowed.Members()
-	if len(cpus) < 2 {
-		t.Skip("needs two CPUs")
+	if len(cpus) < 2 || cpuset.Usable() < 2 {
+		t.Skip("needs two usable CPUs")
 	}
+	atLeastTwoProcs(t)
 	f := &results.File{
 		Schema:  results.Schema,
 		Machine: machine(allowed.String()),

@@ -114,7 +114,9 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		// runs at once.
 		auto := *rs
 		auto.allowed, auto.allowedWhy = rs.autoAllowed()
-		rs = &auto
+		if _, err := rs.sel.Select(opts.threads, auto.allowed); err == nil {
+			rs = &auto // else a file without its tree: its check's CPUs, as Auto
+		}
 		sel, err := rs.sel.Select(opts.threads, rs.allowed)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,6 +135,12 @@ func TestRunMeasuresTheHybrid(t *testing.T) {
 		// (one CPU under taskset -c 0): the lookup, which wants the whole
 		// machine's tree, is forced.
 		t.Setenv(results.ForceEnv, "1")
+		if procs := runtime.GOMAXPROCS(0); procs < 2 {
+			// Tuned selects inside what the process runs at once: a
+			// winner measured with two threads applies where two run.
+			runtime.GOMAXPROCS(2)
+			defer runtime.GOMAXPROCS(procs)
+		}
 		tu := barriers.TunedFrom(path, e.Threads)
 		if tu.Algorithm != "hybrid" || tu.Composition != e.Best.Composition || tu.Fallback != "" {
 			t.Fatalf("TunedFrom a hybrid winner: %+v, want hybrid %s", tu, e.Best.Composition)
