@@ -1014,6 +1014,15 @@ BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block)
 	return k;
 }
 
+/* barriertune_outnumbered_: 1 where b is a central barrier with per-CPU
+ * arrival words in use (its threads outnumber the CPUs, the CPU can be
+ * told, the policy is not passive): its waits then go through
+ * barriertune_central_outnumbered_. */
+BARRIERTUNE_FN_ int barriertune_outnumbered_(const struct barriertune_barrier *b)
+{
+	return b->ncpuw > 0 && b->w.policy != BARRIERTUNE_WAIT_PASSIVE;
+}
+
 /* ---- choosing ---- */
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -1758,7 +1767,10 @@ BARRIERTUNE_FN_ const char *barriertune_barrier_policy(const struct barriertune_
  * thread that entered barriertune_barrier_wait on b has left it (each
  * wait marks its participant's slot inside on entry and clears the mark
  * as its very last access to b; the serial participant's wait has seen
- * every mark set, since every participant set it before arriving),
+ * every mark set, since every participant set it before arriving; an
+ * outnumbered central barrier's waits count their departures in its
+ * per-CPU words instead, and destroy waits until they add up to the
+ * arrivals),
  * then frees what init allocated. So, as with glibc's
  * pthread_barrier_destroy, the serial participant may destroy and free b
  * as soon as its wait returns, while the others are still leaving theirs.
@@ -1772,6 +1784,19 @@ BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
 		for (i = 0; i < b->n; i++) {
 			while (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
 				sched_yield();
+		}
+	}
+	if (barriertune_outnumbered_(b)) {
+		/* The departures, counted in the CPU words, add up to the
+		 * arrivals (modulo 2^32): the last waiter has left. */
+		for (;;) {
+			uint32_t left = 0;
+			int k;
+			for (k = 0; k < b->ncpuw; k++)
+				left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
+			if (left == (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
+				break;
+			sched_yield();
 		}
 	}
 	if (b->subs != NULL) {
@@ -1855,20 +1880,37 @@ BARRIERTUNE_FN_ int barriertune_barrier_pin(const struct barriertune_barrier *b,
 
 BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
 {
-	uint64_t c;
-	int cpu = -1;
-	if (b->ncpuw > 0 && b->w.policy != BARRIERTUNE_WAIT_PASSIVE) {
-		cpu = barriertune_cpu_now_();
-		if (cpu >= 0)
-			barriertune_cpu_arrive_(&b->counters[1 + (cpu & (b->ncpuw - 1))], (uint32_t)e);
-	}
-	c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
+	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
 	if (c == e * (uint64_t)b->n)
 		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
-	else if (cpu >= 0)
-		barriertune_await_outnumbered_(&b->a[0], (uint32_t)e, &b->w, &b->counters[1], b->ncpuw - 1, cpu);
 	else
 		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
+}
+
+/* barriertune_central_outnumbered_: central's episode where
+ * barriertune_outnumbered_(b). Nothing touches the participant's slot,
+ * a line of its own that a thread sharing its CPU with several others
+ * may find gone from its cache at every turn: the episode comes from the
+ * counter (every arrival of episode e precedes every arrival of e+1),
+ * and the arrival is counted in the word of the CPU the caller runs on,
+ * a line every participant there touches. Returns that word: the
+ * caller's departure, counted in its inside as its last access to b, is
+ * what destroy waits for. */
+BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b)
+{
+	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
+	uint64_t e = (c - 1) / (uint64_t)b->n + 1;
+	int cpu = barriertune_cpu_now_();
+	struct barriertune_slot_ *w;
+	if (cpu < 0)
+		cpu = 0;
+	w = &b->counters[1 + (cpu & (b->ncpuw - 1))];
+	barriertune_cpu_arrive_(w, (uint32_t)e);
+	if (c == e * (uint64_t)b->n)
+		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
+	else
+		barriertune_await_outnumbered_(&b->a[0], (uint32_t)e, &b->w, &b->counters[1], b->ncpuw - 1, cpu);
+	return w;
 }
 
 BARRIERTUNE_FN_ void barriertune_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
@@ -2083,6 +2125,15 @@ BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int 
 	if (__atomic_exchange_n(&b->slots[id].busy, 1, __ATOMIC_ACQ_REL) != 0)
 		return EBUSY;
 #endif
+	if (barriertune_outnumbered_(b)) {
+		struct barriertune_slot_ *w = barriertune_central_outnumbered_(b);
+#if defined(BARRIERTUNE_DEBUG)
+		__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
+#endif
+		/* The last access to b: destroy may free it right after. */
+		__atomic_add_fetch(&w->inside, 1, __ATOMIC_RELEASE);
+		return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
+	}
 	/* On the participant's own line, as its episode count: no line is
 	 * shared among the participants for it. */
 	__atomic_store_n(&b->slots[id].inside, 1, __ATOMIC_RELAXED);
