@@ -906,10 +906,11 @@ BARRIERTUNE_FN_ int barriertune_cpu_now_(void)
 }
 
 /* An outnumbered central barrier keeps one arrival word per CPU (by the
- * CPU's number modulo the words), on a line of its own: the episode in
- * its high 32 bits, the participants that arrived on that CPU in it in
- * the next 16 and in the episode before in the low 16. Only the threads
- * that run on the CPU write it. */
+ * CPU's number modulo the words), a slot of its own: in its e, the
+ * episode in the high 32 bits, the participants that arrived on that CPU
+ * in it in the next 16 and in the episode before in the low 16; in its
+ * inside, the C barrier's departures from waits (modulo 2^32, for
+ * destroy). Almost only the threads that run on the CPU write it. */
 
 /* barriertune_cpu_arrive_ counts an arrival at episode e in the word w
  * (a slot's e: 8-byte aligned on 32-bit targets too). */
