@@ -1,9 +1,6 @@
 package export
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -83,17 +80,7 @@ func TestCBarrierCPUHintLies(t *testing.T) {
 			}
 			name, args = taskset, append([]string{"-c", c.cpus, name}, args...)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PROP_CPU_HINT="+c.hint)
-		cmd.WaitDelay = time.Second
-		b, err := cmd.CombinedOutput()
-		if ctx.Err() != nil {
-			err = fmt.Errorf("killed after a minute (a hang): %w", err)
-		}
-		cancel()
-		out := string(b)
+		out, err := runEnv(time.Minute, dir, []string{"PROP_CPU_HINT=" + c.hint}, name, args...)
 		if err != nil || !strings.HasPrefix(out, "ok central ") {
 			t.Errorf("hint %s, CPUs %q, %s threads: %v\n%s", c.hint, c.cpus, c.n, err, out)
 		}

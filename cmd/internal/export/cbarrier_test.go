@@ -235,17 +235,24 @@ func headerDir(t *testing.T, f *results.File) string {
 	return dir
 }
 
-// run runs a command under limit (killed by its pid when it overruns: a
-// hang fails the test) and returns its combined output.
+// runLimited runs a command under limit (killed by its pid when it
+// overruns: a hang fails the test) and returns its combined output.
 func runLimited(limit time.Duration, dir, name string, args ...string) (string, error) {
+	return runEnv(limit, dir, nil, name, args...)
+}
+
+// runEnv runs name with args in dir, with env added to the environment,
+// killed after limit (a hang fails), and returns its combined output.
+func runEnv(limit time.Duration, dir string, env []string, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s %s: killed after %s (a hang): %w", name, strings.Join(args, " "), limit, err)
+		return string(out), fmt.Errorf("%s %s: killed after %s (a hang): %w", filepath.Base(name), strings.Join(args, " "), limit, err)
 	}
 	if err != nil {
 		return string(out), fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)

@@ -3,8 +3,6 @@
 package export
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,25 +25,6 @@ func lookTool(t *testing.T, name, install string) string {
 		t.Skipf("%s not installed (.ci/run installs %s)", name, install)
 	}
 	return p
-}
-
-// runEnv runs name with args in dir, with env added to the environment,
-// killed after limit (a hang fails), and returns its combined output.
-func runEnv(limit time.Duration, dir string, env []string, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s %s: killed after %s (a hang): %w", filepath.Base(name), strings.Join(args, " "), limit, err)
-	}
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w", filepath.Base(name), strings.Join(args, " "), err)
-	}
-	return string(out), nil
 }
 
 // target is how a test program is built and run for one build of the
