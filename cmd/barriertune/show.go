@@ -57,7 +57,11 @@ a slash is such a directory: this machine's file in it is shown.
 
 --threads N prints the one choice barriers.Auto and export make for N
 threads inside the allowed CPUs (--allowed CPULIST; default: this process's
-allowed CPUs when the file is this machine's, else the whole machine): the
+allowed CPUs when the file is this machine's, else the whole machine; of
+this process's own, barriers.Auto selects inside as many as its cgroup's
+CPU quota and GOMAXPROCS let it run at once, and so does --threads, saying
+so; export does not, since C and OpenMP programs are not bound by
+GOMAXPROCS and the C header reads the quota itself): the
 algorithm barriers.Auto builds and its policy (auto, unless the program
 or BARRIERTUNE_WAIT_POLICY asks for another), the CPU of each rank, then, apart, what was measured:
 the policy the check measured with and the ns per episode, or that this
@@ -112,15 +116,11 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if opts.threads > 0 {
 		// Where barriers.Auto would select: within what the process
 		// runs at once.
-		auto := *rs
-		auto.allowed, auto.allowedWhy = rs.autoAllowed()
-		if _, err := rs.sel.Select(opts.threads, auto.allowed); err == nil {
-			rs = &auto // else a file without its tree: its check's CPUs, as Auto
-		}
-		sel, err := rs.sel.Select(opts.threads, rs.allowed)
+		sel, auto, err := rs.autoSelect(opts.threads)
 		if err != nil {
 			return err
 		}
+		rs = auto
 		if opts.json {
 			return writeJSON(w, choiceJSON(rs, sel))
 		}

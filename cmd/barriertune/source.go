@@ -159,16 +159,23 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 // processAllowed is allowedWhy for this process's allowed CPUs.
 const processAllowed = "this process's allowed CPUs"
 
-// autoAllowed is the set barriers.Auto selects in here, and why: the
-// allowed CPUs within what this process runs at once (osal.AtOnce: its
-// cgroup's CPU quota and GOMAXPROCS) when they are the process's own.
-func (rs *resultsSource) autoAllowed() (cpuset.Set, string) {
-	if rs.allowedWhy != processAllowed {
-		return rs.allowed, rs.allowedWhy
+// autoSelect is the selection barriers.Auto makes here for n, and the
+// source with the CPUs it was made in: inside what this process runs at
+// once (osal.AtOnce: its cgroup's CPU quota and GOMAXPROCS) where the
+// allowed CPUs are the process's own and the file can select inside that
+// part (a file without its machine's tree cannot); else inside the
+// allowed CPUs.
+func (rs *resultsSource) autoSelect(n int) (results.Selection, *resultsSource, error) {
+	if rs.allowedWhy == processAllowed {
+		if at := osal.AtOnce(rs.allowed); !at.Equal(rs.allowed) {
+			if sel, err := rs.sel.Select(n, at); err == nil {
+				auto := *rs
+				auto.allowed = at
+				auto.allowedWhy = fmt.Sprintf("%s of this process's allowed CPUs %s at once, by its cgroup CPU quota or GOMAXPROCS", text.Plural(at.Len(), "CPU"), rs.allowed)
+				return sel, &auto, nil
+			}
+		}
 	}
-	at := osal.AtOnce(rs.allowed)
-	if at.Equal(rs.allowed) {
-		return rs.allowed, rs.allowedWhy
-	}
-	return at, fmt.Sprintf("%s of this process's allowed CPUs %s at once, by its cgroup CPU quota or GOMAXPROCS", text.Plural(at.Len(), "CPU"), rs.allowed)
+	sel, err := rs.sel.Select(n, rs.allowed)
+	return sel, rs, err
 }
