@@ -320,11 +320,13 @@ type Threads struct {
 	// floor before they could win, and the outcome.
 	Repeated []Repeat `json:"repeated,omitempty"`
 	// OSThreads (v1.3, optional) is, for more threads than allowed CPUs,
-	// the fastest algorithm measured on OS threads of their own (each
-	// locked to its thread, unpinned, waits blocking in the kernel), as a
-	// C or C++ program's threads run; Best there is the goroutines'
-	// choice, which means nothing to OS threads. Its CPUs are the
-	// round-robin placement, Pinned false.
+	// the algorithm chosen on OS threads of their own (each locked to its
+	// thread, unpinned, waits blocking in the kernel), as a C or C++
+	// program's threads run: the simplest unless another was faster by
+	// more than 3% and a significance test (else Tie, and MarginPct may
+	// be negative). Best there is the goroutines' choice, which means
+	// nothing to OS threads. Its CPUs are the round-robin placement,
+	// Pinned false.
 	OSThreads *Choice `json:"os_threads,omitempty"`
 }
 

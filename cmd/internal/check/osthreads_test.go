@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -26,13 +27,17 @@ func (o *osFake) OSThreads(cpus cpuset.Placement, cands []measure.Candidate, _ m
 	for i, c := range cands {
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), CPUs: cpus, Reps: 9}
 		r.MedianNs = float64(9000 - 1000*i) // the last candidate is fastest
+		for j := range 9 { // tight samples: every difference is separable
+			r.Samples = append(r.Samples, r.MedianNs+float64(j-4))
+		}
 		run.Results = append(run.Results, r)
 	}
 	return run, nil
 }
 
-// Counts above the allowed CPUs get the fastest candidate on OS threads
-// (blocking waits), with the runner-up; counts that fit get none; a
+// Counts above the allowed CPUs get the candidate that beats the others
+// on OS threads (blocking waits; here the fastest, by far), with the
+// runner-up; counts that fit get none; a
 // measurer that cannot time OS threads (the model) records nothing.
 func TestMeasureOSThreads(t *testing.T) {
 	file := func() *results.File {
@@ -60,7 +65,7 @@ func TestMeasureOSThreads(t *testing.T) {
 	if o == nil || o.Algorithm != last || o.RunnerUp != second || o.Pinned || !slices.Equal(o.CPUs, []int{0, 1, 0, 1}) {
 		t.Fatalf("OS-thread choice %+v, want %s (runner-up %s), unpinned, round-robin", o, last, second)
 	}
-	if want := 100 * (float64(9000-1000*(len(osThreadAlgorithms)-2))/float64(9000-1000*(len(osThreadAlgorithms)-1)) - 1); o.MarginPct != want {
+	if want := math.Round(1000*(float64(9000-1000*(len(osThreadAlgorithms)-2))/float64(9000-1000*(len(osThreadAlgorithms)-1))-1)) / 10; o.MarginPct != want {
 		t.Errorf("margin %.2f%%, want %.2f%%", o.MarginPct, want)
 	}
 	f = file()
@@ -68,6 +73,101 @@ func TestMeasureOSThreads(t *testing.T) {
 	if f.Threads[1].OSThreads != nil {
 		t.Error("the model recorded an OS-thread choice it cannot measure")
 	}
+}
+
+// osResult is a measured candidate with samples.
+func osResult(alg string, samples ...float64) measure.Result {
+	r := measure.Result{Algorithm: alg, Reps: len(samples), Samples: samples}
+	r.Summarise()
+	return r
+}
+
+// The simplest candidate wins unless another beats it by the margin and
+// the test: a lower median the samples cannot separate, or one within 3%,
+// leaves central; a separable one more than 3% lower wins. Checked
+// against the definition on every order of the results.
+func TestBestOnOSThreads(t *testing.T) {
+	cpus := cpuset.Placement{0, 1, 0, 1}
+	cases := []struct {
+		name      string
+		run       []measure.Result
+		want      string
+		runner    string
+		tie       bool
+		marginNeg bool
+	}{
+		{"noisy lower median", []measure.Result{
+			osResult("central", spread(185e3, 55e3, 9)...),
+			osResult("combining", spread(162.5e3, 47.5e3, 9)...),
+			osResult("dissemination", spread(270e3, 90e3, 9)...),
+		}, "central", "combining", true, true},
+		{"within 3%, separable", []measure.Result{
+			osResult("central", spread(100.5e3, 0.5e3, 9)...),
+			osResult("combining", spread(98.5e3, 0.5e3, 9)...),
+		}, "central", "combining", true, true},
+		{"separable and 20% lower", []measure.Result{
+			osResult("central", spread(101e3, 1e3, 9)...),
+			osResult("combining", spread(81e3, 1e3, 9)...),
+			osResult("tournament", spread(250e3, 50e3, 9)...),
+		}, "combining", "central", false, false},
+		{"central fastest", []measure.Result{
+			osResult("dissemination", spread(101e3, 1e3, 9)...),
+			osResult("central", spread(61e3, 1e3, 9)...),
+		}, "central", "dissemination", false, false},
+		{"only one measured", []measure.Result{
+			osResult("combining", spread(101e3, 1e3, 9)...),
+			{Algorithm: "central"},
+		}, "combining", "", false, false},
+	}
+	for _, tc := range cases {
+		for _, run := range permutations(tc.run) {
+			c := bestOnOSThreads(measure.Run{Results: run}, cpus)
+			if c == nil || c.Algorithm != tc.want || c.RunnerUp != tc.runner || c.Tie != tc.tie || (c.MarginPct < 0) != tc.marginNeg {
+				t.Fatalf("%s: got %+v, want %s (runner-up %q, tie %v, negative margin %v)", tc.name, c, tc.want, tc.runner, tc.tie, tc.marginNeg)
+			}
+			if tc.tie && c.TieRule != TieOSThreads {
+				t.Errorf("%s: tie rule %q", tc.name, c.TieRule)
+			}
+			// The definition: nothing beats the winner, and every simpler
+			// measured candidate is beaten by some other.
+			var win *measure.Result
+			for i := range run {
+				if run[i].Algorithm == c.Algorithm {
+					win = &run[i]
+				}
+			}
+			for i := range run {
+				r := &run[i]
+				if r.Reps == 0 {
+					continue
+				}
+				if beats(r, win) {
+					t.Errorf("%s: %s beats the winner %s", tc.name, r.Algorithm, c.Algorithm)
+				}
+				if rank(r.Algorithm) < rank(c.Algorithm) && !slices.ContainsFunc(run, func(d measure.Result) bool { return d.Reps > 0 && beats(&d, r) }) {
+					t.Errorf("%s: %s is simpler than the winner %s and nothing beats it", tc.name, r.Algorithm, c.Algorithm)
+				}
+			}
+		}
+	}
+	if c := bestOnOSThreads(measure.Run{Results: []measure.Result{{Algorithm: "central"}}}, cpus); c != nil {
+		t.Errorf("nothing measured, got %+v", c)
+	}
+}
+
+// permutations returns every order of rs (copies).
+func permutations(rs []measure.Result) [][]measure.Result {
+	if len(rs) <= 1 {
+		return [][]measure.Result{slices.Clone(rs)}
+	}
+	var out [][]measure.Result
+	for i := range rs {
+		rest := append(slices.Clone(rs[:i]), rs[i+1:]...)
+		for _, p := range permutations(rest) {
+			out = append(out, append([]measure.Result{rs[i]}, p...))
+		}
+	}
+	return out
 }
 
 // On the hardware, every candidate is timed on OS threads outnumbering the
