@@ -47,7 +47,8 @@
  * CPUs (then a waiter yields for the spin bound and sleeps; a central
  * barrier's waiter whose CPU holds no participant still to arrive, by the
  * C library's sched_getcpu, spins a few microseconds instead, since none
- * of the barrier needs that CPU); while the process's spinning threads
+ * of the barrier needs that CPU, and its arrivals reach the counter in one
+ * add per CPU); while the process's spinning threads
  * outnumber its CPUs, a spinning waiter yields.
  * The wait calls no stdio and no malloc, and leaves errno as it was.
  *
@@ -229,6 +230,7 @@ struct barriertune_slot_ {
 	BARRIERTUNE_ALIGNAS(128) uint64_t e;
 	uint32_t busy;   /* BARRIERTUNE_DEBUG: the id is waiting */
 	uint32_t inside; /* the id is inside barriertune_barrier_wait; destroy waits for 0 */
+	uint32_t dep;    /* a CPU word of an outnumbered central barrier: arrivals not yet counted */
 };
 
 /* The wait's state, one per barrier: how long a waiter spins, and until
@@ -909,12 +911,15 @@ BARRIERTUNE_FN_ int barriertune_cpu_now_(void)
  * CPU's number modulo the words), a slot of its own: in its e, the
  * episode in the high 32 bits, the participants that arrived on that CPU
  * in it in the next 16 and in the episode before in the low 16; in its
- * inside, the C barrier's departures from waits (modulo 2^32, for
- * destroy). Almost only the threads that run on the CPU write it. */
+ * dep, the C barrier's arrivals there not yet added to its counter (see
+ * barriertune_central_outnumbered_); in its inside, the C barrier's
+ * departures from waits (modulo 2^32, for destroy). Almost only the
+ * threads that run on the CPU write it. */
 
 /* barriertune_cpu_arrive_ counts an arrival at episode e in the word w
- * (a slot's e: 8-byte aligned on 32-bit targets too). */
-BARRIERTUNE_FN_ void barriertune_cpu_arrive_(struct barriertune_slot_ *w, uint32_t e)
+ * (a slot's e: 8-byte aligned on 32-bit targets too) and returns the
+ * word's new value. */
+BARRIERTUNE_FN_ uint64_t barriertune_cpu_arrive_(struct barriertune_slot_ *w, uint32_t e)
 {
 	uint64_t o = __atomic_load_n(&w->e, __ATOMIC_RELAXED), nw;
 	do {
@@ -924,16 +929,48 @@ BARRIERTUNE_FN_ void barriertune_cpu_arrive_(struct barriertune_slot_ *w, uint32
 		else
 			nw = (uint64_t)e << 32 | 1u << 16 | (oe == e - 1 ? cnt : 0);
 	} while (!__atomic_compare_exchange_n(&w->e, &o, nw, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return nw;
 }
 
-/* barriertune_cpu_arrived_: 1 when every participant that arrived on the
- * word's CPU in the episode before episode e has arrived in e: then no
- * participant of the barrier queued on that CPU still needs it. */
-BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, uint32_t e)
+/* barriertune_cpu_settled_: 1 when the word's value o says that every
+ * participant that arrived on its CPU in the episode before episode e
+ * has arrived in e: then no participant of the barrier queued on that
+ * CPU still needs it. */
+BARRIERTUNE_FN_ int barriertune_cpu_settled_(uint64_t o, uint32_t e)
 {
-	uint64_t o = __atomic_load_n(&w->e, __ATOMIC_RELAXED);
 	uint32_t cnt = (uint32_t)(o >> 16) & 0xffff, prev = (uint32_t)o & 0xffff;
 	return (uint32_t)(o >> 32) == e && prev > 0 && cnt >= prev;
+}
+
+/* barriertune_cpu_arrived_: barriertune_cpu_settled_ of the word w now. */
+BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, uint32_t e)
+{
+	return barriertune_cpu_settled_(__atomic_load_n(&w->e, __ATOMIC_RELAXED), e);
+}
+
+/* barriertune_cpu_flush_ adds the arrivals deposited in the CPU word w
+ * (its dep) to the counter count of a central barrier of n threads, and
+ * releases f when they complete an episode: 1 when it released. Every
+ * arrival of an episode is added before the episode is released, and
+ * the next episode's arrivals are deposited only after that, so one add
+ * never spans two episodes: the add that reaches a multiple of n is the
+ * episode's last. The deposit's read-modify-writes carry each depositor's
+ * writes to the flusher, its add to the releaser. */
+BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct barriertune_slot_ *count, uint64_t n,
+					   struct barriertune_flag_ *f, const struct barriertune_wait_ *wt)
+{
+	uint32_t k;
+	uint64_t c;
+	if (__atomic_load_n(&w->dep, __ATOMIC_RELAXED) == 0)
+		return 0;
+	k = __atomic_exchange_n(&w->dep, 0, __ATOMIC_ACQ_REL);
+	if (k == 0)
+		return 0;
+	c = __atomic_add_fetch(&count->e, k, __ATOMIC_ACQ_REL);
+	if (c % n != 0)
+		return 0;
+	barriertune_store_(f, (uint32_t)(c / n), wt);
+	return 1;
 }
 
 /* BARRIERTUNE_SETTLED_SPIN_NS: how long a waiter of an outnumbered central
@@ -956,16 +993,24 @@ BARRIERTUNE_FN_ int barriertune_cpu_arrived_(const struct barriertune_slot_ *w, 
  * the barrier needs the CPU: it spins for up to
  * BARRIERTUNE_SETTLED_SPIN_NS instead, and sees the release one cache-line
  * transfer after it, where a yielding waiter sees it a context switch
- * later. */
+ * later. A C waiter whose arrival was deposited in the CPU word dep (the
+ * C++ class's: NULL) adds what is deposited there to the counter count of
+ * its n threads (barriertune_cpu_flush_) after each yield, before it
+ * spins and before it sleeps: by then the participants queued on its CPU
+ * have run and deposited theirs. */
 BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_flag_ *f, uint32_t e, struct barriertune_wait_ *w,
-								  const struct barriertune_slot_ *words, int mask, int cpu)
+								  const struct barriertune_slot_ *words, int mask, int cpu,
+								  struct barriertune_slot_ *dep, struct barriertune_slot_ *count, uint64_t n)
 {
 	int64_t start = 0, t, now;
-	int yields = 0, spun = 0, i;
+	int yields = 0, spun = 0, settled, i;
 	for (;;) {
 		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
 			return;
-		if (!spun && cpu >= 0 && barriertune_cpu_arrived_(&words[cpu & mask], e)) {
+		settled = !spun && cpu >= 0 && barriertune_cpu_arrived_(&words[cpu & mask], e);
+		if (dep != NULL && (yields > 0 || settled) && barriertune_cpu_flush_(dep, count, n, f, w))
+			return;
+		if (settled) {
 			spun = 1;
 			t = barriertune_now_();
 			do {
@@ -986,6 +1031,8 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 		}
 		cpu = barriertune_cpu_now_();
 	}
+	if (dep != NULL && barriertune_cpu_flush_(dep, count, n, f, w))
+		return;
 	barriertune_sleep_(f, e, 0, w);
 }
 
@@ -1891,26 +1938,32 @@ BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_
 /* barriertune_central_outnumbered_: central's episode where
  * barriertune_outnumbered_(b). Nothing touches the participant's slot,
  * a line of its own that a thread sharing its CPU with several others
- * may find gone from its cache at every turn: the episode comes from the
- * counter (every arrival of episode e precedes every arrival of e+1),
- * and the arrival is counted in the word of the CPU the caller runs on,
- * a line every participant there touches. Returns that word: the
+ * may find gone from its cache at every turn: the episode is the one
+ * after the released one (the flag: nobody arrives in episode e+1 before
+ * e is released, and e is not released before everybody arrived), and
+ * the arrival is counted in the word of the CPU the caller runs on, a
+ * line every participant there touches. The arrival is deposited there
+ * too (dep), and added to the barrier's counter with the others on that
+ * CPU (barriertune_cpu_flush_): by the last of the episode before's
+ * arrivals there (barriertune_cpu_settled_), else by a waiter after its
+ * yield. Only one add a CPU then takes the counter's line from the
+ * other CPUs, instead of one an arrival. Returns that word: the
  * caller's departure, counted in its inside as its last access to b, is
  * what destroy waits for. */
 BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b)
 {
-	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
-	uint64_t e = (c - 1) / (uint64_t)b->n + 1;
+	uint32_t e = __atomic_load_n(&b->a[0].v, __ATOMIC_ACQUIRE) + 1;
 	int cpu = barriertune_cpu_now_();
 	struct barriertune_slot_ *w;
+	uint64_t o;
 	if (cpu < 0)
 		cpu = 0;
 	w = &b->counters[1 + (cpu & (b->ncpuw - 1))];
-	barriertune_cpu_arrive_(w, (uint32_t)e);
-	if (c == e * (uint64_t)b->n)
-		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
-	else
-		barriertune_await_outnumbered_(&b->a[0], (uint32_t)e, &b->w, &b->counters[1], b->ncpuw - 1, cpu);
+	o = barriertune_cpu_arrive_(w, e);
+	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
+	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
+		return w;
+	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, &b->counters[0], (uint64_t)b->n);
 	return w;
 }
 
@@ -2300,7 +2353,7 @@ public:
 		if (nwords_ > 0 && w_.policy != BARRIERTUNE_WAIT_PASSIVE) {
 			int cpu = barriertune_cpu_now_();
 			if (cpu >= 0) {
-				barriertune_await_outnumbered_(&phase_, t.phase_ + 1, &w_, words_.get(), nwords_ - 1, cpu);
+				barriertune_await_outnumbered_(&phase_, t.phase_ + 1, &w_, words_.get(), nwords_ - 1, cpu, nullptr, nullptr, 0);
 				return;
 			}
 		}

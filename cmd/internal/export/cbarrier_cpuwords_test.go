@@ -55,22 +55,26 @@ func TestCBarrierCPUWordsSized(t *testing.T) {
 }
 
 // The CPU the barrier believes a thread is on decides only whether a
-// waiter spins a while: with a hint that lies (a random CPU at every
-// look; every participant on a CPU of its own while all share one) the
-// central barrier keeps the barrier property, blocking first, and every
-// run ends.
+// waiter spins a while and where its arrival is deposited: with a hint
+// that lies (a random CPU at every look; every participant on a CPU of
+// its own while all share one) the central barrier keeps the barrier
+// property, blocking first, and every run ends. Under the active policy
+// nobody sleeps, so every deposit must be added by a waiter's own flush
+// after its yield (a wait that flushed only before sleeping never ends).
 func TestCBarrierCPUHintLies(t *testing.T) {
 	path := cTool(t, "gcc")
 	dir := headerDir(t, fixture(t))
 	compileIn(t, dir, path, "prop-hint", "prop.c", "-std=c11", "-O2", "-DPROP_CPU_HINT")
 	taskset, _ := exec.LookPath("taskset")
 	for _, c := range []struct {
-		hint, cpus, n string
+		hint, cpus, n, policy string
 	}{
-		{"random", "", "8"},
-		{"random", "", "16"},
-		{"own", "", "8"},
-		{"own", "0", "4"},
+		{"random", "", "8", "auto"},
+		{"random", "", "16", "auto"},
+		{"own", "", "8", "auto"},
+		{"own", "0", "4", "auto"},
+		{"random", "", "8", "active"},
+		{"own", "0", "4", "active"},
 	} {
 		name, args := filepath.Join(dir, "prop-hint"), []string{"central", c.n, "100", "1", c.n}
 		if c.cpus != "" {
@@ -80,9 +84,9 @@ func TestCBarrierCPUHintLies(t *testing.T) {
 			}
 			name, args = taskset, append([]string{"-c", c.cpus, name}, args...)
 		}
-		out, err := runEnv(time.Minute, dir, []string{"PROP_CPU_HINT=" + c.hint}, name, args...)
+		out, err := runEnv(time.Minute, dir, []string{"PROP_CPU_HINT=" + c.hint, "BARRIERTUNE_WAIT_POLICY=" + c.policy}, name, args...)
 		if err != nil || !strings.HasPrefix(out, "ok central ") {
-			t.Errorf("hint %s, CPUs %q, %s threads: %v\n%s", c.hint, c.cpus, c.n, err, out)
+			t.Errorf("hint %s, CPUs %q, %s threads, %s: %v\n%s", c.hint, c.cpus, c.n, c.policy, err, out)
 		}
 	}
 }

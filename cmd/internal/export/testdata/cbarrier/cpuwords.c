@@ -1,7 +1,8 @@
 /* The per-CPU arrival words of an outnumbered central barrier
- * (barriertune_cpu_arrive_ and barriertune_cpu_arrived_), for the test in
+ * (barriertune_cpu_arrive_ and barriertune_cpu_arrived_, and the deposits
+ * barriertune_cpu_flush_ adds to the counter), for the test in
  * cbarrier_cpuwords_test.go: the protocol's table, step by step, then a
- * word under concurrent arrivals. Exit 0 and "ok" when every step holds;
+ * word under concurrent arrivals, and deposits and flushes that race. Exit 0 and "ok" when every step holds;
  * 1 and the first wrong step otherwise. "cpuwords size" prints how many
  * words a central barrier of one thread more than the allowed CPUs
  * keeps. */
@@ -31,6 +32,24 @@ static void *arrive(void *arg)
 	(void)arg;
 	for (i = 0; i < arrivals; i++)
 		barriertune_cpu_arrive_(&word, 7);
+	return NULL;
+}
+
+/* Deposits that race with flushes: two words, a counter of so many
+ * threads that no add completes an episode. */
+static struct barriertune_slot_ deps[2], counter;
+static struct barriertune_flag_ never;
+static struct barriertune_wait_ nowait;
+
+static void *deposit(void *arg)
+{
+	int i, k = (int)(long)arg;
+	for (i = 0; i < arrivals; i++) {
+		struct barriertune_slot_ *d = &deps[(i + k) & 1];
+		(void)__atomic_add_fetch(&d->dep, 1, __ATOMIC_ACQ_REL);
+		if ((i + k) % 3 == 0)
+			(void)barriertune_cpu_flush_(&deps[(i + k + 1) & 1], &counter, (uint64_t)1 << 40, &never, &nowait);
+	}
 	return NULL;
 }
 
@@ -107,6 +126,47 @@ int main(int argc, char **argv)
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	EXPECT("concurrent arrivals", (int)(word.e >> 16 & 0xffff), 4 * arrivals);
+
+	/* Deposits: a flush adds what is deposited and releases the episode
+	 * whose last arrival it adds (episode 1 of 3 threads, then 2). */
+	{
+		struct barriertune_slot_ d, c;
+		struct barriertune_flag_ f;
+		struct barriertune_wait_ wt;
+		memset(&d, 0, sizeof d);
+		memset(&c, 0, sizeof c);
+		memset(&f, 0, sizeof f);
+		memset(&wt, 0, sizeof wt);
+		EXPECT("flush of nothing", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 0);
+		d.dep = 2;
+		EXPECT("flush of 2 of 3", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 0);
+		EXPECT("counter after 2 of 3", (int)c.e, 2);
+		EXPECT("deposit after its flush", (int)d.dep, 0);
+		EXPECT("flag after 2 of 3", (int)f.v, 0);
+		EXPECT("second flush of nothing", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 0);
+		EXPECT("counter unchanged", (int)c.e, 2);
+		d.dep = 1;
+		EXPECT("flush of 3 of 3", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 1);
+		EXPECT("flag after 3 of 3", (int)f.v, 1);
+		d.dep = 3;
+		EXPECT("flush of episode 2 at once", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 1);
+		EXPECT("flag after episode 2", (int)f.v, 2);
+		EXPECT("counter after episode 2", (int)c.e, 6);
+		/* The episode wraps at 2^32 with the flag. */
+		c.e = ((uint64_t)1 << 32) * 3 - 3;
+		d.dep = 3;
+		EXPECT("flush completing episode 2^32", barriertune_cpu_flush_(&d, &c, 3, &f, &wt), 1);
+		EXPECT("flag after episode 2^32", (int)f.v, 0);
+	}
+	/* Every deposit is added once, however deposits and flushes race. */
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, deposit, (void *)(long)i);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	(void)barriertune_cpu_flush_(&deps[0], &counter, (uint64_t)1 << 40, &never, &nowait);
+	(void)barriertune_cpu_flush_(&deps[1], &counter, (uint64_t)1 << 40, &never, &nowait);
+	EXPECT("deposits added", (int)counter.e, 4 * arrivals);
+	EXPECT("flag never released", (int)never.v, 0);
 	if (failed)
 		return 1;
 	printf("ok\n");
