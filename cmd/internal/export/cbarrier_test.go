@@ -349,6 +349,17 @@ func TestCBarrierThreadSanitizer(t *testing.T) {
 					t.Errorf("%s, %s threads: %v\n%s", a.Name, n, err, out)
 				}
 			}
+			// The outnumbered central barrier: its per-CPU words, the
+			// deposits and their flushes (blocking first, as init chooses
+			// for more threads than CPUs).
+			octx, ocancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ocmd := exec.CommandContext(octx, filepath.Join(dir, "prop-tsan"), "central", "6", "100", "1", "1")
+			ocmd.Env = env
+			oout, oerr := ocmd.CombinedOutput()
+			ocancel()
+			if oerr != nil || !strings.HasPrefix(string(oout), "ok central 6") {
+				t.Errorf("outnumbered central, 6 threads: %v\n%s", oerr, oout)
+			}
 			// A three-level hybrid with uneven, interleaved groups.
 			hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			hcmd := exec.CommandContext(hctx, filepath.Join(dir, "prop-tsan"), "hybrid:central%3,tournament/4,binomial/9", "11", "100", "0", "1")

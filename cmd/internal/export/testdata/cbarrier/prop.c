@@ -10,8 +10,11 @@
  * allowed CPUs, 0 spin first, 1 sleep quickly), each thread waiting a
  * random time before it arrives (now and then long enough for the others
  * to sleep). It checks that no thread leaves an episode before every
- * thread has arrived in it, and that exactly one thread per episode gets
- * 1 from barriertune_barrier_wait. Exit 0 and "ok ALGORITHM N" when both
+ * thread has arrived in it, that exactly one thread per episode gets
+ * 1 from barriertune_barrier_wait, and that the barrier orders memory as
+ * pthread_barrier_wait does: every thread reads, with plain loads, the
+ * plain stores every other thread made before its arrival (a barrier
+ * that lacks the ordering is a data race ThreadSanitizer reports). Exit 0 and "ok ALGORITHM N" when both
  * hold; 1 and the first violation otherwise. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -49,6 +52,7 @@ static unsigned long seed;
 static uint64_t arrived;   /* atomic: arrivals so far, all episodes */
 static int *serial;        /* per episode: threads that got 1 (atomic) */
 static int failed;         /* atomic */
+static int *marks[2];      /* plain: marks[e & 1][id] = e + 1 before episode e's arrival */
 
 /* init_hybrid parses LEVELS (see above) into the hybrid's levels and
  * keys and initialises bar with them; EINVAL for a malformed LEVELS. */
@@ -92,7 +96,7 @@ static unsigned long next(unsigned long *s)
 
 static void *run(void *arg)
 {
-	int id = (int)(intptr_t)arg, e;
+	int id = (int)(intptr_t)arg, e, j;
 	unsigned long s = seed * 2654435761UL + (unsigned long)id + 1;
 #if defined(PROP_CPU_HINT)
 	prop_id = id;
@@ -108,6 +112,8 @@ static void *run(void *arg)
 			}
 		}
 		__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
+		/* Plain, after the test's own atomics: only the barrier orders it. */
+		marks[e & 1][id] = e + 1;
 		int ret = barriertune_barrier_wait(&bar, id);
 		if (ret != 0 && ret != BARRIERTUNE_BARRIER_SERIAL_THREAD) {
 			fprintf(stderr, "episode %d: thread %d: wait returned %d\n", e, id, ret);
@@ -119,6 +125,13 @@ static void *run(void *arg)
 			fprintf(stderr, "episode %d: thread %d left after %llu arrivals, before all %d arrived\n", e, id,
 				(unsigned long long)a, n * (e + 1));
 			__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
+		}
+		for (j = 0; j < n; j++) {
+			if (marks[e & 1][j] != e + 1) {
+				fprintf(stderr, "episode %d: thread %d read thread %d's mark %d, want %d\n", e, id, j, marks[e & 1][j], e + 1);
+				__atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
 		}
 		if (ret == BARRIERTUNE_BARRIER_SERIAL_THREAD)
 			__atomic_add_fetch(&serial[e], 1, __ATOMIC_SEQ_CST);
@@ -149,6 +162,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	serial = calloc((size_t)episodes, sizeof *serial);
+	marks[0] = calloc((size_t)n, sizeof *marks[0]);
+	marks[1] = calloc((size_t)n, sizeof *marks[1]);
+	if (marks[0] == NULL || marks[1] == NULL)
+		return 1;
 	t = calloc((size_t)n, sizeof *t);
 	if (serial == NULL || t == NULL)
 		return 1;
@@ -172,6 +189,8 @@ int main(int argc, char **argv)
 	printf("ok %s %d\n", barriertune_barrier_algorithm(&bar), n);
 	barriertune_barrier_destroy(&bar);
 	free(serial);
+	free(marks[0]);
+	free(marks[1]);
 	free(t);
 	return 0;
 }
