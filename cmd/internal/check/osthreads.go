@@ -3,8 +3,10 @@ package check
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -54,9 +56,12 @@ const (
 
 // measureOSThreads fills OSThreads for every count of f above its allowed
 // CPUs that has a best and none yet (a resumed entry keeps its own), until
-// ctx ends. Where the measurer cannot time OS
-// threads (a simulation) nothing is recorded; a count whose measurement
-// fails is left without, with a cut saying why.
+// ctx ends: in C with the exported header's barrier where the measurer
+// builds that program (osThreadsCMeasurer: a C compiler is found), else,
+// or for a count where the program fails, on Go's OS threads, with a cut
+// saying why. Where the measurer cannot time OS threads at all (a
+// simulation) nothing is recorded; a count whose measurement fails is
+// left without, with a cut saying why.
 func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 	om, ok := m.(osThreadsMeasurer)
 	if !ok || f == nil {
@@ -66,18 +71,51 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 	if err != nil {
 		return
 	}
-	cands := make([]measure.Candidate, len(osThreadAlgorithms))
-	for i, a := range osThreadAlgorithms {
-		cands[i] = measure.Candidate{Algorithm: a, Policy: barriers.Park}
-	}
+	var todo []*results.Threads
 	for i := range f.Threads {
 		t := &f.Threads[i]
 		if t.Threads <= allowed.Len() || t.Best == nil || t.OSThreads != nil || len(t.Best.CPUs) != t.Threads {
 			continue
 		}
+		todo = append(todo, t)
+	}
+	if len(todo) == 0 {
+		return
+	}
+	var prog *cOSThreads
+	if cm, ok := m.(osThreadsCMeasurer); ok && ctx.Err() == nil {
+		if dir, err := os.MkdirTemp("", "barriertune-osthreads-"); err != nil {
+			f.Cuts = append(f.Cuts, fmt.Sprintf("OS threads timed with Go's, not in C: no directory to build in: %v", err))
+		} else {
+			defer os.RemoveAll(dir)
+			if prog, err = cm.BuildOSThreadsC(ctx, dir); err != nil {
+				f.Cuts = append(f.Cuts, fmt.Sprintf("OS threads timed with Go's, not in C: %v", err))
+			}
+		}
+	}
+	cands := make([]measure.Candidate, len(osThreadAlgorithms))
+	for i, a := range osThreadAlgorithms {
+		cands[i] = measure.Candidate{Algorithm: a, Policy: barriers.Park}
+	}
+	for _, t := range todo {
 		if ctx.Err() != nil {
 			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: the budget ran out", t.Threads))
 			continue
+		}
+		if prog != nil {
+			run, err := prog.run(ctx, t.Threads, osThreadAlgorithms[:], osThreadsSamples, osThreadsTarget)
+			if err == nil {
+				if c := bestOnOSThreads(run, t.Best.CPUs); c != nil {
+					c.Label = fmt.Sprintf("%s (%s)", OSThreadsCLabel, prog.compiler)
+					t.OSThreads = c
+					continue
+				}
+				err = errors.New("no candidate finished a sample")
+			}
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads timed with Go's, not in C: %v", t.Threads, err))
+			if ctx.Err() != nil {
+				continue
+			}
 		}
 		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget, MayEndEmpty: true})
 		if err != nil {
@@ -95,14 +133,15 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 // no other beats by the margin and the test (beats), with the fastest
 // other candidate as its runner-up and the margin to it (negative when
 // the runner-up's median was lower but did not beat it). A plain
-// "fastest median wins" picked at random here: Go's OS threads are a
-// stand-in for a C program's, every blocking wait of theirs is a hand-over
-// between the Go scheduler and the kernel, and central and combining,
-// which make the same number of them, took turns as the fastest by 5-20%
-// (6 runs of 4 and 8 threads on the 2-vCPU EPYC guest, 58-186 µs an
-// episode, 95% intervals 30-60% wide), where the exported C header runs
-// central 5-30% faster than combining at 16 threads and static-tree,
-// dissemination and tournament 1.8-4x slower (docs/cbarrier.md).
+// "fastest median wins" picked at random on Go's OS threads, where every
+// blocking wait is a hand-over between the Go scheduler and the kernel:
+// central and combining, which make the same number of them, took turns
+// as the fastest by 5-20% (6 runs of 4 and 8 threads on the 2-vCPU EPYC
+// guest, 58-186 µs an episode, 95% intervals 30-60% wide), where the
+// exported C header runs central 12% faster than combining at 16 threads
+// and static-tree, dissemination and tournament 1.8-4x slower
+// (docs/cbarrier.md). Timed in C the samples are tight and the rule
+// rarely matters.
 func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
 	var ok []*measure.Result
 	for i := range run.Results {
@@ -127,7 +166,7 @@ func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
 	c := &results.Choice{
 		Spec:     results.Spec{Algorithm: win.Algorithm, Policy: win.Policy, FanIn: win.FanIn},
 		CPUs:     append([]int(nil), cpus...),
-		Label:    "oversubscribed, OS threads",
+		Label:    OSThreadsGoLabel,
 		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs,
 	}
 	var runner *measure.Result
@@ -148,7 +187,7 @@ func bestOnOSThreads(run measure.Run, cpus cpuset.Placement) *results.Choice {
 
 // TieOSThreads is Choice.TieRule of an OS-thread choice (OSThreads) that
 // its runner-up did not trail by the margin and the test (bestOnOSThreads).
-const TieOSThreads = "on OS threads the simplest algorithm (catalog order) wins unless another's median is more than 3% lower and a Mann-Whitney U test on the samples tells them apart (p < 0.05): Go's OS threads stand in for a C program's, and the runner-up's margin may be negative"
+const TieOSThreads = "on OS threads the simplest algorithm (catalog order) wins unless another's median is more than 3% lower and a Mann-Whitney U test on the samples tells them apart (p < 0.05); the runner-up's margin may be negative"
 
 // beats reports whether d is faster than c by the margin and the test:
 // its median more than TieFraction lower, and the samples separable.

@@ -107,6 +107,11 @@ func CRunnable(name string) bool { return cIdent(name) != "" }
 // header's stand-in serves it.
 const Substituted = "substituted"
 
+// osThreadsCLabel begins the Label of an OS-thread choice that the check
+// timed in C with this header's barrier (check.OSThreadsCLabel; the
+// compiler follows in parentheses; docs/results.md, os_threads).
+const osThreadsCLabel = "oversubscribed, OS threads, C"
+
 // osThreadsAlgorithm (central) is the stand-in for OS threads (a C or C++
 // program's) that outnumber the allowed CPUs when the file measured none
 // on OS threads: a central counter whose waiters block at once, as the
@@ -235,10 +240,16 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 		if s.MedianNs > 0 {
 			note = fmt.Sprintf("%s, %s ns/episode as measured", note, formatNs(s.MedianNs))
 			if s.Threads > len(order) {
-				// Above the CPUs the check times OS threads that block
-				// through the Go runtime: a C program's threads, which
-				// sleep in the kernel directly, run 15-20x faster.
-				note += " with Go's OS threads (not a C figure)"
+				// Above the CPUs the check times the header's own barrier
+				// in C where it found a compiler (its label says which);
+				// else OS threads that block through the Go runtime,
+				// which a C program's threads, yielding and sleeping in
+				// the kernel directly, run 15-20x faster than.
+				if _, o := osThreadsChoice(f, s.Threads); o != nil && strings.HasPrefix(o.Label, osThreadsCLabel) {
+					note += " in C with this header's barrier" + strings.TrimPrefix(o.Label, osThreadsCLabel)
+				} else {
+					note += " with Go's OS threads (not a C figure)"
+				}
 			}
 		}
 		median := "NAN" // not measured: no time, never a 0

@@ -1,0 +1,184 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/export"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/results"
+)
+
+// The OS-thread choice above the CPUs is the C exports' (OSThreads), and
+// Go's OS threads are a poor stand-in for a C program's: every blocking
+// wait of theirs is a hand-over between the Go scheduler and the kernel,
+// 15-20 times the episode of the exported header's own barrier, which
+// yields its CPU to the threads queued on it and sleeps only after its
+// bound. So where this machine has a C compiler, the check builds a
+// small program (csrc/osthreads.c) against the exported header itself
+// and times the candidates with it; elsewhere, or when that fails, it
+// times Go's OS threads as before, and the cut says why.
+
+// osThreadsCSource is the C measurement's program.
+//
+//go:embed csrc/osthreads.c
+var osThreadsCSource []byte
+
+// OSThreadsCLabel is the Label of an OS-thread choice timed in C with
+// the exported header's barrier (the compiler follows in parentheses);
+// OSThreadsGoLabel that of one timed with Go's OS threads.
+const (
+	OSThreadsCLabel  = "oversubscribed, OS threads, C"
+	OSThreadsGoLabel = "oversubscribed, OS threads"
+)
+
+// osThreadsCompilers are the C compilers tried, in order.
+var osThreadsCompilers = [...]string{"cc", "gcc", "clang"}
+
+// osThreadsBuildTimeout bounds the build (the header is 2,400 lines: about
+// a second with gcc -O2).
+const osThreadsBuildTimeout = time.Minute
+
+// maxOSThreadsOutput caps what the C program may print: a line per
+// sample.
+const maxOSThreadsOutput = 1 << 20
+
+// cOSThreads is the built C measurement.
+type cOSThreads struct {
+	bin string
+	// compiler names the compiler and its version, e.g. "cc 12.2.0".
+	compiler string
+}
+
+// osThreadsCMeasurer is a Measurer that can build the C measurement
+// (Hardware).
+type osThreadsCMeasurer interface {
+	BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, error)
+}
+
+// BuildOSThreadsC builds the C measurement in dir with the first C
+// compiler found: the exported header without a table (the safe
+// default; the program names each algorithm) and csrc/osthreads.c.
+func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, error) {
+	var cc string
+	for _, c := range osThreadsCompilers {
+		if p, err := exec.LookPath(c); err == nil {
+			cc = p
+			break
+		}
+	}
+	if cc == "" {
+		return nil, fmt.Errorf("no C compiler (looked for %s)", strings.Join(osThreadsCompilers[:], ", "))
+	}
+	var h bytes.Buffer
+	if err := export.Write(&h, &results.File{}, "c-barrier", export.Options{}); err != nil {
+		return nil, fmt.Errorf("writing the C header: %w", err)
+	}
+	src, bin := filepath.Join(dir, "osthreads.c"), filepath.Join(dir, "osthreads")
+	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the C header: %w", err)
+	}
+	if err := os.WriteFile(src, osThreadsCSource, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the C program: %w", err)
+	}
+	bctx, cancel := context.WithTimeout(ctx, osThreadsBuildTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(bctx, cc, "-O2", "-std=c11", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s -O2 -std=c11 -pthread failed: %v: %s", filepath.Base(cc), err, firstLineOf(out))
+	}
+	name := filepath.Base(cc)
+	for _, flag := range []string{"-dumpfullversion", "-dumpversion"} { // gcc's full version; clang's
+		if v, err := exec.CommandContext(bctx, cc, flag).Output(); err == nil && len(bytes.TrimSpace(v)) > 0 {
+			name += " " + firstLineOf(v)
+			break
+		}
+	}
+	return &cOSThreads{bin: bin, compiler: name}, nil
+}
+
+// run times algs with n unpinned threads: samples rounds, each run about
+// target long after calibration. What the program printed before ctx
+// ended is kept (a candidate may end with no sample); a program that
+// fails, or prints what it should not, is an error.
+func (c *cOSThreads) run(ctx context.Context, n int, algs []string, samples int, target time.Duration) (measure.Run, error) {
+	args := append([]string{strconv.Itoa(n), strconv.Itoa(samples), strconv.FormatInt(target.Nanoseconds(), 10)}, algs...)
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	if err != nil && ctx.Err() == nil {
+		return measure.Run{}, fmt.Errorf("%s: %v: %s", filepath.Base(c.bin), err, firstLineOf(stderr.Bytes()))
+	}
+	return parseOSThreadsC(stdout.Bytes(), n, algs, ctx.Err() != nil)
+}
+
+// parseOSThreadsC reads the C program's lines ("sample ALGORITHM NS") into
+// one result per algorithm of algs, in that order. A line that is not a
+// sample of one of them, or a time that is not positive and finite, is an
+// error, except for a last line cut short by a stop (partial).
+func parseOSThreadsC(out []byte, n int, algs []string, partial bool) (measure.Run, error) {
+	run := measure.Run{Results: make([]measure.Result, len(algs))}
+	for i, a := range algs {
+		run.Results[i] = measure.Result{Algorithm: a, Policy: "auto", Threads: n}
+	}
+	lines := strings.Split(string(out), "\n")
+	for i, l := range lines {
+		if l == "" {
+			continue
+		}
+		f := strings.Fields(l)
+		k := -1
+		var ns float64
+		var err error
+		if len(f) == 3 && f[0] == "sample" {
+			for j, a := range algs {
+				if f[1] == a {
+					k = j
+				}
+			}
+			ns, err = strconv.ParseFloat(f[2], 64)
+		}
+		if k < 0 || err != nil || !(ns > 0) || math.IsInf(ns, 0) {
+			if partial && i == len(lines)-1 {
+				break // cut short when the program was stopped
+			}
+			return measure.Run{}, fmt.Errorf("the C program printed %q, want \"sample ALGORITHM NS\" for one of %s", firstLineOf([]byte(l)), strings.Join(algs, ", "))
+		}
+		run.Results[k].Samples = append(run.Results[k].Samples, ns)
+	}
+	for i := range run.Results {
+		if len(run.Results[i].Samples) > 0 {
+			run.Results[i].Summarise()
+		}
+	}
+	return run, nil
+}
+
+// capped is a buffer that keeps the first maxOSThreadsOutput bytes.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxOSThreadsOutput - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// firstLineOf is the first line of b, at most 200 bytes.
+func firstLineOf(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
