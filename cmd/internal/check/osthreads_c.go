@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/results"
@@ -112,6 +114,8 @@ func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, e
 func (c *cOSThreads) run(ctx context.Context, n int, algs []string, samples int, target time.Duration) (measure.Run, error) {
 	args := append([]string{strconv.Itoa(n), strconv.Itoa(samples), strconv.FormatInt(target.Nanoseconds(), 10)}, algs...)
 	cmd := exec.CommandContext(ctx, c.bin, args...)
+	// The default wait (auto), whatever the check's own environment sets.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, barriers.WaitPolicyEnv+"=") })
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second

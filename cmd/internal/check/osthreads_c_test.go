@@ -140,7 +140,11 @@ func TestMeasureOSThreadsInC(t *testing.T) {
 			lines.WriteString("sample " + a + " " + []string{"900", "1500", "1800", "2000", "3000"}[j] + "\n")
 		}
 	}
-	printed := "cat <<'EOF'\n" + lines.String() + "EOF\n"
+	// The program runs the header's default wait, whatever the check's
+	// environment says.
+	t.Setenv("BARRIERTUNE_WAIT_POLICY", "passive")
+	printed := "[ -z \"$BARRIERTUNE_WAIT_POLICY\" ] || { echo \"policy $BARRIERTUNE_WAIT_POLICY\" >&2; exit 1; }\n" +
+		"cat <<'EOF'\n" + lines.String() + "EOF\n"
 	f := file()
 	fake := &cFake{script: printed}
 	measureOSThreads(context.Background(), f, fake)
@@ -194,4 +198,3 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
-

@@ -27,7 +27,7 @@ func (o *osFake) OSThreads(cpus cpuset.Placement, cands []measure.Candidate, _ m
 	for i, c := range cands {
 		r := measure.Result{Algorithm: c.Algorithm, Policy: c.Policy.String(), Threads: len(cpus), CPUs: cpus, Reps: 9}
 		r.MedianNs = float64(9000 - 1000*i) // the last candidate is fastest
-		for j := range 9 { // tight samples: every difference is separable
+		for j := range 9 {                  // tight samples: every difference is separable
 			r.Samples = append(r.Samples, r.MedianNs+float64(j-4))
 		}
 		run.Results = append(run.Results, r)
