@@ -196,23 +196,39 @@ func beats(d, c *measure.Result) bool {
 }
 
 // OSThreadsNote says, when f recorded OS-thread choices (OSThreads), what
-// a C, C++ or OpenMP program's threads get at those counts: the table's
-// best there is what goroutines need, and the C exports use these
-// instead. "" when there are none.
+// a C, C++ or OpenMP program's threads get at those counts, and how they
+// were timed (in C with the exported header, or with Go's OS threads):
+// the table's best there is what goroutines need, and the C exports use
+// these instead. "" when there are none.
 func OSThreadsNote(f *results.File) string {
 	if f == nil {
 		return ""
 	}
-	var parts []string
+	var parts, origins []string
 	for _, t := range f.Threads {
 		if o := t.OSThreads; o != nil {
 			parts = append(parts, fmt.Sprintf("%s %s at %d", o.Algorithm, usOrNs(o.MedianNs), t.Threads))
+			origins = append(origins, osThreadsOrigin(o.Label))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
+	if slices.Equal(origins, slices.Repeat(origins[:1], len(origins))) {
+		return "on OS threads (what C, C++ and OpenMP programs run; barriertune export uses these): " + strings.Join(parts, ", ") + " threads, " + origins[0]
+	}
+	for i := range parts {
+		parts[i] += " (" + origins[i] + ")"
+	}
 	return "on OS threads (what C, C++ and OpenMP programs run; barriertune export uses these): " + strings.Join(parts, ", ") + " threads"
+}
+
+// osThreadsOrigin says how an OS-thread choice with label was timed.
+func osThreadsOrigin(label string) string {
+	if rest, ok := strings.CutPrefix(label, OSThreadsCLabel); ok {
+		return "timed in C with the exported header" + rest
+	}
+	return "timed with Go's OS threads (not C figures)"
 }
 
 // usOrNs formats a time in ns as ns below 10 µs and as µs above.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/barriers"
@@ -199,5 +200,32 @@ func TestOSThreadsOnHardware(t *testing.T) {
 	}
 	if c := bestOnOSThreads(run, cpus); c == nil || !slices.Contains([]string{"central", "dissemination"}, c.Algorithm) {
 		t.Errorf("best %+v", c)
+	}
+}
+
+// show's line says how the OS-thread choices were timed: once when all
+// were timed alike, per count when not.
+func TestOSThreadsNote(t *testing.T) {
+	choice := func(alg, label string, ns float64) *results.Choice {
+		return &results.Choice{Spec: results.Spec{Algorithm: alg}, Label: label, MedianNs: ns}
+	}
+	f := &results.File{Threads: []results.Threads{
+		{Threads: 2},
+		{Threads: 4, OSThreads: choice("central", OSThreadsCLabel+" (cc 12.2.0)", 2510)},
+		{Threads: 8, OSThreads: choice("central", OSThreadsCLabel+" (cc 12.2.0)", 6636)},
+	}}
+	if got, want := OSThreadsNote(f), "central 2510 ns at 4, central 6636 ns at 8 threads, timed in C with the exported header (cc 12.2.0)"; !strings.HasSuffix(got, want) {
+		t.Errorf("all in C: %q, want it to end %q", got, want)
+	}
+	f.Threads[2].OSThreads = choice("combining", OSThreadsGoLabel, 179286)
+	if got, want := OSThreadsNote(f), "central 2510 ns at 4 (timed in C with the exported header (cc 12.2.0)), combining 179.3 µs at 8 (timed with Go's OS threads (not C figures)) threads"; !strings.HasSuffix(got, want) {
+		t.Errorf("mixed: %q, want it to end %q", got, want)
+	}
+	f.Threads[1].OSThreads = nil
+	if got, want := OSThreadsNote(f), "combining 179.3 µs at 8 threads, timed with Go's OS threads (not C figures)"; !strings.HasSuffix(got, want) {
+		t.Errorf("Go only: %q, want it to end %q", got, want)
+	}
+	if got := OSThreadsNote(&results.File{Threads: []results.Threads{{Threads: 2}}}); got != "" {
+		t.Errorf("none: %q", got)
 	}
 }
