@@ -75,7 +75,12 @@ thread counts, and later rounds when a round runs slower than planned
 the progress line's time left follows the pace of the passes measured.
 After the rounds, the candidates
 within 10% of the best are measured again in a short interleaved play-off.
-Thread counts not measured use the nearest measured one. --plan prints
+Thread counts not measured use the nearest measured one. For the C
+exports it also times, above the allowed CPUs, the algorithms a C program's
+threads run there: with the exported C header itself where it finds a C
+compiler ($CC, else cc, gcc or clang), else on Go's OS threads (not C
+figures; the file's cuts say why); and, where gcc -fopenmp and clang
+-fopenmp build, the OpenMP runtimes' barriers. --plan prints
 exactly what the check would measure with the same flags, the time of its
 samples and a bound on what follows the rounds (play-off, per-level
 latencies, block/wake); a live run also starts and pins threads, so its

@@ -67,19 +67,15 @@ type osThreadsCMeasurer interface {
 	BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, error)
 }
 
-// BuildOSThreadsC builds the C measurement in dir with the first C
-// compiler found: the exported header without a table (the safe
-// default; the program names each algorithm) and csrc/osthreads.c.
+// BuildOSThreadsC builds the C measurement in dir: the exported header
+// without a table (the safe default; the program names each algorithm)
+// and csrc/osthreads.c, with the compiler $CC names (its first word; the
+// others are flags, as make takes it), else the first of cc, gcc and
+// clang found.
 func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, error) {
-	var cc string
-	for _, c := range osThreadsCompilers {
-		if p, err := exec.LookPath(c); err == nil {
-			cc = p
-			break
-		}
-	}
-	if cc == "" {
-		return nil, fmt.Errorf("no C compiler (looked for %s)", strings.Join(osThreadsCompilers[:], ", "))
+	cc, flags, err := osThreadsCompiler(os.Getenv("CC"))
+	if err != nil {
+		return nil, err
 	}
 	var h bytes.Buffer
 	if err := export.Write(&h, &results.File{}, "c-barrier", export.Options{}); err != nil {
@@ -94,8 +90,9 @@ func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, e
 	}
 	bctx, cancel := context.WithTimeout(ctx, osThreadsBuildTimeout)
 	defer cancel()
-	if out, err := exec.CommandContext(bctx, cc, "-O2", "-std=c11", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%s -O2 -std=c11 -pthread failed: %v: %s", filepath.Base(cc), err, firstLineOf(out))
+	args := append(append([]string(nil), flags...), "-O2", "-std=c11", "-pthread", "-o", bin, src)
+	if out, err := exec.CommandContext(bctx, cc, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s %s failed: %v: %s", filepath.Base(cc), strings.Join(args[:len(flags)+3], " "), err, firstLineOf(out))
 	}
 	name := filepath.Base(cc)
 	for _, flag := range []string{"-dumpfullversion", "-dumpversion"} { // gcc's full version; clang's
@@ -105,6 +102,25 @@ func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, e
 		}
 	}
 	return &cOSThreads{bin: bin, compiler: name}, nil
+}
+
+// osThreadsCompiler finds the C compiler: the first word of cc ($CC) and
+// the rest as flags when cc is set, else the first of osThreadsCompilers
+// on PATH. A $CC that names no program is an error that says so.
+func osThreadsCompiler(cc string) (path string, flags []string, err error) {
+	if f := strings.Fields(cc); len(f) > 0 {
+		p, err := exec.LookPath(f[0])
+		if err != nil {
+			return "", nil, fmt.Errorf("CC=%q: %s is not a program on PATH (set CC to a C compiler, or unset it for cc, gcc or clang)", cc, f[0])
+		}
+		return p, f[1:], nil
+	}
+	for _, c := range osThreadsCompilers {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil, nil
+		}
+	}
+	return "", nil, fmt.Errorf("no C compiler (looked for %s; $CC names another)", strings.Join(osThreadsCompilers[:], ", "))
 }
 
 // run times algs with n unpinned threads: samples rounds, each run about

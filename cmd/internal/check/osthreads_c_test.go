@@ -198,3 +198,33 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// $CC names the compiler (its first word; the rest are flags); unset,
+// the first of cc, gcc and clang on PATH; a $CC that names no program,
+// or no compiler at all, is an error that says so.
+func TestOSThreadsCompiler(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	if p, flags, err := osThreadsCompiler("gcc -O0  -g"); err != nil || p != gcc || strings.Join(flags, " ") != "-O0 -g" {
+		t.Errorf("CC=gcc -O0 -g: %q %q %v", p, flags, err)
+	}
+	if _, _, err := osThreadsCompiler("/no/such/cc -O2"); err == nil || !strings.Contains(err.Error(), `CC="/no/such/cc -O2"`) {
+		t.Errorf("CC naming no program: %v", err)
+	}
+	if p, flags, err := osThreadsCompiler("  "); err != nil || p == "" || len(flags) != 0 {
+		t.Errorf("CC blank: %q %q %v", p, flags, err)
+	}
+	// The flags reach the compiler: one it refuses fails the build, and
+	// the error names it.
+	t.Setenv("CC", "gcc --no-such-option-barriertune")
+	if _, err := (Hardware{}).BuildOSThreadsC(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "--no-such-option-barriertune") {
+		t.Errorf("CC with a bad flag: %v", err)
+	}
+	t.Setenv("CC", "")
+	t.Setenv("PATH", t.TempDir())
+	if _, _, err := osThreadsCompiler(""); err == nil || !strings.Contains(err.Error(), "no C compiler") {
+		t.Errorf("empty PATH: %v", err)
+	}
+}
