@@ -112,10 +112,11 @@ func measureOSThreads(ctx context.Context, f *results.File, m Measurer) {
 				}
 				err = errors.New("no candidate finished a sample")
 			}
-			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads timed with Go's, not in C: %v", t.Threads, err))
 			if ctx.Err() != nil {
+				f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads not measured: the budget ran out", t.Threads))
 				continue
 			}
+			f.Cuts = append(f.Cuts, fmt.Sprintf("%d threads on OS threads timed with Go's, not in C: %v", t.Threads, err))
 		}
 		run, err := om.OSThreads(t.Best.CPUs, cands, measure.Options{Context: ctx, Samples: osThreadsSamples, SampleTarget: osThreadsTarget, MayEndEmpty: true})
 		if err != nil {

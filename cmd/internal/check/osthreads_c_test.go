@@ -228,3 +228,31 @@ func TestOSThreadsCompiler(t *testing.T) {
 		t.Errorf("empty PATH: %v", err)
 	}
 }
+
+// A check stopped while the C program runs records no choice for the
+// count, with a cut that says so, not one that claims Go's threads timed
+// it.
+func TestMeasureOSThreadsInCStopped(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	f := &results.File{Machine: results.Machine{AllowedCPUs: "0-1"}, Threads: []results.Threads{
+		{Threads: 4, Best: &results.Choice{Spec: results.Spec{Algorithm: "goroutine"}, CPUs: []int{0, 1, 0, 1}}},
+		{Threads: 8, Best: &results.Choice{Spec: results.Spec{Algorithm: "goroutine"}, CPUs: []int{0, 1, 0, 1, 0, 1, 0, 1}}},
+	}}
+	fake := &cFake{script: "sleep 30\n"}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	measureOSThreads(ctx, f, fake)
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the stopped measurement returned after %v", el)
+	}
+	if f.Threads[0].OSThreads != nil || f.Threads[1].OSThreads != nil || len(fake.asked) != 0 {
+		t.Errorf("choices %+v %+v after %d Go measurements, want none", f.Threads[0].OSThreads, f.Threads[1].OSThreads, len(fake.asked))
+	}
+	cuts := strings.Join(f.Cuts, "\n")
+	if !strings.Contains(cuts, "4 threads on OS threads not measured: the budget ran out") || !strings.Contains(cuts, "8 threads on OS threads not measured: the budget ran out") || strings.Contains(cuts, "timed with Go's") {
+		t.Errorf("cuts %q", f.Cuts)
+	}
+}
