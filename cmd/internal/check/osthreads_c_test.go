@@ -240,7 +240,7 @@ func TestMeasureOSThreadsInCStopped(t *testing.T) {
 		{Threads: 4, Best: &results.Choice{Spec: results.Spec{Algorithm: "goroutine"}, CPUs: []int{0, 1, 0, 1}}},
 		{Threads: 8, Best: &results.Choice{Spec: results.Spec{Algorithm: "goroutine"}, CPUs: []int{0, 1, 0, 1, 0, 1, 0, 1}}},
 	}}
-	fake := &cFake{script: "sleep 30\n"}
+	fake := &cFake{script: "exec sleep 30\n"}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
