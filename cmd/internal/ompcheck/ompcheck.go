@@ -28,6 +28,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/child"
 )
 
 //go:embed csrc/omploop.c
@@ -104,13 +106,13 @@ func Build(ctx context.Context, tc Toolchain, dir string) (*Program, error) {
 	bin := filepath.Join(dir, "omploop-"+tc.Runtime)
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	out, err := runGroup(bctx, nil, cc, "-O2", "-fopenmp", "-o", bin, src)
+	out, err := child.Run(bctx, nil, cc, "-O2", "-fopenmp", "-o", bin, src)
 	if err != nil {
-		return nil, fmt.Errorf("%s -fopenmp failed (is %s's OpenMP runtime %s installed?): %v: %s", tc.Compiler, tc.Compiler, tc.Runtime, err, firstLines(out.combined(), 3))
+		return nil, fmt.Errorf("%s -fopenmp failed (is %s's OpenMP runtime %s installed?): %v: %s", tc.Compiler, tc.Compiler, tc.Runtime, err, child.FirstLines(out.Combined(), 3))
 	}
 	p := &Program{Runtime: tc.Runtime, Compiler: cc, Path: bin}
-	if v, err := runGroup(bctx, nil, cc, "-dumpversion"); err == nil {
-		p.CompilerVersion = strings.TrimSpace(string(v.stdout))
+	if v, err := child.Run(bctx, nil, cc, "-dumpversion"); err == nil {
+		p.CompilerVersion = strings.TrimSpace(string(v.Stdout))
 	}
 	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
 	if err != nil {
@@ -144,12 +146,4 @@ func versionOf(tc Toolchain, ccVersion, stderr string) string {
 		return tc.Compiler + " " + ccVersion
 	}
 	return "unknown"
-}
-
-func firstLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, " | ")
 }

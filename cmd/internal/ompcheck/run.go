@@ -1,7 +1,6 @@
 package ompcheck
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/child"
 )
 
 // Sample is one run of the barrier loop.
@@ -72,24 +73,24 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	if work == 0 {
 		work = 64
 	}
-	out, err := runGroup(rctx, env, p.Path, strconv.FormatFloat(s.Seconds, 'f', -1, 64), "100000000", strconv.Itoa(work))
-	stderr := strings.TrimSpace(string(out.stderr))
+	out, err := child.Run(rctx, env, p.Path, strconv.FormatFloat(s.Seconds, 'f', -1, 64), "100000000", strconv.Itoa(work))
+	stderr := strings.TrimSpace(string(out.Stderr))
 	if err != nil {
 		switch {
-		case out.killed && ctx.Err() == nil:
+		case out.Killed && ctx.Err() == nil:
 			return Timing{}, fmt.Errorf("%w (%s)", ErrHung, limit)
 		case ctx.Err() != nil:
 			return Timing{}, ctx.Err()
 		}
-		return Timing{}, fmt.Errorf("%w: %v: %s", ErrCrashed, err, firstLines([]byte(stderr), 2))
+		return Timing{}, fmt.Errorf("%w: %v: %s", ErrCrashed, err, child.FirstLines([]byte(stderr), 2))
 	}
 	if !s.Tolerant && runtimeWarned(stderr) {
-		return Timing{}, fmt.Errorf("%w: %s", ErrRejected, firstLines([]byte(stderr), 2))
+		return Timing{}, fmt.Errorf("%w: %s", ErrRejected, child.FirstLines([]byte(stderr), 2))
 	}
 	t := Timing{Stderr: stderr}
 	var n int
 	var barriers int64
-	first, rest, _ := strings.Cut(string(out.stdout), "\n")
+	first, rest, _ := strings.Cut(string(out.Stdout), "\n")
 	if _, err := fmt.Sscanf(first, "threads %d barriers %d ns_per_barrier %g", &n, &barriers, &t.NsPerBarrier); err != nil {
 		return Timing{}, fmt.Errorf("%w: unexpected output %q", ErrCrashed, first)
 	}
@@ -128,26 +129,4 @@ func cleanEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
-}
-
-// output is what a child process wrote; killed says its group was killed
-// because ctx ended.
-type output struct {
-	stdout, stderr []byte
-	killed         bool
-}
-
-func (o output) combined() []byte { return append(append([]byte(nil), o.stdout...), o.stderr...) }
-
-// maxOutput caps what is kept of a child's stdout and stderr.
-const maxOutput = 64 << 10
-
-// capBuffer keeps the first maxOutput bytes written to it.
-type capBuffer struct{ bytes.Buffer }
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	if room := maxOutput - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

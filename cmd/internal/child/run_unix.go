@@ -1,6 +1,6 @@
 //go:build unix
 
-package ompcheck
+package child
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-// runGroup runs name in a process group of its own; when ctx ends first,
+// Run runs name (env: its environment; nil, this process's) in a process group of its own; when ctx ends first,
 // the whole group (the program and any thread or child it made) is killed
 // by the group's id, and the run waits for it.
-func runGroup(ctx context.Context, env []string, name string, args ...string) (output, error) {
+func Run(ctx context.Context, env []string, name string, args ...string) (Output, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stdout, stderr capBuffer
+	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var killed atomic.Bool
 	cmd.Cancel = func() error {
@@ -26,5 +26,5 @@ func runGroup(ctx context.Context, env []string, name string, args ...string) (o
 	}
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
-	return output{stdout: stdout.Bytes(), stderr: stderr.Bytes(), killed: killed.Load()}, err
+	return Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Killed: killed.Load()}, err
 }

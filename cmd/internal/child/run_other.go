@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ompcheck
+package child
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// runGroup runs name; when ctx ends first, the process is killed (no
+// Run runs name (env: its environment; nil, this process's); when ctx ends first, the process is killed (no
 // process groups here).
-func runGroup(ctx context.Context, env []string, name string, args ...string) (output, error) {
+func Run(ctx context.Context, env []string, name string, args ...string) (Output, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
-	var stdout, stderr capBuffer
+	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var killed atomic.Bool
 	cmd.Cancel = func() error {
@@ -23,5 +23,5 @@ func runGroup(ctx context.Context, env []string, name string, args ...string) (o
 	}
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
-	return output{stdout: stdout.Bytes(), stderr: stderr.Bytes(), killed: killed.Load()}, err
+	return Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Killed: killed.Load()}, err
 }

@@ -1,0 +1,50 @@
+package child
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A child that outlives the context is killed with what it started (its
+// process group), promptly, and says so; its output is capped.
+func TestRunKillsTheGroup(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil || runtime.GOOS == "windows" {
+		t.Skip("no sh")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	// The grandchild holds the output pipe open: only a group kill ends
+	// the run before WaitDelay.
+	out, err := Run(ctx, nil, "sh", "-c", "echo started; sleep 30 & sleep 30")
+	if err == nil || !out.Killed {
+		t.Errorf("err %v, killed %v: want a killed run", err, out.Killed)
+	}
+	if el := time.Since(start); el > 1500*time.Millisecond {
+		t.Errorf("returned after %v: the group was not killed", el)
+	}
+	if string(out.Stdout) != "started\n" {
+		t.Errorf("stdout %q", out.Stdout)
+	}
+	out, err = Run(context.Background(), nil, "sh", "-c", "head -c 200000 /dev/zero; echo oops >&2; exit 3")
+	if err == nil || out.Killed || len(out.Stdout) != MaxOutput || !bytes.Equal(out.Stderr, []byte("oops\n")) {
+		t.Errorf("err %v, killed %v, %d bytes of stdout (want %d), stderr %q", err, out.Killed, len(out.Stdout), MaxOutput, out.Stderr)
+	}
+	if got := out.Combined(); len(got) != MaxOutput+5 || !strings.HasSuffix(string(got), "oops\n") {
+		t.Errorf("combined: %d bytes", len(got))
+	}
+}
+
+func TestFirstLines(t *testing.T) {
+	if got := FirstLines([]byte("\n a\nb\nc\n"), 2); got != "a | b" {
+		t.Errorf("%q", got)
+	}
+	if got := FirstLines(nil, 1); got != "" {
+		t.Errorf("%q", got)
+	}
+}
