@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/barriers"
+	"github.com/barriertune/barriertune/cmd/internal/child"
 	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/results"
@@ -49,10 +50,6 @@ var osThreadsCompilers = [...]string{"cc", "gcc", "clang"}
 // osThreadsBuildTimeout bounds the build (the header is 2,400 lines: about
 // a second with gcc -O2).
 const osThreadsBuildTimeout = time.Minute
-
-// maxOSThreadsOutput caps what the C program may print: a line per
-// sample.
-const maxOSThreadsOutput = 1 << 20
 
 // cOSThreads is the built C measurement.
 type cOSThreads struct {
@@ -91,13 +88,13 @@ func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, e
 	bctx, cancel := context.WithTimeout(ctx, osThreadsBuildTimeout)
 	defer cancel()
 	args := append(append([]string(nil), flags...), "-O2", "-std=c11", "-pthread", "-o", bin, src)
-	if out, err := exec.CommandContext(bctx, cc, args...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%s %s failed: %v: %s", filepath.Base(cc), strings.Join(args[:len(flags)+3], " "), err, firstLineOf(out))
+	if out, err := child.Run(bctx, nil, cc, args...); err != nil {
+		return nil, fmt.Errorf("%s %s failed: %v: %s", filepath.Base(cc), strings.Join(args[:len(flags)+3], " "), err, child.FirstLines(out.Combined(), 1))
 	}
 	name := filepath.Base(cc)
 	for _, flag := range []string{"-dumpfullversion", "-dumpversion"} { // gcc's full version; clang's
-		if v, err := exec.CommandContext(bctx, cc, flag).Output(); err == nil && len(bytes.TrimSpace(v)) > 0 {
-			name += " " + firstLineOf(v)
+		if v, err := child.Run(bctx, nil, cc, flag); err == nil && len(bytes.TrimSpace(v.Stdout)) > 0 {
+			name += " " + child.FirstLines(v.Stdout, 1)
 			break
 		}
 	}
@@ -129,17 +126,13 @@ func osThreadsCompiler(cc string) (path string, flags []string, err error) {
 // fails, or prints what it should not, is an error.
 func (c *cOSThreads) run(ctx context.Context, n int, algs []string, samples int, target time.Duration) (measure.Run, error) {
 	args := append([]string{strconv.Itoa(n), strconv.Itoa(samples), strconv.FormatInt(target.Nanoseconds(), 10)}, algs...)
-	cmd := exec.CommandContext(ctx, c.bin, args...)
 	// The default wait (auto), whatever the check's own environment sets.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, barriers.WaitPolicyEnv+"=") })
-	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, barriers.WaitPolicyEnv+"=") })
+	out, err := child.Run(ctx, env, c.bin, args...)
 	if err != nil && ctx.Err() == nil {
-		return measure.Run{}, fmt.Errorf("%s: %v: %s", filepath.Base(c.bin), err, firstLineOf(stderr.Bytes()))
+		return measure.Run{}, fmt.Errorf("%s: %v: %s", filepath.Base(c.bin), err, child.FirstLines(out.Stderr, 1))
 	}
-	return parseOSThreadsC(stdout.Bytes(), n, algs, ctx.Err() != nil)
+	return parseOSThreadsC(out.Stdout, n, algs, ctx.Err() != nil)
 }
 
 // parseOSThreadsC reads the C program's lines ("sample ALGORITHM NS") into
@@ -172,7 +165,7 @@ func parseOSThreadsC(out []byte, n int, algs []string, partial bool) (measure.Ru
 			if partial && i == len(lines)-1 {
 				break // cut short when the program was stopped
 			}
-			return measure.Run{}, fmt.Errorf("the C program printed %q, want \"sample ALGORITHM NS\" for one of %s", firstLineOf([]byte(l)), strings.Join(algs, ", "))
+			return measure.Run{}, fmt.Errorf("the C program printed %.200q, want \"sample ALGORITHM NS\" for one of %s", l, strings.Join(algs, ", "))
 		}
 		run.Results[k].Samples = append(run.Results[k].Samples, ns)
 	}
@@ -182,23 +175,4 @@ func parseOSThreadsC(out []byte, n int, algs []string, partial bool) (measure.Ru
 		}
 	}
 	return run, nil
-}
-
-// capped is a buffer that keeps the first maxOSThreadsOutput bytes.
-type capped struct{ bytes.Buffer }
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOSThreadsOutput - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// firstLineOf is the first line of b, at most 200 bytes.
-func firstLineOf(b []byte) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }
