@@ -333,49 +333,37 @@ func TestCBarrierThreadSanitizer(t *testing.T) {
 			path := cTool(t, c.cc)
 			dir := headerDir(t, fixture(t))
 			compileIn(t, dir, path, "prop-tsan", "prop.c", "-std=c11", "-O1", "-g", "-fsanitize=thread")
-			env := append(os.Environ(), "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+			tsan := []string{"TSAN_OPTIONS=halt_on_error=1 exitcode=66"}
+			prop := filepath.Join(dir, "prop-tsan")
 			for i, a := range cAlgorithms() {
 				n := strconv.Itoa(3 + i%5)
 				block := strconv.Itoa(i % 2)
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				cmd := exec.CommandContext(ctx, filepath.Join(dir, "prop-tsan"), a.Name, n, "100", block, "1")
-				cmd.Env = env
-				out, err := cmd.CombinedOutput()
-				cancel()
-				if strings.Contains(string(out), "unexpected memory mapping") {
-					t.Skipf("this kernel's address layout defeats ThreadSanitizer (vm.mmap_rnd_bits too high for this toolchain): %s", firstLine(string(out)))
+				out, err := runEnv(2*time.Minute, dir, tsan, prop, a.Name, n, "100", block, "1")
+				if strings.Contains(out, "unexpected memory mapping") {
+					t.Skipf("this kernel's address layout defeats ThreadSanitizer (vm.mmap_rnd_bits too high for this toolchain): %s", firstLine(out))
 				}
-				if err != nil || !strings.HasPrefix(string(out), "ok ") {
+				if err != nil || !strings.HasPrefix(out, "ok ") {
 					t.Errorf("%s, %s threads: %v\n%s", a.Name, n, err, out)
 				}
 			}
-			// The outnumbered central barrier: its per-CPU words, the
-			// deposits and their flushes (blocking first, as init chooses
-			// for more threads than CPUs).
-			octx, ocancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			ocmd := exec.CommandContext(octx, filepath.Join(dir, "prop-tsan"), "central", "6", "100", "1", "1")
-			ocmd.Env = env
-			oout, oerr := ocmd.CombinedOutput()
-			ocancel()
-			if oerr != nil || !strings.HasPrefix(string(oout), "ok central 6") {
-				t.Errorf("outnumbered central, 6 threads: %v\n%s", oerr, oout)
-			}
-			// A three-level hybrid with uneven, interleaved groups.
-			hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			hcmd := exec.CommandContext(hctx, filepath.Join(dir, "prop-tsan"), "hybrid:central%3,tournament/4,binomial/9", "11", "100", "0", "1")
-			hcmd.Env = env
-			out, err := hcmd.CombinedOutput()
-			hcancel()
-			if err != nil || !strings.HasPrefix(string(out), "ok hybrid 11") {
-				t.Errorf("hybrid, 11 threads: %v\n%s", err, out)
+			for _, r := range []struct {
+				what, want string
+				args       []string
+			}{
+				// The outnumbered central barrier: its per-CPU words, the
+				// deposits and their flushes (blocking first, as init
+				// chooses for more threads than CPUs).
+				{"outnumbered central, 6 threads", "ok central 6", []string{"central", "6", "100", "1", "1"}},
+				// A three-level hybrid with uneven, interleaved groups.
+				{"hybrid, 11 threads", "ok hybrid 11", []string{"hybrid:central%3,tournament/4,binomial/9", "11", "100", "0", "1"}},
+			} {
+				if out, err := runEnv(2*time.Minute, dir, tsan, prop, r.args...); err != nil || !strings.HasPrefix(out, r.want) {
+					t.Errorf("%s: %v\n%s", r.what, err, out)
+				}
 			}
 			cxx := cTool(t, c.cxx)
 			compileIn(t, dir, cxx, "cxx-tsan", "cxx.cpp", "-std=c++20", "-O1", "-g", "-fsanitize=thread")
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(dir, "cxx-tsan"))
-			cmd.Env = env
-			if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ok\n" {
+			if out, err := runEnv(2*time.Minute, dir, tsan, filepath.Join(dir, "cxx-tsan")); err != nil || out != "ok\n" {
 				t.Errorf("C++ class under ThreadSanitizer: %v\n%s", err, out)
 			}
 		})
