@@ -1811,40 +1811,119 @@ BARRIERTUNE_FN_ const char *barriertune_barrier_policy(const struct barriertune_
 	return b->w.policy == BARRIERTUNE_WAIT_ACTIVE ? "active" : b->w.policy == BARRIERTUNE_WAIT_PASSIVE ? "passive" : "auto";
 }
 
-/* barriertune_barrier_destroy first waits (sched_yield) until every
- * thread that entered barriertune_barrier_wait on b has left it (each
- * wait marks its participant's slot inside on entry and clears the mark
- * as its very last access to b; the serial participant's wait has seen
- * every mark set, since every participant set it before arriving; an
- * outnumbered central barrier's waits count their departures in its
- * per-CPU words instead, and destroy waits until they add up to the
- * arrivals),
- * then frees what init allocated. So, as with glibc's
- * pthread_barrier_destroy, the serial participant may destroy and free b
- * as soon as its wait returns, while the others are still leaving theirs.
- * Nobody may start a new wait on b once destroy has begun. */
+/* barriertune_nap_: sleeps about ns nanoseconds (under a second): the
+ * C library's nanosleep where <time.h> declares it, else the system call
+ * (the kernel's 64-bit timespec on a 32-bit target where it has one);
+ * a yield where neither is to be had. errno is left as it was. */
+BARRIERTUNE_FN_ void barriertune_nap_(long ns)
+{
+	int saved = errno;
+#if defined(CLOCK_MONOTONIC)
+	struct timespec ts;
+	ts.tv_sec = 0;
+	ts.tv_nsec = ns;
+	(void)nanosleep(&ts, NULL);
+#elif defined(__linux__) && (defined(SYS_clock_nanosleep_time64) || defined(SYS_nanosleep))
+	long r = -1;
+#if defined(SYS_clock_nanosleep_time64)
+	{
+		int64_t ts[2] = {0, ns}; /* struct __kernel_timespec */
+		r = syscall(SYS_clock_nanosleep_time64, 1 /* CLOCK_MONOTONIC */, 0, ts, NULL);
+	}
+#endif
+#if defined(SYS_nanosleep)
+	if (r != 0) {
+		long ts[2] = {0, ns}; /* the target's own struct timespec */
+		(void)syscall(SYS_nanosleep, ts, NULL);
+	}
+#else
+	(void)r;
+#endif
+#else
+	(void)ns;
+	sched_yield();
+#endif
+	errno = saved;
+}
+
+/* barriertune_left_: 1 when every thread that entered a wait on b has
+ * left it (see barriertune_barrier_destroy). */
+BARRIERTUNE_FN_ int barriertune_left_(const struct barriertune_barrier *b)
+{
+	int i;
+	for (i = 0; i < b->n; i++) {
+		if (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
+			return 0;
+	}
+	if (barriertune_outnumbered_(b)) {
+		/* The departures, counted in the CPU words, add up to the
+		 * arrivals (modulo 2^32): the last waiter has left. */
+		uint32_t left = 0;
+		int k;
+		for (k = 0; k < b->ncpuw; k++)
+			left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
+		if (left != (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
+			return 0;
+	}
+	return 1;
+}
+
+#if defined(BARRIERTUNE_DEBUG)
+/* barriertune_destroy_report_ writes one line on standard error: destroy
+ * has waited a second, and the ids still inside a wait on b (a debug
+ * build's busy marks). */
+BARRIERTUNE_FN_ void barriertune_destroy_report_(const struct barriertune_barrier *b)
+{
+	int i, shown = 0;
+	fprintf(stderr, "barriertune: barriertune_barrier_destroy(%p) has waited 1 s for participants still inside barriertune_barrier_wait:",
+		(const void *)b);
+	for (i = 0; i < b->n; i++) {
+		if (__atomic_load_n(&b->slots[i].busy, __ATOMIC_ACQUIRE) != 0 && shown++ < 64)
+			fprintf(stderr, "%s %d", shown > 1 ? "," : " ids", i);
+	}
+	fprintf(stderr, "%s; they wait for a partner that has not arrived (destroy waits on)\n", shown > 64 ? ", ..." : shown == 0 ? " none marked" : "");
+}
+#endif
+
+/* barriertune_barrier_destroy first waits until every thread that
+ * entered barriertune_barrier_wait on b has left it (each wait marks its
+ * participant's slot inside on entry and clears the mark as its very
+ * last access to b; the serial participant's wait has seen every mark
+ * set, since every participant set it before arriving; an outnumbered
+ * central barrier's waits count their departures in its per-CPU words
+ * instead, and destroy waits until they add up to the arrivals), then
+ * frees what init allocated. So, as with glibc's pthread_barrier_destroy,
+ * the serial participant may destroy and free b as soon as its wait
+ * returns, while the others are still leaving theirs. Nobody may start a
+ * new wait on b once destroy has begun. The wait yields a few times, then
+ * sleeps in naps that double from 50 us to 10 ms: a destroy beside a
+ * participant whose partner never comes waits without burning a CPU. A
+ * BARRIERTUNE_DEBUG build says so on standard error after a second,
+ * naming the ids still inside. */
 BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
 {
 	if (b == NULL || b->mem_ == NULL)
 		return;
 	{
-		int i;
-		for (i = 0; i < b->n; i++) {
-			while (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
+		long nap = 50000;
+		int k;
+#if defined(BARRIERTUNE_DEBUG)
+		int64_t start = barriertune_now_(), reported = 0;
+#endif
+		for (k = 0; !barriertune_left_(b); k++) {
+			if (k < 16) {
 				sched_yield();
-		}
-	}
-	if (barriertune_outnumbered_(b)) {
-		/* The departures, counted in the CPU words, add up to the
-		 * arrivals (modulo 2^32): the last waiter has left. */
-		for (;;) {
-			uint32_t left = 0;
-			int k;
-			for (k = 0; k < b->ncpuw; k++)
-				left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
-			if (left == (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
-				break;
-			sched_yield();
+				continue;
+			}
+			barriertune_nap_(nap);
+			if (nap < 10000000)
+				nap *= 2;
+#if defined(BARRIERTUNE_DEBUG)
+			if (!reported && barriertune_now_() - start >= 1000000000) {
+				reported = 1;
+				barriertune_destroy_report_(b);
+			}
+#endif
 		}
 	}
 	if (b->subs != NULL) {
