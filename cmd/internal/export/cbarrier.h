@@ -4,64 +4,22 @@
  * do not edit (export it again after `barriertune check`). One header: no
  * library to link, nothing beyond libc and pthreads (cc -pthread).
  *
- * C:
- *
  *   struct barriertune_barrier b;
- *   int err = barriertune_barrier_init(&b, n);      0, EINVAL or ENOMEM
- *   (or barriertune_barrier_init_policy(&b, n, BARRIERTUNE_WAIT_PASSIVE))
- *   ... in participant id (0..n-1), any number of episodes:
- *   if (barriertune_barrier_wait(&b, id) == BARRIERTUNE_BARRIER_SERIAL_THREAD) { one per episode }
+ *   if (barriertune_barrier_init(&b, n) != 0) ...        EINVAL or ENOMEM
+ *   ... in each participant id (0..n-1), any number of episodes:
+ *   if (barriertune_barrier_wait(&b, id) == BARRIERTUNE_BARRIER_SERIAL_THREAD)
+ *           ...                                           one per episode
  *   ... once every participant is done:
  *   barriertune_barrier_destroy(&b);
  *
- * barriertune_barrier_pin(&b, id) pins the calling thread where the
- * machine's choice places participant id (optional).
- *
- * C++20: barriertune::barrier<CompletionFunction>, std::barrier's members
- * and semantics (arrive, wait, arrive_and_wait, arrive_and_drop, max).
- *
- * Which barrier: the table below is the check's choice per thread count on
- * the machine it was measured on; a hybrid choice carries its levels and
- * groups (barriertune_barrier_init_hybrid builds it). A binary may run elsewhere, so init
- * recognises the machine first, once per process (its CPU's vendor,
- * family, model and brand string from CPUID on x86, or its MIDR_EL1 on
- * arm64, its CPU count from /proc/cpuinfo, and the NUMA nodes where the
- * table records them, against the table's): on another machine, or where
- * that cannot be read, it uses the safe default instead, never the table's
- * placement (dissemination with the bounded wait when the threads fit the
- * allowed CPUs, a central counter that blocks quickly when they outnumber
- * them). The allowed CPUs are the process's, read once when the program
- * is loaded (its affinity, within its cgroup's CPU quota), never the
- * calling thread's at init: a program run under taskset or a cgroup with
- * fewer CPUs than n gets the blocking barrier whatever the table says.
- *
- * The wait: a waiter spins on a flag alone on its cache line, with the
- * CPU's relax hint, for a time bounded by what blocking costs (twice the
- * block and wake-up cost the check measured, 10-200 us), then sleeps in
- * the kernel (futex on Linux; a mutex and condition variable elsewhere, or
- * with BARRIERTUNE_NO_FUTEX). A setter wakes only when someone sleeps.
- * The sleep has no timeout and cannot miss its wake-up (the contract is
- * at barriertune_sleep_). Spinning stops early on evidence that it is
- * futile: the machine has more tasks runnable than CPUs (read when a wait
- * spins out its bound), and always when the threads outnumber the allowed
- * CPUs (then a waiter yields for the spin bound and sleeps; a central
- * barrier's waiter whose CPU holds no participant still to arrive, by the
- * C library's sched_getcpu, spins a few microseconds instead, since none
- * of the barrier needs that CPU, and its arrivals reach the counter in one
- * add per CPU); while the process's spinning threads
- * outnumber its CPUs, a spinning waiter yields.
- * The wait calls no stdio and no malloc, and leaves errno as it was.
- *
- * BARRIERTUNE_WAIT_POLICY=auto|active|passive in the environment (read
- * once, when the program is loaded) sets the wait policy, as
- * OMP_WAIT_POLICY does for OpenMP: auto as above, active never sleeps,
- * passive sleeps at once; barriertune_barrier_init_policy sets one
- * barrier's, and barriertune_barrier_policy names it.
- *
- * Define BARRIERTUNE_DEBUG for a debug build: barriertune_barrier_wait
- * then also returns EBUSY for an id already waiting in the episode and
- * EINVAL for an uninitialised barrier. An id outside 0..n-1 always
- * returns EINVAL (no participant waits for it).
+ * The header reads top-down, in six parts:
+ *   1. the interface: every function with its documentation, the C++
+ *      class's synopsis, the environment, the macros a program may define;
+ *   2. what the export writes: the catalog and the machine's table;
+ *   3. the algorithms: init, the episodes, destroy;
+ *   4. the wait: spin, yield, sleep and wake-up;
+ *   5. what the header reads from the system, once per process;
+ *   6. the C++ class.
  */
 #ifndef BARRIERTUNE_H
 #define BARRIERTUNE_H
@@ -77,93 +35,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#if defined(__linux__) && !defined(BARRIERTUNE_NO_FUTEX)
-#include <sys/syscall.h>
-/* The futex system call: SYS_futex, or on 32-bit ABIs born with a 64-bit
- * time_t (riscv32) SYS_futex_time64, the same call where no timeout is
- * passed, as here. */
-#if defined(SYS_futex)
-#define BARRIERTUNE_SYS_FUTEX_ SYS_futex
-#define BARRIERTUNE_FUTEX 1
-#elif defined(SYS_futex_time64)
-#define BARRIERTUNE_SYS_FUTEX_ SYS_futex_time64
-#define BARRIERTUNE_FUTEX 1
-#endif
-#endif
 #if defined(__linux__)
 #include <sys/syscall.h>
-#if !defined(__cplusplus)
-/* unistd.h declares syscall only with _DEFAULT_SOURCE or _GNU_SOURCE,
- * which a strict -std=c11 build lacks: the same declaration again. */
-long syscall(long number, ...);
-#else
+#if defined(__cplusplus)
 #include <unistd.h>
 #endif
 #endif
 
+/* ==== 1. The interface ==== */
+
+/* BARRIERTUNE_API: static inline in C (each translation unit has its own
+ * copy); inline with external linkage in C++ (part 3's linkage note). */
 #ifdef __cplusplus
-#define BARRIERTUNE_ALIGNAS(x) alignas(x)
-#define BARRIERTUNE_THREAD_LOCAL thread_local
+#define BARRIERTUNE_API inline
 extern "C" {
 #else
-#define BARRIERTUNE_ALIGNAS(x) _Alignas(x)
-#define BARRIERTUNE_THREAD_LOCAL _Thread_local
+#define BARRIERTUNE_API static inline
 #endif
 
-/* Linkage. In C every function is static inline: each translation unit
- * has its own copy. In C++ the functions are inline with external
- * linkage, so that barriertune::barrier, instantiated in several
- * translation units, names the same functions in all of them (no ODR
- * hazard), and the process's facts (BARRIERTUNE_SHARED_) are one object
- * per program: an inline variable in C++17, a weak symbol in C with gcc
- * and clang, a per-unit copy elsewhere. */
-#ifdef __cplusplus
-#define BARRIERTUNE_FN_ inline
-#if defined(__GNUC__)
-#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline)) inline
-#else
-#define BARRIERTUNE_NOINLINE_FN_ inline
-#endif
-#if __cplusplus >= 201703L
-#define BARRIERTUNE_SHARED_ inline
-#define BARRIERTUNE_DATA_ inline
-#elif defined(__GNUC__)
-#define BARRIERTUNE_SHARED_ __attribute__((weak))
-#define BARRIERTUNE_DATA_ static
-#else
-#define BARRIERTUNE_SHARED_ static
-#define BARRIERTUNE_DATA_ static
-#endif
-#else
-#define BARRIERTUNE_FN_ static inline
-#define BARRIERTUNE_DATA_ static
-#if defined(__GNUC__)
-#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline, unused)) static
-#define BARRIERTUNE_SHARED_ __attribute__((weak))
-#else
-#define BARRIERTUNE_NOINLINE_FN_ static inline
-#define BARRIERTUNE_SHARED_ static
-#endif
-#endif
+/* One barrier. Its fields (part 2) are the header's own. */
+struct barriertune_barrier;
 
-/* Written by the export from barriertune's catalog: the caps
- * (BARRIERTUNE_MAX_THREADS, BARRIERTUNE_MAX_FAN_IN, BARRIERTUNE_MAX_LEVELS)
- * and BARRIERTUNE_ALGORITHMS(X), the algorithms this header carries. */
-/* @@BARRIERTUNE_CATALOG@@ */
+/* BARRIERTUNE_BARRIER_SERIAL_THREAD is what barriertune_barrier_wait
+ * returns to exactly one participant per episode; negative, so it never
+ * equals an errno value (errors are positive) or 0 (the others). */
+#define BARRIERTUNE_BARRIER_SERIAL_THREAD (-1)
 
-/* The wait policies, as OMP_WAIT_POLICY's for OpenMP: the environment's
- * BARRIERTUNE_WAIT_POLICY=auto|active|passive sets the process's
- * default (read once, when the program is loaded), and
- * barriertune_barrier_init_policy one barrier's.
- * - auto: spin for a time bounded by what sleeping costs, yielding the
- *   CPU where the process's spinning threads outnumber its CPUs, then
- *   sleep; where a barrier's threads outnumber the CPUs, yield a few
- *   times (a central barrier's waiter whose CPU has no participant left
- *   to arrive spins up to BARRIERTUNE_SETTLED_SPIN_NS instead), then
- *   sleep.
+/* The wait policies, as OMP_WAIT_POLICY's for OpenMP (part 4 has the
+ * wait itself):
+ * - auto: spin for a time bounded by what sleeping costs, then sleep;
+ *   where the barrier's threads outnumber the CPUs, yield instead of
+ *   spinning, then sleep;
  * - active: never sleep: spin (yielding where the threads outnumber the
- *   CPUs) until released, however late a partner is.
+ *   CPUs) until released, however late a partner is;
  * - passive: sleep at once until released. */
 enum barriertune_wait_policy {
 	BARRIERTUNE_WAIT_FROM_ENV = -1, /* the process's: BARRIERTUNE_WAIT_POLICY, else auto */
@@ -171,6 +75,161 @@ enum barriertune_wait_policy {
 	BARRIERTUNE_WAIT_ACTIVE = 1,
 	BARRIERTUNE_WAIT_PASSIVE = 2
 };
+
+/* barriertune_barrier_init prepares b for n participants: the machine's
+ * choice for n threads (the table's row, a hybrid's levels and groups
+ * included) when this is the machine the table was measured on
+ * (barriertune_machine_recognised), else the safe default: dissemination
+ * when the threads fit the CPUs the process may use, a central counter
+ * whose waiters block quickly when they outnumber them. The CPUs the
+ * process may use are its affinity when the program was loaded, within
+ * its cgroup's CPU quota, never the calling thread's at init: a program
+ * run under taskset or a cgroup with fewer CPUs than n gets the blocking
+ * barrier whatever the table says. The wait policy is the process's
+ * (BARRIERTUNE_WAIT_POLICY). 0, EINVAL (b NULL, n < 1 or n >
+ * BARRIERTUNE_MAX_THREADS) or ENOMEM. */
+BARRIERTUNE_API int barriertune_barrier_init(struct barriertune_barrier *b, int n);
+
+/* barriertune_barrier_wait waits until all n participants of b have
+ * called it for this episode. Participant id (0..n-1) calls it once per
+ * episode. Returns BARRIERTUNE_BARRIER_SERIAL_THREAD in exactly one
+ * participant per episode (participant 0) and 0 in the others; an error
+ * is a positive errno value, never mistaken for the serial return:
+ * EINVAL for an id outside 0..n-1 (no participant waits for it); in a
+ * BARRIERTUNE_DEBUG build also EINVAL for an uninitialised barrier and
+ * EBUSY for an id already waiting in the episode. The wait calls no stdio
+ * and no malloc, and leaves errno as it was. */
+BARRIERTUNE_API int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
+
+/* barriertune_barrier_destroy waits until every thread that entered
+ * barriertune_barrier_wait on b has left it, then frees what init
+ * allocated. So, as with glibc's pthread_barrier_destroy, the serial
+ * participant may destroy and free b as soon as its wait returns, while
+ * the others are still leaving theirs. Nobody may start a new wait on b
+ * once destroy has begun. While a participant still waits for one that
+ * never comes, destroy waits too, asleep (a few yields, then naps of up
+ * to 10 ms: no CPU burnt); a BARRIERTUNE_DEBUG build says so on standard
+ * error after a second, naming the ids still inside. b NULL, or a
+ * barrier destroyed or never initialised (zeroed), is left alone. */
+BARRIERTUNE_API void barriertune_barrier_destroy(struct barriertune_barrier *b);
+
+/* barriertune_barrier_init_policy is barriertune_barrier_init with a
+ * wait policy for b (enum barriertune_wait_policy), which overrides
+ * BARRIERTUNE_WAIT_POLICY's; BARRIERTUNE_WAIT_FROM_ENV takes the
+ * process's. 0, EINVAL (as barriertune_barrier_init, or policy not one of
+ * the enum's) or ENOMEM. */
+BARRIERTUNE_API int barriertune_barrier_init_policy(struct barriertune_barrier *b, int n, int policy);
+
+/* barriertune_barrier_init_algorithm is barriertune_barrier_init with the
+ * algorithm given by name (a catalog name this header carries:
+ * BARRIERTUNE_ALGORITHMS) and fan_in (0: 4, the default; trees only),
+ * for tests and comparisons; block 1 makes every wait yield and sleep
+ * quickly as for more threads than CPUs, 0 spins first, -1 decides from
+ * the CPUs the process may use. The hybrid by name is one dissemination
+ * level over all. EINVAL for an unknown name, n < 1 or n >
+ * BARRIERTUNE_MAX_THREADS, fan_in < 0 or > BARRIERTUNE_MAX_FAN_IN; ENOMEM. */
+BARRIERTUNE_API int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block);
+
+/* barriertune_barrier_init_hybrid prepares b as the hierarchical barrier
+ * for n participants: nlevels levels, lowest first, levels[2l] the
+ * algorithm of level l (enum barriertune_algorithm, not the hybrid) and
+ * levels[2l+1] its fan-in (0: the default). keys[l * n + i] is the group
+ * at level l of participant i (the results file's level_keys; keys NULL:
+ * one group per level): at level 0 the participants sharing a key form a
+ * group, and at each higher level the groups' representatives (their
+ * lowest ids) are grouped so. Each group of two or more waits on a
+ * barrier of its level's algorithm; the representatives go on up; where
+ * the highest level leaves several groups a dissemination level joins
+ * their representatives. Release goes back down, a flag per group.
+ * block as barriertune_barrier_init_algorithm's. 0; EINVAL for n outside
+ * 1..BARRIERTUNE_MAX_THREADS, nlevels outside 1..BARRIERTUNE_MAX_LEVELS,
+ * an algorithm the header does not carry or the hybrid, a fan-in outside
+ * 0..BARRIERTUNE_MAX_FAN_IN; ENOMEM. */
+BARRIERTUNE_API int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
+						  int block);
+
+/* barriertune_barrier_pin pins the calling thread on the CPU the
+ * machine's choice places participant id on (optional), within the CPUs
+ * the process may use (its affinity when the program was loaded), as
+ * OpenMP takes its places within the process's own CPUs: the table's CPU
+ * where the process may use every CPU the choice places on, else the (id
+ * mod k)th of the process's own CPUs in ascending order, k the choice's
+ * CPUs. So ranks that a launcher bound to disjoint CPUs pin within their
+ * own; ranks started unbound all may use every CPU, and pin as the table
+ * says, onto the same CPUs: bind them. 0; EINVAL for a bad id; ENOENT
+ * when the choice places nothing (another machine, an unpinned choice);
+ * ENOSYS where threads cannot be pinned; else the errno of
+ * sched_setaffinity. */
+BARRIERTUNE_API int barriertune_barrier_pin(const struct barriertune_barrier *b, int id);
+
+/* barriertune_barrier_algorithm names the algorithm b runs (a catalog
+ * name); barriertune_barrier_policy its wait policy ("auto", "active" or
+ * "passive"). */
+BARRIERTUNE_API const char *barriertune_barrier_algorithm(const struct barriertune_barrier *b);
+BARRIERTUNE_API const char *barriertune_barrier_policy(const struct barriertune_barrier *b);
+
+/* barriertune_algorithm_name returns the catalog name of an algorithm
+ * (enum barriertune_algorithm), or NULL; barriertune_algorithm_of the
+ * algorithm named name, or -1. */
+BARRIERTUNE_API const char *barriertune_algorithm_name(int alg);
+BARRIERTUNE_API int barriertune_algorithm_of(const char *name);
+
+/* barriertune_machine_recognised: 1 when this machine is the one the
+ * table was measured on, else 0 (init then uses the safe default, never
+ * the table's placement). Recognised: the CPU's identity (on x86 its
+ * vendor, family, model and brand string from CPUID; on arm64 its
+ * MIDR_EL1), the number of CPUs online, and the NUMA nodes where the
+ * table records them, are the table's. Read once per process; what
+ * cannot be read is not recognised. */
+BARRIERTUNE_API int barriertune_machine_recognised(void);
+
+/* C++ (C++17; C++20 for std::barrier's own semantics), in part 6:
+ *
+ *   namespace barriertune {
+ *   template <class CompletionFunction = (a no-op)>
+ *   class barrier {   // std::barrier's members and semantics
+ *   public:
+ *           class arrival_token;
+ *           static constexpr std::ptrdiff_t max() noexcept;
+ *           explicit barrier(std::ptrdiff_t expected,
+ *                            CompletionFunction f = CompletionFunction());
+ *                            // std::invalid_argument for expected < 0
+ *           [[nodiscard]] arrival_token arrive(std::ptrdiff_t update = 1);
+ *           void wait(arrival_token &&t) const;
+ *           void arrive_and_wait();
+ *           void arrive_and_drop();
+ *   };
+ *   }
+ *
+ * The completion runs once per phase, in the last thread to arrive,
+ * before anyone is released; it must be nothrow-invocable (a
+ * static_assert) unless BARRIERTUNE_ALLOW_THROWING_COMPLETION is defined,
+ * and one that throws then ends the program (std::terminate). The class
+ * counts arrivals in one counter and waits as the C barrier does.
+ *
+ * The environment, read once when the program is loaded:
+ *   BARRIERTUNE_WAIT_POLICY=auto|active|passive  the process's wait
+ *       policy (case-insensitive, blanks ignored; unset or empty: auto;
+ *       another value: auto, and one line on standard error).
+ *
+ * Macros a program may define before including the header:
+ *   BARRIERTUNE_DEBUG     wait's EBUSY and uninitialised-barrier EINVAL;
+ *                         destroy's report of a wait that never ends.
+ *   BARRIERTUNE_NO_FUTEX  sleep on a mutex and condition variable, not
+ *                         the futex (the only way off Linux).
+ *   BARRIERTUNE_YIELDS, BARRIERTUNE_SETTLED_SPIN_NS  the outnumbered
+ *                         wait's yields and spin (part 4).
+ *   BARRIERTUNE_ALLOW_THROWING_COMPLETION  (C++) see above.
+ *   BARRIERTUNE_TEST_ROOT a directory prefixed to every file the header
+ *                         reads (part 5), for tests; BARRIERTUNE_CPU_NOW
+ *                         a function naming the caller's CPU, for tests. */
+
+/* ==== 2. What the export writes: the catalog and the machine's table ==== */
+
+/* The catalog: the caps (BARRIERTUNE_MAX_THREADS, BARRIERTUNE_MAX_FAN_IN,
+ * BARRIERTUNE_MAX_LEVELS) and BARRIERTUNE_ALGORITHMS(X), the algorithms
+ * this header carries. */
+/* @@BARRIERTUNE_CATALOG@@ */
 
 #define BARRIERTUNE_ENUM_(id, name) BARRIERTUNE_ALG_##id,
 enum barriertune_algorithm { BARRIERTUNE_ALGORITHMS(BARRIERTUNE_ENUM_) BARRIERTUNE_NALGS };
@@ -194,6 +253,44 @@ struct barriertune_choice {
 	const int *level_keys;
 };
 
+/* Linkage of what follows. In C every function is static inline: each
+ * translation unit has its own copy. In C++ the functions are inline with
+ * external linkage, so that barriertune::barrier, instantiated in several
+ * translation units, names the same functions in all of them (no ODR
+ * hazard), and the process's facts (BARRIERTUNE_SHARED_) are one object
+ * per program: an inline variable in C++17, a weak symbol in C with gcc
+ * and clang, a per-unit copy elsewhere. */
+#define BARRIERTUNE_FN_ BARRIERTUNE_API
+#ifdef __cplusplus
+#define BARRIERTUNE_ALIGNAS(x) alignas(x)
+#if defined(__GNUC__)
+#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline)) inline
+#else
+#define BARRIERTUNE_NOINLINE_FN_ inline
+#endif
+#if __cplusplus >= 201703L
+#define BARRIERTUNE_SHARED_ inline
+#define BARRIERTUNE_DATA_ inline
+#elif defined(__GNUC__)
+#define BARRIERTUNE_SHARED_ __attribute__((weak))
+#define BARRIERTUNE_DATA_ static
+#else
+#define BARRIERTUNE_SHARED_ static
+#define BARRIERTUNE_DATA_ static
+#endif
+#else
+#define BARRIERTUNE_ALIGNAS(x) _Alignas(x)
+#define BARRIERTUNE_DATA_ static
+#if defined(__GNUC__)
+#define BARRIERTUNE_NOINLINE_FN_ __attribute__((noinline, unused)) static
+#define BARRIERTUNE_SHARED_ __attribute__((weak))
+#else
+#define BARRIERTUNE_NOINLINE_FN_ static inline
+#define BARRIERTUNE_SHARED_ static
+#endif
+#endif
+
+/* The machine's table, written by the export. */
 /* @@BARRIERTUNE_TABLE@@ */
 
 #ifndef BARRIERTUNE_NCHOICES
@@ -208,6 +305,27 @@ BARRIERTUNE_DATA_ const char barriertune_machine_vendor[] = "";
 BARRIERTUNE_DATA_ const char barriertune_machine_cpu[] = "";
 BARRIERTUNE_DATA_ const struct barriertune_choice *const barriertune_choices = NULL;
 #endif
+
+/* The system calls the header makes directly. The futex: SYS_futex, or on
+ * 32-bit ABIs born with a 64-bit time_t (riscv32) SYS_futex_time64, the
+ * same call where no timeout is passed, as here; without either (or with
+ * BARRIERTUNE_NO_FUTEX) sleepers use a mutex and condition variable. */
+#if defined(__linux__) && !defined(BARRIERTUNE_NO_FUTEX)
+#if defined(SYS_futex)
+#define BARRIERTUNE_SYS_FUTEX_ SYS_futex
+#define BARRIERTUNE_FUTEX 1
+#elif defined(SYS_futex_time64)
+#define BARRIERTUNE_SYS_FUTEX_ SYS_futex_time64
+#define BARRIERTUNE_FUTEX 1
+#endif
+#endif
+#if defined(__linux__) && !defined(__cplusplus)
+/* unistd.h declares syscall only with _DEFAULT_SOURCE or _GNU_SOURCE,
+ * which a strict -std=c11 build lacks: the same declaration again. */
+long syscall(long number, ...);
+#endif
+
+/* The types. */
 
 /* A flag: an episode number one participant sets and others wait for.
  * The value is alone on its 128-byte line (a spinning waiter owns it);
@@ -244,6 +362,7 @@ struct barriertune_wait_ {
 	BARRIERTUNE_ALIGNAS(8) int64_t busy_until; /* atomic; 8-byte aligned on 32-bit targets too */
 };
 
+/* One barrier (part 1's struct barriertune_barrier). */
 struct barriertune_barrier {
 	int n;
 	int algorithm; /* enum barriertune_algorithm */
@@ -264,15 +383,857 @@ struct barriertune_barrier {
 	void *mem_;
 };
 
-/* ---- the wait ---- */
+/* The process's facts (part 5): the CPUs online and the CPUs it may use (its affinity when the program
+ * is loaded, within its cgroup's CPU quota) and the wait policy of
+ * $BARRIERTUNE_WAIT_POLICY. Read once, when the program is loaded (a
+ * constructor, before main and before the program pins any thread), else
+ * at the first init; never the calling thread's affinity at init: a main
+ * thread pinned to one CPU before init (as MPI launchers and
+ * OMP_PROC_BIND leave it) would make every barrier block as if its
+ * threads outnumbered the CPUs. A runtime that pins the initial thread in
+ * its own constructor (libgomp with OMP_PROC_BIND) runs before this one
+ * and is not seen through. */
+struct barriertune_process_ {
+	int state;    /* 0: not read yet; 1: read */
+	int cpus;     /* the CPUs the process may use; 0: unknown */
+	int affinity; /* the CPUs in mask */
+	int policy;   /* BARRIERTUNE_WAIT_AUTO, _ACTIVE or _PASSIVE */
+	int online;   /* the CPUs online; 0: unknown */
+	int online_over; /* online CPUs numbered 8192 or above */
+	unsigned long mask[8192 / (8 * sizeof(unsigned long))]; /* the affinity at load */
+	uint64_t online_bits[8192 / 64];                       /* the CPUs online */
+};
+BARRIERTUNE_SHARED_ struct barriertune_process_ barriertune_proc_;
 
-/* The relax hint sits behind a call, never inline: on an AMD EPYC guest a
- * two-thread episode of this barrier ran 0.61-0.76x as long with the PAUSE
- * in a function of its own as inline (gcc and clang; the C++ barrier's
- * counter 0.72-0.96x), and the hand-written C dissemination barrier
- * 0.52-0.82x. Go's spin loop, which cannot inline it, has always had this
- * shape and matched the inline C loop on an Intel Xeon guest
- * (docs/cbarrier.md, "The relax hint"). */
+/* The threads of the process spinning in a wait now (every barrier's),
+ * on a line of its own: when they outnumber the CPUs the process may use,
+ * a partner that has not arrived may be waiting for one of their CPUs,
+ * and a spinning waiter yields its CPU instead. */
+BARRIERTUNE_ALIGNAS(128) BARRIERTUNE_SHARED_ int barriertune_spinning_;
+
+/* A participant in a hybrid's grouping: its group key and id. */
+/* A participant in a hybrid's grouping: its group key and id. */
+struct barriertune_member_ {
+	int key, id;
+};
+
+/* The state of part 5's CPU-list parser. */
+struct barriertune_list_ {
+	uint64_t *bits;
+	long v[2];    /* the part's ids so far: a, or a-b */
+	int nbits;
+	int k, gap;   /* k: 1 after the '-'; gap: white space after digits */
+	int over, ok; /* ids at nbits or above; 0: not a list */
+};
+
+/* ==== 3. The algorithms ==== */
+
+/* Parts 4 and 5, which parts 3 and 4 call. */
+BARRIERTUNE_FN_ int64_t barriertune_now_(void);
+BARRIERTUNE_FN_ void barriertune_nap_(long ns);
+BARRIERTUNE_FN_ void barriertune_wait_policy_(struct barriertune_wait_ *w, int policy);
+BARRIERTUNE_FN_ void barriertune_store_(struct barriertune_flag_ *f, uint32_t v, const struct barriertune_wait_ *w);
+BARRIERTUNE_FN_ void barriertune_wake_(struct barriertune_flag_ *f);
+BARRIERTUNE_FN_ void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w);
+BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b);
+BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block);
+BARRIERTUNE_FN_ int barriertune_outnumbered_(const struct barriertune_barrier *b);
+BARRIERTUNE_FN_ const struct barriertune_process_ *barriertune_process_get_(void);
+BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void);
+BARRIERTUNE_FN_ int barriertune_crowded_(int n);
+
+/* ---- init ---- */
+
+BARRIERTUNE_FN_ const char *barriertune_algorithm_name(int alg)
+{
+#define BARRIERTUNE_NAME_(id, name) name,
+	static const char *const names[] = {BARRIERTUNE_ALGORITHMS(BARRIERTUNE_NAME_) NULL};
+#undef BARRIERTUNE_NAME_
+	return alg >= 0 && alg < BARRIERTUNE_NALGS ? names[alg] : NULL;
+}
+
+BARRIERTUNE_FN_ int barriertune_algorithm_of(const char *name)
+{
+	int a;
+	for (a = 0; a < BARRIERTUNE_NALGS; a++) {
+		if (name != NULL && strcmp(name, barriertune_algorithm_name(a)) == 0)
+			return a;
+	}
+	return -1;
+}
+
+/* barriertune_spin_ns_: the spin bound, twice the block and wake-up cost
+ * recorded (50 us when none), within 10-200 us. */
+BARRIERTUNE_FN_ int64_t barriertune_spin_ns_(int recognised)
+{
+	double bw = recognised && BARRIERTUNE_BLOCK_WAKE_NS > 0 ? BARRIERTUNE_BLOCK_WAKE_NS : 50000.0;
+	double s = 2 * bw;
+	if (s < 10000)
+		s = 10000;
+	if (s > 200000)
+		s = 200000;
+	return (int64_t)s;
+}
+
+BARRIERTUNE_FN_ int barriertune_log2ceil_(int n)
+{
+	int r = 0;
+	while ((1 << r) < n)
+		r++;
+	return r;
+}
+
+#define BARRIERTUNE_MAGIC 0x62747462
+
+/* barriertune_alloc_ allocates b's flags (na then nb), n participants'
+ * slots, nc counters and ni ints in one zeroed block. 0 or ENOMEM. */
+BARRIERTUNE_FN_ int barriertune_alloc_(struct barriertune_barrier *b, int n, int na, int nb, int nc, int ni)
+{
+	size_t size = (size_t)(na + nb) * sizeof(struct barriertune_flag_) + (size_t)(n + nc) * sizeof(struct barriertune_slot_) +
+		      (size_t)ni * sizeof(int);
+	char *mem;
+	size = (size + 127) / 128 * 128;
+	mem = (char *)aligned_alloc(128, size);
+	if (mem == NULL)
+		return ENOMEM;
+	memset(mem, 0, size);
+	b->mem_ = mem;
+	b->a = (struct barriertune_flag_ *)mem;
+	b->b = b->a + na;
+	b->slots = (struct barriertune_slot_ *)(b->b + nb);
+	b->counters = b->slots + n;
+	b->ints = (int *)(b->counters + nc);
+#if !defined(BARRIERTUNE_FUTEX)
+	{
+		int i;
+		for (i = 0; i < na + nb; i++) {
+			pthread_mutex_init(&b->a[i].mu, NULL);
+			pthread_cond_init(&b->a[i].cond, NULL);
+			b->a[i].ready_ = 1;
+		}
+	}
+#endif
+	return 0;
+}
+
+/* barriertune_ready_ sets b's wait for n participants (block as
+ * barriertune_barrier_init_algorithm's) and marks it initialised. */
+BARRIERTUNE_FN_ void barriertune_ready_(struct barriertune_barrier *b, int n, int block)
+{
+	int allowed = barriertune_allowed_cpus_();
+	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
+	barriertune_wait_policy_(&b->w, barriertune_process_get_()->policy); /* registers membarrier before any wait */
+	b->w.n = n;
+	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
+	b->magic = BARRIERTUNE_MAGIC;
+}
+
+BARRIERTUNE_FN_ int barriertune_member_cmp_(const void *x, const void *y)
+{
+	const struct barriertune_member_ *p = (const struct barriertune_member_ *)x, *q = (const struct barriertune_member_ *)y;
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	return p->id < q->id ? -1 : p->id > q->id;
+}
+
+BARRIERTUNE_FN_ int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
+						  int block)
+{
+	struct barriertune_member_ *m;
+	int *reps, *steps, *subn, *subalg, nm = n, nsubs = 0, nrel = 0, depth = nlevels + 1, l, i, k, err = 0;
+	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || nlevels < 1 || nlevels > BARRIERTUNE_MAX_LEVELS || levels == NULL)
+		return EINVAL;
+	for (l = 0; l < nlevels; l++) {
+		if (levels[2 * l] < 0 || levels[2 * l] >= BARRIERTUNE_NALGS || levels[2 * l] == BARRIERTUNE_ALG_HYBRID || levels[2 * l + 1] < 0 ||
+		    levels[2 * l + 1] > BARRIERTUNE_MAX_FAN_IN)
+			return EINVAL;
+	}
+	if (block < 0) {
+		int allowed = barriertune_allowed_cpus_();
+		block = allowed > 0 && n > allowed;
+	}
+	m = (struct barriertune_member_ *)malloc((size_t)n * sizeof *m);
+	reps = (int *)malloc((size_t)n * 3 * sizeof *reps);
+	steps = (int *)malloc(((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
+	if (m == NULL || reps == NULL || steps == NULL) {
+		free(m), free(reps), free(steps);
+		return ENOMEM;
+	}
+	subn = reps + n, subalg = subn + n; /* per group barrier: size, level */
+	for (i = 0; i < n; i++) {
+		reps[i] = i;
+		steps[(size_t)n * (size_t)depth * 3 + (size_t)i] = 0; /* the path's length */
+	}
+	/* Group each level's members by key (sorted: key, then id), the top
+	 * level's all in one; a member's position is its rank in its group. */
+	for (l = 0;; l++) {
+		int top = l >= nlevels, runs = 0, s, t, last;
+		for (i = 0; i < nm; i++) {
+			m[i].id = reps[i];
+			m[i].key = top || keys == NULL ? 0 : keys[(size_t)l * (size_t)n + (size_t)reps[i]];
+		}
+		qsort(m, (size_t)nm, sizeof *m, barriertune_member_cmp_);
+		for (s = 0; s < nm; s = t) {
+			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
+			}
+			runs++;
+		}
+		last = top || (l == nlevels - 1 && runs == 1);
+		k = 0;
+		for (s = 0; s < nm; s = t) {
+			int sub = -1, rel = -1;
+			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
+			}
+			if (t - s > 1) {
+				sub = nsubs++;
+				subn[sub] = t - s;
+				subalg[sub] = top ? -1 : l;
+				if (!last)
+					rel = nrel++;
+			}
+			for (i = s; i < t; i++) {
+				int id = m[i].id, *len = &steps[(size_t)n * (size_t)depth * 3 + (size_t)id], *st = &steps[((size_t)id * (size_t)depth + (size_t)*len) * 3];
+				st[0] = sub, st[1] = i - s, st[2] = rel;
+				(*len)++;
+			}
+			reps[k++] = m[s].id;
+		}
+		nm = k;
+		if (last)
+			break;
+	}
+	memset(b, 0, sizeof *b);
+	b->n = n;
+	b->algorithm = BARRIERTUNE_ALG_HYBRID;
+	b->depth = depth;
+	if (barriertune_alloc_(b, n, nrel, 0, 0, n * depth * 3 + n) != 0 ||
+	    (nsubs > 0 && (b->subs = (struct barriertune_barrier *)calloc((size_t)nsubs, sizeof *b->subs)) == NULL)) {
+		err = ENOMEM;
+	} else {
+		memcpy(b->ints, steps, ((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
+		/* The groups' barriers wait as the whole barrier does: block is
+		 * decided for all n participants, not the group. */
+		for (k = 0; k < nsubs && err == 0; k++) {
+			int lv = subalg[k];
+			err = barriertune_barrier_init_algorithm(&b->subs[k], subn[k],
+								 barriertune_algorithm_name(lv < 0 ? BARRIERTUNE_ALG_DISSEMINATION : levels[2 * lv]),
+								 lv < 0 ? 0 : levels[2 * lv + 1], block);
+			if (err == 0) {
+				b->nsubs = k + 1;
+				b->subs[k].w.n = n; /* the team's threads, for the evidence */
+			}
+		}
+	}
+	free(m), free(reps), free(steps);
+	if (err != 0) {
+		if (b->mem_ != NULL)
+			barriertune_barrier_destroy(b);
+		return err;
+	}
+	barriertune_ready_(b, n, block);
+	return 0;
+}
+
+BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block)
+{
+	int alg = barriertune_algorithm_of(algorithm);
+	int na = 0, nb = 0, nc = 0, ni = 0, r, i;
+	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || alg < 0 || fan_in < 0 || fan_in > BARRIERTUNE_MAX_FAN_IN)
+		return EINVAL;
+	if (alg == BARRIERTUNE_ALG_HYBRID) {
+		/* Without levels: one dissemination level over all. */
+		static const int flat[2] = {BARRIERTUNE_ALG_DISSEMINATION, 0};
+		return barriertune_barrier_init_hybrid(b, n, 1, flat, NULL, block);
+	}
+	memset(b, 0, sizeof *b);
+	if (fan_in < 2)
+		fan_in = 4;
+	if (fan_in > n)
+		fan_in = n < 2 ? 2 : n; /* a wider tree is the same tree */
+	r = barriertune_log2ceil_(n);
+	b->n = n;
+	b->algorithm = alg;
+	b->fan_in = fan_in;
+	b->rounds = r;
+	switch (alg) {
+	case BARRIERTUNE_ALG_CENTRAL:
+		b->ncpuw = barriertune_cpu_words_(n, block);
+		na = 1, nc = 1 + b->ncpuw;
+		break;
+	case BARRIERTUNE_ALG_STATIC_TREE:
+		na = n, nb = 1;
+		break;
+	case BARRIERTUNE_ALG_ALL_STATIC_TREE:
+	case BARRIERTUNE_ALG_BINOMIAL:
+	case BARRIERTUNE_ALG_MCS:
+		na = n, nb = n, ni = n;
+		break;
+	case BARRIERTUNE_ALG_COMBINING: {
+		int members = n, nodes = 0;
+		for (;;) {
+			int groups = (members + fan_in - 1) / fan_in;
+			nodes += groups;
+			if (groups == 1)
+				break;
+			members = groups;
+		}
+		nb = 1, nc = nodes, ni = n + 2 * nodes;
+		break;
+	}
+	case BARRIERTUNE_ALG_DISSEMINATION:
+		na = n * (r > 0 ? r : 1);
+		break;
+	case BARRIERTUNE_ALG_TOURNAMENT:
+		na = n * (r > 0 ? r : 1), nb = n;
+		break;
+	case BARRIERTUNE_ALG_BUTTERFLY:
+		b->q = 1 << r;
+		na = b->q * (r > 0 ? r : 1);
+		break;
+	case BARRIERTUNE_ALG_PAIRWISE: {
+		int y = 1, pr = 0;
+		while (y * 2 <= n)
+			y *= 2, pr++;
+		b->y = y;
+		b->rounds = pr;
+		na = y * (pr > 0 ? pr : 1), nb = 2 * (n - y);
+		break;
+	}
+	}
+	if (barriertune_alloc_(b, n, na, nb, nc, ni) != 0)
+		return ENOMEM;
+	if (alg == BARRIERTUNE_ALG_COMBINING) {
+		/* ints: leaf[n], then per node its children and its parent. */
+		int *leaf = b->ints, *children = b->ints + n, *parent = children + nc;
+		int members = n, first = 0, lvl;
+		for (lvl = 0;; lvl++) {
+			int groups = (members + fan_in - 1) / fan_in, g, m;
+			for (g = 0; g < groups; g++) {
+				int k = members - g * fan_in;
+				children[first + g] = k < fan_in ? k : fan_in;
+				parent[first + g] = -1;
+			}
+			if (lvl == 0) {
+				for (i = 0; i < n; i++)
+					leaf[i] = i / fan_in;
+			} else {
+				int prev = first - members;
+				for (m = 0; m < members; m++)
+					parent[prev + m] = first + m / fan_in;
+			}
+			if (groups == 1)
+				break;
+			first += groups;
+			members = groups;
+		}
+	}
+	if (alg == BARRIERTUNE_ALG_MCS) {
+		for (i = 1; i < n; i++)
+			b->ints[(i - 1) / 4] |= 1 << ((i - 1) % 4);
+	}
+	barriertune_ready_(b, n, block);
+	return 0;
+}
+
+/* barriertune_choose_ returns the table's row for n threads on this
+ * machine, or NULL for the safe default. */
+BARRIERTUNE_FN_ const struct barriertune_choice *barriertune_choose_(int n, int recognised)
+{
+	int i;
+	if (!recognised)
+		return NULL;
+	for (i = 0; i < BARRIERTUNE_NCHOICES; i++) {
+		if (n >= barriertune_choices[i].lo && n <= barriertune_choices[i].hi)
+			return &barriertune_choices[i];
+	}
+	return NULL;
+}
+
+BARRIERTUNE_FN_ int barriertune_barrier_init(struct barriertune_barrier *b, int n)
+{
+	int recognised, allowed, err;
+	const struct barriertune_choice *c;
+	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS)
+		return EINVAL;
+	recognised = barriertune_machine_recognised();
+	allowed = barriertune_allowed_cpus_();
+	c = barriertune_choose_(n, recognised);
+	if (c != NULL && allowed > 0 && n > allowed && c->hi != INT_MAX) {
+		/* Fewer allowed CPUs than the row assumed: the row for more
+		 * threads than CPUs. */
+		c = barriertune_choose_(INT_MAX, recognised);
+	}
+	if (c != NULL && c->algorithm == BARRIERTUNE_ALG_HYBRID && c->nlevels > 0 && c->lo == n && c->hi == n) {
+		err = barriertune_barrier_init_hybrid(b, n, c->nlevels, c->levels, c->level_keys, -1);
+	} else if (c != NULL) {
+		err = barriertune_barrier_init_algorithm(b, n, barriertune_algorithm_name(c->algorithm), c->fan_in, -1);
+	} else {
+		err = barriertune_barrier_init_algorithm(
+			b, n, barriertune_algorithm_name(allowed > 0 && n > allowed ? BARRIERTUNE_ALG_CENTRAL : BARRIERTUNE_ALG_DISSEMINATION), 0, -1);
+	}
+	if (err != 0)
+		return err;
+	b->recognised = recognised;
+	b->choice = c;
+	b->w.spin_ns = barriertune_spin_ns_(recognised);
+	{
+		int k;
+		for (k = 0; k < b->nsubs; k++)
+			b->subs[k].w.spin_ns = b->w.spin_ns;
+	}
+	return 0;
+}
+
+/* barriertune_set_policy_ sets b's wait policy (and its groups'). */
+BARRIERTUNE_FN_ void barriertune_set_policy_(struct barriertune_barrier *b, int policy)
+{
+	int k;
+	barriertune_wait_policy_(&b->w, policy);
+	for (k = 0; k < b->nsubs; k++)
+		barriertune_set_policy_(&b->subs[k], policy);
+}
+
+BARRIERTUNE_FN_ int barriertune_barrier_init_policy(struct barriertune_barrier *b, int n, int policy)
+{
+	int err;
+	if (policy < BARRIERTUNE_WAIT_FROM_ENV || policy > BARRIERTUNE_WAIT_PASSIVE)
+		return EINVAL;
+	err = barriertune_barrier_init(b, n);
+	if (err == 0 && policy != BARRIERTUNE_WAIT_FROM_ENV)
+		barriertune_set_policy_(b, policy);
+	return err;
+}
+
+BARRIERTUNE_FN_ const char *barriertune_barrier_policy(const struct barriertune_barrier *b)
+{
+	return b->w.policy == BARRIERTUNE_WAIT_ACTIVE ? "active" : b->w.policy == BARRIERTUNE_WAIT_PASSIVE ? "passive" : "auto";
+}
+
+BARRIERTUNE_FN_ const char *barriertune_barrier_algorithm(const struct barriertune_barrier *b)
+{
+	return barriertune_algorithm_name(b->algorithm);
+}
+
+BARRIERTUNE_FN_ int barriertune_barrier_pin(const struct barriertune_barrier *b, int id)
+{
+	const struct barriertune_choice *c;
+	if (b == NULL || id < 0 || id >= b->n)
+		return EINVAL;
+	c = b->choice;
+	if (c == NULL || !c->pinned || c->ncpus < 1)
+		return ENOENT;
+#if defined(__linux__)
+	{
+		const struct barriertune_process_ *p = barriertune_process_get_();
+		unsigned long mask[sizeof p->mask / sizeof p->mask[0]];
+		size_t bits = 8 * sizeof(unsigned long), nbits = bits * (sizeof mask / sizeof mask[0]);
+		int cpu = c->cpus[id % c->ncpus], all = 1, k, want, i;
+		for (k = 0; k < c->ncpus && all; k++) {
+			int x = c->cpus[k];
+			all = x >= 0 && (size_t)x < nbits && (p->mask[(size_t)x / bits] >> ((size_t)x % bits) & 1);
+		}
+		if (!all && p->affinity > 0) {
+			want = (id % c->ncpus) % p->affinity;
+			for (i = 0, cpu = -1; (size_t)i < nbits; i++) {
+				if ((p->mask[(size_t)i / bits] >> ((size_t)i % bits) & 1) && want-- == 0) {
+					cpu = i;
+					break;
+				}
+			}
+		}
+		if (cpu < 0 || (size_t)cpu >= nbits)
+			return EINVAL;
+		memset(mask, 0, sizeof mask);
+		mask[(size_t)cpu / bits] = 1UL << ((size_t)cpu % bits);
+		if (syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) != 0)
+			return errno;
+		return 0;
+	}
+#else
+	return ENOSYS;
+#endif
+}
+
+/* ---- the episodes: each runs episode e for participant id ---- */
+
+BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
+{
+	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
+	if (c == e * (uint64_t)b->n)
+		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
+	else
+		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
+}
+
+BARRIERTUNE_FN_ void barriertune_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int64_t f = b->fan_in, c;
+	for (c = f * id + 1; c <= f * id + f && c < b->n; c++)
+		barriertune_await_(&b->a[c], (uint32_t)e, 0, &b->w);
+	if (id == 0) {
+		barriertune_store_(&b->b[0], (uint32_t)e, &b->w);
+		return;
+	}
+	barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
+	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
+}
+
+BARRIERTUNE_FN_ void barriertune_all_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int64_t f = b->fan_in, lo = f * id + 1, hi = f * id + f, c;
+	if (hi > b->n - 1)
+		hi = b->n - 1;
+	for (c = lo; c <= hi; c++)
+		barriertune_await_(&b->a[c], (uint32_t)e, 0, &b->w);
+	if (id != 0) {
+		barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
+		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
+	}
+	for (c = lo; c <= hi; c++)
+		barriertune_store_(&b->b[c], (uint32_t)e, &b->w);
+}
+
+BARRIERTUNE_FN_ void barriertune_combining_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int n = b->n, nc = (int)(((char *)b->ints - (char *)b->counters) / (ptrdiff_t)sizeof(struct barriertune_slot_));
+	int *children = b->ints + n, *parent = children + nc;
+	int nd = b->ints[id];
+	for (;;) {
+		uint64_t c = __atomic_add_fetch(&b->counters[nd].e, 1, __ATOMIC_ACQ_REL);
+		if (c != e * (uint64_t)children[nd])
+			break;
+		if (parent[nd] < 0) {
+			barriertune_store_(&b->b[0], (uint32_t)e, &b->w);
+			return;
+		}
+		nd = parent[nd];
+	}
+	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
+}
+
+BARRIERTUNE_FN_ void barriertune_dissemination_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int r, rounds = b->rounds, n = b->n;
+	for (r = 0; r < rounds; r++) {
+		int peer = id + (1 << r);
+		if (peer >= n)
+			peer -= n;
+		barriertune_store_(&b->a[peer * rounds + r], (uint32_t)e, &b->w);
+		barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
+	}
+}
+
+BARRIERTUNE_FN_ void barriertune_tournament_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int rounds = b->rounds, top = rounds, r;
+	for (r = 0; r < rounds; r++) {
+		if (id & (1 << r)) {
+			barriertune_store_(&b->a[(id - (1 << r)) * rounds + r], (uint32_t)e, &b->w);
+			barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
+			top = r;
+			break;
+		}
+		if (id + (1 << r) < b->n)
+			barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
+	}
+	for (r = top - 1; r >= 0; r--) {
+		if (id + (1 << r) < b->n)
+			barriertune_store_(&b->b[id + (1 << r)], (uint32_t)e, &b->w);
+	}
+}
+
+BARRIERTUNE_FN_ void barriertune_binomial_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int span = id == 0 ? INT_MAX : (id & -id), top = 0, k;
+	for (k = 1; k < span && id + k < b->n; k <<= 1) {
+		barriertune_await_(&b->a[id + k], (uint32_t)e, 0, &b->w);
+		top = k << 1;
+	}
+	if (id != 0) {
+		barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
+		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
+	}
+	for (k = top >> 1; k >= 1; k >>= 1)
+		barriertune_store_(&b->b[id + k], (uint32_t)e, &b->w);
+}
+
+BARRIERTUNE_FN_ int barriertune_butterfly_owner_(const struct barriertune_barrier *b, int v)
+{
+	return v < b->n ? v : v - b->q / 2;
+}
+
+BARRIERTUNE_FN_ void barriertune_butterfly_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int ids[2], s, j, rounds = b->rounds;
+	ids[0] = id;
+	ids[1] = -1;
+	if (id + b->q / 2 >= b->n && id + b->q / 2 < b->q)
+		ids[1] = id + b->q / 2;
+	for (s = 0; s < rounds; s++) {
+		for (j = 0; j < 2; j++) {
+			int v = ids[j], w = v ^ (1 << s);
+			if (v >= 0 && barriertune_butterfly_owner_(b, w) != id)
+				barriertune_store_(&b->a[w * rounds + s], (uint32_t)e, &b->w);
+		}
+		for (j = 0; j < 2; j++) {
+			int v = ids[j], w = v ^ (1 << s);
+			if (v >= 0 && barriertune_butterfly_owner_(b, w) != id)
+				barriertune_await_(&b->a[v * rounds + s], (uint32_t)e, 0, &b->w);
+		}
+	}
+}
+
+BARRIERTUNE_FN_ void barriertune_pairwise_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int y = b->y, rounds = b->rounds, n = b->n, r;
+	struct barriertune_flag_ *extra = b->b, *release = b->b + (n - y);
+	if (id >= y) {
+		barriertune_store_(&extra[id - y], (uint32_t)e, &b->w);
+		barriertune_await_(&release[id - y], (uint32_t)e, 0, &b->w);
+		return;
+	}
+	if (id + y < n)
+		barriertune_await_(&extra[id], (uint32_t)e, 0, &b->w);
+	for (r = 0; r < rounds; r++) {
+		int peer = id ^ (1 << r);
+		barriertune_store_(&b->a[peer * rounds + r], (uint32_t)e, &b->w);
+		barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
+	}
+	if (id + y < n)
+		barriertune_store_(&release[id], (uint32_t)e, &b->w);
+}
+
+/* mcs: a 4-ary arrival tree whose children set bits of their parent's one
+ * word (set on odd episodes, cleared on even ones), and a binary wake-up
+ * tree. */
+BARRIERTUNE_FN_ void barriertune_mcs_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int odd = (int)(e & 1), hc = b->ints[id];
+	if (hc != 0)
+		barriertune_await_(&b->a[id], odd ? (uint32_t)hc : 0, 1, &b->w);
+	if (id != 0) {
+		struct barriertune_flag_ *p = &b->a[(id - 1) / 4];
+		uint32_t bit = 1u << ((id - 1) % 4);
+		if (odd)
+			__atomic_or_fetch(&p->v, bit, __ATOMIC_SEQ_CST);
+		else
+			__atomic_and_fetch(&p->v, ~bit, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&p->parked, __ATOMIC_SEQ_CST) != 0)
+			barriertune_wake_(p);
+		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
+	}
+	if (2 * id + 1 < b->n)
+		barriertune_store_(&b->b[2 * id + 1], (uint32_t)e, &b->w);
+	if (2 * id + 2 < b->n)
+		barriertune_store_(&b->b[2 * id + 2], (uint32_t)e, &b->w);
+}
+
+/* hybrid: up through the groups' barriers of the participant's path (it
+ * stops at the first level where it is not its group's representative),
+ * then waits for its group's release and releases the groups below,
+ * highest first. */
+BARRIERTUNE_FN_ void barriertune_hybrid_(struct barriertune_barrier *b, int id, uint64_t e)
+{
+	int depth = b->depth, len = b->ints[b->n * depth * 3 + id], k;
+	const int *st = b->ints + id * depth * 3;
+	for (k = 0; k < len; k++) {
+		if (st[3 * k] >= 0)
+			(void)barriertune_barrier_wait(&b->subs[st[3 * k]], st[3 * k + 1]);
+	}
+	if (st[3 * (len - 1) + 2] >= 0)
+		barriertune_await_(&b->a[st[3 * (len - 1) + 2]], (uint32_t)e, 0, &b->w);
+	for (k = len - 2; k >= 0; k--) {
+		if (st[3 * k + 2] >= 0)
+			barriertune_store_(&b->a[st[3 * k + 2]], (uint32_t)e, &b->w);
+	}
+}
+
+/* barriertune_barrier_wait (part 1): the episode of the participant's
+ * algorithm, between the marks destroy waits for. */
+BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int id)
+{
+	uint64_t e;
+#if defined(BARRIERTUNE_DEBUG)
+	if (b == NULL || b->magic != BARRIERTUNE_MAGIC)
+		return EINVAL;
+#endif
+	if (id < 0 || id >= b->n)
+		return EINVAL;
+#if defined(BARRIERTUNE_DEBUG)
+	if (__atomic_exchange_n(&b->slots[id].busy, 1, __ATOMIC_ACQ_REL) != 0)
+		return EBUSY;
+#endif
+	if (barriertune_outnumbered_(b)) {
+		struct barriertune_slot_ *w = barriertune_central_outnumbered_(b);
+#if defined(BARRIERTUNE_DEBUG)
+		__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
+#endif
+		/* The last access to b: destroy may free it right after. */
+		__atomic_add_fetch(&w->inside, 1, __ATOMIC_RELEASE);
+		return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
+	}
+	/* On the participant's own line, as its episode count: no line is
+	 * shared among the participants for it. */
+	__atomic_store_n(&b->slots[id].inside, 1, __ATOMIC_RELAXED);
+	e = ++b->slots[id].e;
+	switch (b->algorithm) {
+	case BARRIERTUNE_ALG_CENTRAL:
+		barriertune_central_(b, e);
+		break;
+	case BARRIERTUNE_ALG_STATIC_TREE:
+		barriertune_static_tree_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_ALL_STATIC_TREE:
+		barriertune_all_static_tree_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_COMBINING:
+		barriertune_combining_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_DISSEMINATION:
+		barriertune_dissemination_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_TOURNAMENT:
+		barriertune_tournament_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_BINOMIAL:
+		barriertune_binomial_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_BUTTERFLY:
+		barriertune_butterfly_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_PAIRWISE:
+		barriertune_pairwise_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_MCS:
+		barriertune_mcs_(b, id, e);
+		break;
+	case BARRIERTUNE_ALG_HYBRID:
+		barriertune_hybrid_(b, id, e);
+		break;
+	}
+#if defined(BARRIERTUNE_DEBUG)
+	__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
+#endif
+	/* The last access to b: destroy may free it right after. */
+	__atomic_store_n(&b->slots[id].inside, 0, __ATOMIC_RELEASE);
+	return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
+}
+
+/* ---- destroy ---- */
+
+/* barriertune_left_: 1 when every thread that entered a wait on b has
+ * left it (see barriertune_barrier_destroy). */
+BARRIERTUNE_FN_ int barriertune_left_(const struct barriertune_barrier *b)
+{
+	int i;
+	for (i = 0; i < b->n; i++) {
+		if (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
+			return 0;
+	}
+	if (barriertune_outnumbered_(b)) {
+		/* The departures, counted in the CPU words, add up to the
+		 * arrivals (modulo 2^32): the last waiter has left. */
+		uint32_t left = 0;
+		int k;
+		for (k = 0; k < b->ncpuw; k++)
+			left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
+		if (left != (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
+			return 0;
+	}
+	return 1;
+}
+
+#if defined(BARRIERTUNE_DEBUG)
+/* barriertune_destroy_report_ writes one line on standard error: destroy
+ * has waited a second, and the ids still inside a wait on b (a debug
+ * build's busy marks). */
+BARRIERTUNE_FN_ void barriertune_destroy_report_(const struct barriertune_barrier *b)
+{
+	int i, shown = 0;
+	fprintf(stderr, "barriertune: barriertune_barrier_destroy(%p) has waited 1 s for participants still inside barriertune_barrier_wait:",
+		(const void *)b);
+	for (i = 0; i < b->n; i++) {
+		if (__atomic_load_n(&b->slots[i].busy, __ATOMIC_ACQUIRE) != 0 && shown++ < 32)
+			fprintf(stderr, "%s %d", shown > 1 ? "," : " ids", i);
+	}
+	fprintf(stderr, "%s; they wait for a partner that has not arrived (destroy waits on)\n", shown > 32 ? ", ..." : shown == 0 ? " none marked" : "");
+}
+#endif
+
+/* barriertune_barrier_destroy (part 1): each wait marks its participant's
+ * slot inside on entry and clears the mark as its very last access to b;
+ * the serial participant's wait has seen every mark set, since every
+ * participant set it before arriving; an outnumbered central barrier's
+ * waits count their departures in its per-CPU words instead, and destroy
+ * waits until they add up to the arrivals. */
+BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
+{
+	if (b == NULL || b->mem_ == NULL)
+		return;
+	{
+		long nap = 50000;
+		int k;
+#if defined(BARRIERTUNE_DEBUG)
+		int64_t start = barriertune_now_(), reported = 0;
+#endif
+		for (k = 0; !barriertune_left_(b); k++) {
+			if (k < 16) {
+				sched_yield();
+				continue;
+			}
+			barriertune_nap_(nap);
+			if (nap < 10000000)
+				nap *= 2;
+#if defined(BARRIERTUNE_DEBUG)
+			if (!reported && barriertune_now_() - start >= 1000000000) {
+				reported = 1;
+				barriertune_destroy_report_(b);
+			}
+#endif
+		}
+	}
+	if (b->subs != NULL) {
+		int k;
+		for (k = 0; k < b->nsubs; k++)
+			barriertune_barrier_destroy(&b->subs[k]);
+		free(b->subs);
+	}
+#if !defined(BARRIERTUNE_FUTEX)
+	{
+		int i, nf = (int)(((char *)b->slots - (char *)b->a) / (ptrdiff_t)sizeof(struct barriertune_flag_));
+		for (i = 0; i < nf; i++) {
+			pthread_mutex_destroy(&b->a[i].mu);
+			pthread_cond_destroy(&b->a[i].cond);
+		}
+	}
+#endif
+	free(b->mem_);
+	memset(b, 0, sizeof *b);
+}
+
+/* ==== 4. The wait ==== */
+
+/* A waiter spins on a flag alone on its cache line, with the CPU's relax
+ * hint, for a time bounded by what blocking costs (twice the block and
+ * wake-up cost the check measured, 10-200 us), then sleeps in the kernel
+ * (futex on Linux; a mutex and condition variable elsewhere, or with
+ * BARRIERTUNE_NO_FUTEX). A setter wakes only when someone sleeps. The
+ * sleep has no timeout and cannot miss its wake-up (the contract is at
+ * barriertune_sleep_). Spinning stops early on evidence that it is
+ * futile: the machine has more tasks runnable than CPUs (read when a wait
+ * spins out its bound), and always when the threads outnumber the CPUs
+ * the process may use: then a waiter yields for the spin bound and
+ * sleeps (a central barrier's waiter whose CPU holds no participant still
+ * to arrive, by the C library's sched_getcpu, spins a few microseconds
+ * instead, since none of the barrier needs that CPU, and its arrivals
+ * reach the counter in one add per CPU); while the process's spinning
+ * threads outnumber its CPUs, a spinning waiter yields. The wait calls no
+ * stdio and no malloc, and leaves errno as it was. */
+
+/* The relax hint sits behind a call, never inline: a spin loop that
+ * calls it ran faster than one with the hint inline, in this barrier and
+ * in a hand-written one, and Go's spin loop, which cannot inline it, has
+ * this shape (docs/cbarrier.md, "The relax hint"). */
 BARRIERTUNE_NOINLINE_FN_ void barriertune_relax_(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -320,6 +1281,41 @@ BARRIERTUNE_FN_ int64_t barriertune_now_(void)
 	 * clock, which a step could stretch. */
 	return (int64_t)((double)clock() * (1e9 / (double)CLOCKS_PER_SEC));
 #endif
+}
+
+/* barriertune_nap_: sleeps about ns nanoseconds (under a second): the
+ * C library's nanosleep where <time.h> declares it, else the system call
+ * (the kernel's 64-bit timespec on a 32-bit target where it has one);
+ * a yield where neither is to be had. errno is left as it was. */
+BARRIERTUNE_FN_ void barriertune_nap_(long ns)
+{
+	int saved = errno;
+#if defined(CLOCK_MONOTONIC)
+	struct timespec ts;
+	ts.tv_sec = 0;
+	ts.tv_nsec = ns;
+	(void)nanosleep(&ts, NULL);
+#elif defined(__linux__) && (defined(SYS_clock_nanosleep_time64) || defined(SYS_nanosleep))
+	long r = -1;
+#if defined(SYS_clock_nanosleep_time64)
+	{
+		int64_t ts[2] = {0, ns}; /* struct __kernel_timespec */
+		r = syscall(SYS_clock_nanosleep_time64, 1 /* CLOCK_MONOTONIC */, 0, ts, NULL);
+	}
+#endif
+#if defined(SYS_nanosleep)
+	if (r != 0) {
+		long ts[2] = {0, ns}; /* the target's own struct timespec */
+		(void)syscall(SYS_nanosleep, ts, NULL);
+	}
+#else
+	(void)r;
+#endif
+#else
+	(void)ns;
+	sched_yield();
+#endif
+	errno = saved;
 }
 
 /* reached: the flag's value v reaches episode e (mod 2^32). */
@@ -431,360 +1427,12 @@ BARRIERTUNE_FN_ void barriertune_store_(struct barriertune_flag_ *f, uint32_t v,
 		barriertune_wake_(f);
 }
 
-/* Where the machine's runnable count comes from (tests point it at a
- * file of their own). */
-#ifndef BARRIERTUNE_LOADAVG
-#define BARRIERTUNE_LOADAVG "/proc/loadavg"
-#endif
-#ifndef BARRIERTUNE_ONLINE
-#define BARRIERTUNE_ONLINE "/sys/devices/system/cpu/online"
-#endif
-
-/* barriertune_read_small_: up to size-1 bytes of path into buf, NUL
- * terminated, with raw open/read/close system calls: no stdio, no malloc,
- * errno unchanged (the wait calls it). The length, or -1. */
-BARRIERTUNE_FN_ int barriertune_read_small_(const char *path, char *buf, int size)
-{
-#if defined(__linux__) && defined(SYS_openat)
-	int saved = errno, len = -1;
-	long fd = syscall(SYS_openat, -100 /* AT_FDCWD */, path, 0 /* O_RDONLY */);
-	if (fd >= 0) {
-		long r = syscall(SYS_read, (int)fd, buf, (size_t)(size - 1));
-		if (r >= 0) {
-			buf[r] = 0;
-			len = (int)r;
-		}
-		(void)syscall(SYS_close, (int)fd);
-	}
-	errno = saved;
-	return len;
-#else
-	(void)path;
-	(void)buf;
-	(void)size;
-	return -1;
-#endif
-}
-
-/* barriertune_num_: parses a decimal number at *p, advancing it; -1 when
- * none. */
-BARRIERTUNE_FN_ int barriertune_num_(const char **p)
-{
-	int v = 0, any = 0;
-	while (**p >= '0' && **p <= '9' && v < 100000000) {
-		v = v * 10 + (**p - '0');
-		(*p)++;
-		any = 1;
-	}
-	return any ? v : -1;
-}
-
-/* barriertune_online_cpus_: how many CPUs are online (a list such as
- * "0-3,8-11"); 0 when it cannot tell. Read once per process. */
-BARRIERTUNE_FN_ int barriertune_online_cpus_(void)
-{
-	static int cached; /* 0: not read yet; else count + 1 */
-	int got = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
-	if (got == 0) {
-		char buf[4096];
-		const char *p = buf;
-		int c = 0, a, b;
-		if (barriertune_read_small_(BARRIERTUNE_ONLINE, buf, (int)sizeof buf) > 0) {
-			for (;;) {
-				a = barriertune_num_(&p);
-				if (a < 0)
-					break;
-				b = a;
-				if (*p == '-') {
-					p++;
-					b = barriertune_num_(&p);
-					if (b < a) {
-						c = 0;
-						break;
-					}
-				}
-				c += b - a + 1;
-				if (*p != ',')
-					break;
-				p++;
-			}
-		}
-		got = c + 1;
-		__atomic_store_n(&cached, got, __ATOMIC_RELEASE);
-	}
-	return got - 1;
-}
-
-/* The one-reading evidence: more tasks runnable on the machine right now
- * (/proc/loadavg's fourth field) than CPUs online plus one and than the
- * barrier's own threads plus one: some wait for a CPU, so a partner that
- * is late may be one of them. Read with raw system calls into a stack
- * buffer (no stdio, no malloc, errno kept). The per-thread run-delay
- * signal (/proc/thread-self/schedstat) was dropped: it needed stdio or a
- * descriptor per thread inside the wait. */
-BARRIERTUNE_FN_ int barriertune_crowded_(int n)
-{
-	char buf[256];
-	const char *p = buf;
-	int running, online, k;
-	if (barriertune_read_small_(BARRIERTUNE_LOADAVG, buf, (int)sizeof buf) <= 0)
-		return 0;
-	for (k = 0; k < 3; k++) { /* skip the three load averages */
-		while (*p != 0 && *p != ' ')
-			p++;
-		while (*p == ' ')
-			p++;
-	}
-	running = barriertune_num_(&p);
-	if (running < 0 || *p != '/')
-		return 0;
-	online = barriertune_online_cpus_();
-	return online > 0 && running > online + 1 && running > n + 1;
-}
-
-/* ---- the process: what it may use and how it waits, read once ---- */
-
-/* Where the process's cgroups are (tests point them at files of their
- * own). */
-#ifndef BARRIERTUNE_SELF_CGROUP
-#define BARRIERTUNE_SELF_CGROUP "/proc/self/cgroup"
-#endif
-#ifndef BARRIERTUNE_CGROUP_DIR
-#define BARRIERTUNE_CGROUP_DIR "/sys/fs/cgroup"
-#endif
-
-/* The process's facts: the CPUs it may use (its affinity when the program
- * is loaded, within its cgroup's CPU quota) and the wait policy of
- * $BARRIERTUNE_WAIT_POLICY. Read once, when the program is loaded (a
- * constructor, before main and before the program pins any thread), else
- * at the first init; never the calling thread's affinity at init: a main
- * thread pinned to one CPU before init (as MPI launchers and
- * OMP_PROC_BIND leave it) would make every barrier block as if its
- * threads outnumbered the CPUs. A runtime that pins the initial thread in
- * its own constructor (libgomp with OMP_PROC_BIND) runs before this one
- * and is not seen through. */
-struct barriertune_process_ {
-	int state;    /* 0: not read yet; 1: read */
-	int cpus;     /* the CPUs the process may use; 0: unknown */
-	int affinity; /* the CPUs in mask */
-	int policy;   /* BARRIERTUNE_WAIT_AUTO, _ACTIVE or _PASSIVE */
-	unsigned long mask[8192 / (8 * sizeof(unsigned long))]; /* the affinity at load */
-};
-BARRIERTUNE_SHARED_ struct barriertune_process_ barriertune_proc_;
-
-/* The threads of the process spinning in a wait now (every barrier's),
- * on a line of its own: when they outnumber the CPUs the process may use,
- * a partner that has not arrived may be waiting for one of their CPUs,
- * and a spinning waiter yields its CPU instead. */
-BARRIERTUNE_ALIGNAS(128) BARRIERTUNE_SHARED_ int barriertune_spinning_;
-
-/* barriertune_quota_: ⌈quota/period⌉ CPUs, at least 1; 0 for no quota. */
-BARRIERTUNE_FN_ int barriertune_quota_(long long quota, long long period)
-{
-	long long c;
-	if (quota <= 0 || period <= 0)
-		return 0;
-	c = quota / period + (quota % period != 0);
-	return c < 1 ? 1 : c > INT_MAX ? INT_MAX : (int)c;
-}
-
-/* barriertune_dir_quota_: the CPU quota of one cgroup directory (v2:
- * cpu.max, "max PERIOD" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us, -1 for
- * none, and cpu.cfs_period_us); 0 for none or unreadable ("max" and "-1"
- * read as no number). */
-BARRIERTUNE_FN_ int barriertune_dir_quota_(char *path, size_t len, int v2)
-{
-	char buf[64];
-	const char *p = buf;
-	long long q, per;
-	if (v2) {
-		memcpy(path + len, "/cpu.max", 9);
-		if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
-			return 0;
-		q = barriertune_num_(&p);
-		while (*p == ' ')
-			p++;
-		per = barriertune_num_(&p);
-		return barriertune_quota_(q, per);
-	}
-	memcpy(path + len, "/cpu.cfs_quota_us", 18);
-	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
-		return 0;
-	q = barriertune_num_(&p);
-	memcpy(path + len, "/cpu.cfs_period_us", 19);
-	p = buf;
-	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
-		return 0;
-	per = barriertune_num_(&p);
-	return barriertune_quota_(q, per);
-}
-
-/* barriertune_cgroup_quota_: the least CPU quota of the process's cgroup
- * and its ancestors (v2's unified hierarchy, or v1's cpu controller), as
- * Go's cpuset.Usable reads it; 0 for none. The cgroup's cpuset needs no
- * reading: the kernel applies it to the affinity. */
-BARRIERTUNE_FN_ int barriertune_cgroup_quota_(void)
-{
-	char self[4096], path[sizeof BARRIERTUNE_CGROUP_DIR + 4096 + 32];
-	const char *line = self;
-	int best = 0;
-	if (barriertune_read_small_(BARRIERTUNE_SELF_CGROUP, self, (int)sizeof self) <= 0)
-		return 0;
-	while (*line != 0) {
-		const char *ctl = line, *rel, *end;
-		int v2, cpu = 0;
-		size_t base, len;
-		while (*ctl != 0 && *ctl != ':' && *ctl != '\n')
-			ctl++;
-		if (*ctl != ':')
-			break;
-		ctl++;
-		rel = ctl;
-		while (*rel != 0 && *rel != ':' && *rel != '\n')
-			rel++;
-		if (*rel != ':')
-			break;
-		end = rel + 1;
-		while (*end != 0 && *end != '\n')
-			end++;
-		v2 = rel == ctl && line[0] == '0' && line[1] == ':';
-		{ /* v1: is "cpu" one of the line's controllers? */
-			const char *c = ctl;
-			while (!v2 && c < rel) {
-				const char *e = c;
-				while (e < rel && *e != ',')
-					e++;
-				cpu = cpu || (e - c == 3 && memcmp(c, "cpu", 3) == 0);
-				c = e + 1;
-			}
-		}
-		if ((v2 || cpu) && end - rel - 1 < 4096) {
-			base = sizeof BARRIERTUNE_CGROUP_DIR - 1;
-			memcpy(path, BARRIERTUNE_CGROUP_DIR, base);
-			if (!v2) {
-				path[base++] = '/';
-				memcpy(path + base, ctl, (size_t)(rel - ctl));
-				base += (size_t)(rel - ctl);
-			}
-			len = (size_t)(end - rel - 1);
-			memcpy(path + base, rel + 1, len);
-			len += base;
-			while (len > base && path[len - 1] == '/')
-				len--;
-			for (;;) { /* the cgroup, then each ancestor */
-				int q = barriertune_dir_quota_(path, len, v2);
-				if (q > 0 && (best == 0 || q < best))
-					best = q;
-				if (len <= base)
-					break;
-				while (len > base && path[len - 1] != '/')
-					len--;
-				while (len > base && path[len - 1] == '/')
-					len--;
-			}
-		}
-		line = *end == '\n' ? end + 1 : end;
-	}
-	return best;
-}
-
-/* barriertune_policy_of_: the wait policy a value of
- * BARRIERTUNE_WAIT_POLICY names (case-insensitive, blanks around it
- * ignored); BARRIERTUNE_WAIT_AUTO for none or empty; -1 for another
- * value. */
-BARRIERTUNE_FN_ int barriertune_policy_of_(const char *v)
-{
-	static const char *const names[] = {"auto", "active", "passive"};
-	size_t n, k;
-	int i;
-	if (v == NULL)
-		return BARRIERTUNE_WAIT_AUTO;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	n = strlen(v);
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n'))
-		n--;
-	if (n == 0)
-		return BARRIERTUNE_WAIT_AUTO;
-	for (i = 0; i < 3; i++) {
-		for (k = 0; k < n && names[i][k] != 0; k++) {
-			char c = v[k] >= 'A' && v[k] <= 'Z' ? (char)(v[k] - 'A' + 'a') : v[k];
-			if (c != names[i][k])
-				break;
-		}
-		if (k == n && names[i][k] == 0)
-			return i; /* the enum's order */
-	}
-	return -1;
-}
-
-/* barriertune_process_read_: reads the process's facts into p. An
- * invalid BARRIERTUNE_WAIT_POLICY gives auto and one line on standard
- * error (written here, when the program is loaded, never in a wait). */
-BARRIERTUNE_FN_ void barriertune_process_read_(struct barriertune_process_ *p)
-{
-	int saved = errno, q, c = 0;
-	const char *v = getenv("BARRIERTUNE_WAIT_POLICY");
-	memset(p->mask, 0, sizeof p->mask);
-#if defined(__linux__)
-	{
-		long got = syscall(SYS_sched_getaffinity, 0, sizeof p->mask, p->mask);
-		long i;
-		for (i = 0; got > 0 && i < got / (long)sizeof(unsigned long); i++)
-			c += __builtin_popcountl(p->mask[i]);
-	}
-#endif
-	p->affinity = c;
-	q = barriertune_cgroup_quota_();
-	p->cpus = q > 0 && (c == 0 || q < c) ? q : c;
-	p->policy = barriertune_policy_of_(v);
-	if (p->policy < 0) {
-		p->policy = BARRIERTUNE_WAIT_AUTO;
-#if defined(__linux__)
-		{
-			static const char head[] = "barriertune: BARRIERTUNE_WAIT_POLICY=\"", tail[] = "\" is not a wait policy (accepted: active, passive, auto); using auto\n";
-			size_t n = strlen(v);
-			(void)syscall(SYS_write, 2, head, sizeof head - 1);
-			(void)syscall(SYS_write, 2, v, n > 48 ? (size_t)48 : n);
-			(void)syscall(SYS_write, 2, tail, sizeof tail - 1);
-		}
-#endif
-	}
-	errno = saved;
-}
-
-/* barriertune_process_get_: the process's facts, read once (see struct
- * barriertune_process_). */
-BARRIERTUNE_FN_ const struct barriertune_process_ *barriertune_process_get_(void)
-{
-	struct barriertune_process_ *p = &barriertune_proc_;
-	if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == 0) {
-		barriertune_process_read_(p);
-		__atomic_store_n(&p->state, 1, __ATOMIC_RELEASE);
-	}
-	return p;
-}
-
-#if defined(__GNUC__)
-__attribute__((constructor)) static void barriertune_process_init_(void)
-{
-	(void)barriertune_process_get_();
-}
-#endif
-
-/* barriertune_allowed_cpus_: how many CPUs the process may use (0:
- * unknown), as read once. */
-BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void)
-{
-	return barriertune_process_get_()->cpus;
-}
-
 #define BARRIERTUNE_BUSY_HOLD_NS 50000000
-/* BARRIERTUNE_YIELDS: how many times a waiter of threads outnumbering the
- * CPUs yields inline, with no call and no clock read, before the slow
- * path yields on for the spin bound and sleeps (8 threads on 2 CPUs: 4,
- * 16 and 64 all ran 1.01-1.02x a yielding central barrier;
- * docs/cbarrier.md). */
+/* BARRIERTUNE_BUSY_HOLD_NS: how long a barrier found crowded
+ * (barriertune_crowded_) stops spinning. BARRIERTUNE_YIELDS: how many
+ * times a waiter of threads outnumbering the CPUs yields inline, with no
+ * call and no clock read, before the slow path yields on for the spin
+ * bound and sleeps (docs/cbarrier.md). */
 #ifndef BARRIERTUNE_YIELDS
 #define BARRIERTUNE_YIELDS 4
 #endif
@@ -975,9 +1623,8 @@ BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct b
 
 /* BARRIERTUNE_SETTLED_SPIN_NS: how long a waiter of an outnumbered central
  * barrier spins, once per wait, when every participant on its CPU has
- * arrived, before it yields again (5 us: two or three yields' worth on
- * the EPYC guest of docs/cbarrier.md, where 2,000 and 20,000 ran alike
- * quiet and 5,000 better beside competing processes). */
+ * arrived, before it yields again: a few yields' worth
+ * (docs/cbarrier.md). */
 #ifndef BARRIERTUNE_SETTLED_SPIN_NS
 #define BARRIERTUNE_SETTLED_SPIN_NS 5000
 #endif
@@ -1036,6 +1683,38 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 	barriertune_sleep_(f, e, 0, w);
 }
 
+/* barriertune_central_outnumbered_: central's episode where
+ * barriertune_outnumbered_(b). Nothing touches the participant's slot,
+ * a line of its own that a thread sharing its CPU with several others
+ * may find gone from its cache at every turn: the episode is the one
+ * after the released one (the flag: nobody arrives in episode e+1 before
+ * e is released, and e is not released before everybody arrived), and
+ * the arrival is counted in the word of the CPU the caller runs on, a
+ * line every participant there touches. The arrival is deposited there
+ * too (dep), and added to the barrier's counter with the others on that
+ * CPU (barriertune_cpu_flush_): by the last of the episode before's
+ * arrivals there (barriertune_cpu_settled_), else by a waiter after its
+ * yield. Only one add a CPU then takes the counter's line from the
+ * other CPUs, instead of one an arrival. Returns that word: the
+ * caller's departure, counted in its inside as its last access to b, is
+ * what destroy waits for. */
+BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b)
+{
+	uint32_t e = __atomic_load_n(&b->a[0].v, __ATOMIC_ACQUIRE) + 1;
+	int cpu = barriertune_cpu_now_();
+	struct barriertune_slot_ *w;
+	uint64_t o;
+	if (cpu < 0)
+		cpu = 0;
+	w = &b->counters[1 + (cpu & (b->ncpuw - 1))];
+	o = barriertune_cpu_arrive_(w, e);
+	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
+	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
+		return w;
+	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, &b->counters[0], (uint64_t)b->n);
+	return w;
+}
+
 /* barriertune_cpu_words_: how many per-CPU arrival words a central
  * barrier of n threads keeps (block as barriertune_barrier_init_
  * algorithm's): a power of two above the highest CPU the process may use
@@ -1071,7 +1750,402 @@ BARRIERTUNE_FN_ int barriertune_outnumbered_(const struct barriertune_barrier *b
 	return b->ncpuw > 0 && b->w.policy != BARRIERTUNE_WAIT_PASSIVE;
 }
 
-/* ---- choosing ---- */
+/* ==== 5. What the header reads from the system ==== */
+
+/* The files, each named once here and read once per process (when the
+ * program is loaded, or at the first init), except the load average,
+ * which a wait that spins out its bound reads as evidence (part 4). Every
+ * path begins with BARRIERTUNE_TEST_ROOT ("": the system's own), which
+ * tests point at a tree of their own. From the kernel directly: the
+ * affinity (sched_getaffinity) and, on x86, the CPU's identity (CPUID). */
+#ifndef BARRIERTUNE_TEST_ROOT
+#define BARRIERTUNE_TEST_ROOT ""
+#endif
+/* The CPUs online: how many (the machine's recognition, the wait's
+ * evidence), and which (the NUMA nodes are taken within them). */
+#define BARRIERTUNE_ONLINE_ BARRIERTUNE_TEST_ROOT "/sys/devices/system/cpu/online"
+/* The NUMA nodes: node/online, node/nodeN/cpulist. */
+#define BARRIERTUNE_NODE_DIR_ BARRIERTUNE_TEST_ROOT "/sys/devices/system/node"
+/* The process's cgroups, and their hierarchy: the CPU quota. */
+#define BARRIERTUNE_SELF_CGROUP_ BARRIERTUNE_TEST_ROOT "/proc/self/cgroup"
+#define BARRIERTUNE_CGROUP_DIR_ BARRIERTUNE_TEST_ROOT "/sys/fs/cgroup"
+/* The machine's runnable tasks now (its fourth field). */
+#define BARRIERTUNE_LOADAVG_ BARRIERTUNE_TEST_ROOT "/proc/loadavg"
+/* arm64: the CPU's identity, MIDR_EL1. */
+#define BARRIERTUNE_MIDR_ BARRIERTUNE_TEST_ROOT "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+
+/* barriertune_read_small_: up to size-1 bytes of path into buf, NUL
+ * terminated, with raw open/read/close system calls: no stdio, no malloc,
+ * errno unchanged (the wait calls it). The length, or -1. */
+BARRIERTUNE_FN_ int barriertune_read_small_(const char *path, char *buf, int size)
+{
+#if defined(__linux__) && defined(SYS_openat)
+	int saved = errno, len = -1;
+	long fd = syscall(SYS_openat, -100 /* AT_FDCWD */, path, 0 /* O_RDONLY */);
+	if (fd >= 0) {
+		long r = syscall(SYS_read, (int)fd, buf, (size_t)(size - 1));
+		if (r >= 0) {
+			buf[r] = 0;
+			len = (int)r;
+		}
+		(void)syscall(SYS_close, (int)fd);
+	}
+	errno = saved;
+	return len;
+#else
+	(void)path;
+	(void)buf;
+	(void)size;
+	return -1;
+#endif
+}
+
+/* barriertune_num_: parses a decimal number at *p, advancing it; -1 when
+ * none. */
+BARRIERTUNE_FN_ int barriertune_num_(const char **p)
+{
+	int v = 0, any = 0;
+	while (**p >= '0' && **p <= '9' && v < 100000000) {
+		v = v * 10 + (**p - '0');
+		(*p)++;
+		any = 1;
+	}
+	return any ? v : -1;
+}
+
+/* The header's one CPU-list parser (CPU or node ids): what the Go side's
+ * cpuset.ParseList reads, comma-separated ids and ranges, white space and
+ * NUL bytes around them, empty parts skipped, ids up to 65535. It is fed
+ * a list in pieces (a file as it is read, or a string) into a bitmap of
+ * nbits bits (words of 64); ids at nbits or above are counted in over. */
+BARRIERTUNE_FN_ void barriertune_list_start_(struct barriertune_list_ *l, uint64_t *bits, int nbits)
+{
+	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
+	l->bits = bits;
+	l->nbits = nbits;
+	l->v[0] = l->v[1] = -1;
+	l->k = l->gap = l->over = 0;
+	l->ok = 1;
+}
+
+/* barriertune_list_feed_ parses len bytes at s; len < 0 ends the list.
+ * l->ok is 0 once the list is not one. */
+BARRIERTUNE_FN_ void barriertune_list_feed_(struct barriertune_list_ *l, const char *s, long len)
+{
+	long j, i, *v = l->v;
+	for (j = 0; l->ok && j < (len < 0 ? 1 : len); j++) {
+		int ch = len < 0 ? -1 : (unsigned char)s[j];
+		if (ch >= '0' && ch <= '9') {
+			v[l->k] = (v[l->k] < 0 ? 0 : v[l->k] * 10) + (ch - '0');
+			l->ok = !l->gap && v[l->k] <= 65535; /* not "1 2", nor a huge id */
+		} else if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f' || ch == 0) {
+			l->gap = v[l->k] >= 0;
+		} else if (ch == '-' && l->k == 0 && v[0] >= 0) {
+			l->k = 1;
+			l->gap = 0;
+		} else if (ch == ',' || ch < 0) {
+			if (l->k == 1 && v[1] < 0) {
+				l->ok = 0; /* "3-" */
+				break;
+			}
+			if (v[0] >= 0) {
+				if (l->k == 0)
+					v[1] = v[0];
+				if (v[1] < v[0]) {
+					l->ok = 0;
+					break;
+				}
+				for (i = v[0]; i <= v[1] && i < l->nbits; i++)
+					l->bits[i / 64] |= (uint64_t)1 << (i % 64);
+				if (v[1] >= l->nbits)
+					l->over += (int)(v[1] - (v[0] > l->nbits ? v[0] : l->nbits) + 1);
+			}
+			v[0] = v[1] = -1;
+			l->k = l->gap = 0;
+		} else {
+			l->ok = 0;
+		}
+	}
+}
+
+/* barriertune_read_list_: the list in the file at path as a bitmap of
+ * nbits bits, read in pieces with raw system calls; 1 when it reads and
+ * parses; ids at nbits or above are added to *over. */
+BARRIERTUNE_FN_ int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
+{
+	struct barriertune_list_ l;
+	barriertune_list_start_(&l, bits, nbits);
+#if defined(__linux__) && defined(SYS_openat)
+	{
+		int saved = errno;
+		char buf[256];
+		long r = -1, fd = syscall(SYS_openat, -100 /* AT_FDCWD */, path, 0 /* O_RDONLY */);
+		if (fd >= 0) {
+			while (l.ok && (r = syscall(SYS_read, (int)fd, buf, sizeof buf)) > 0)
+				barriertune_list_feed_(&l, buf, r);
+			(void)syscall(SYS_close, (int)fd);
+		}
+		errno = saved;
+		if (r != 0)
+			return 0; /* unreadable, or not a list */
+	}
+#else
+	(void)path;
+	return 0;
+#endif
+	barriertune_list_feed_(&l, NULL, -1);
+	*over += l.over;
+	return l.ok;
+}
+
+/* barriertune_parse_list_: the list s as a bitmap of nbits bits, 1 when
+ * it parses and every id fits. */
+BARRIERTUNE_FN_ int barriertune_parse_list_(const char *s, uint64_t *bits, int nbits)
+{
+	struct barriertune_list_ l;
+	barriertune_list_start_(&l, bits, nbits);
+	barriertune_list_feed_(&l, s, (long)strlen(s));
+	barriertune_list_feed_(&l, NULL, -1);
+	return l.ok && l.over == 0;
+}
+
+/* barriertune_quota_: ⌈quota/period⌉ CPUs, at least 1; 0 for no quota. */
+BARRIERTUNE_FN_ int barriertune_quota_(long long quota, long long period)
+{
+	long long c;
+	if (quota <= 0 || period <= 0)
+		return 0;
+	c = quota / period + (quota % period != 0);
+	return c < 1 ? 1 : c > INT_MAX ? INT_MAX : (int)c;
+}
+
+/* barriertune_dir_quota_: the CPU quota of one cgroup directory (v2:
+ * cpu.max, "max PERIOD" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us, -1 for
+ * none, and cpu.cfs_period_us); 0 for none or unreadable ("max" and "-1"
+ * read as no number). */
+BARRIERTUNE_FN_ int barriertune_dir_quota_(char *path, size_t len, int v2)
+{
+	char buf[64];
+	const char *p = buf;
+	long long q, per;
+	if (v2) {
+		memcpy(path + len, "/cpu.max", 9);
+		if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+			return 0;
+		q = barriertune_num_(&p);
+		while (*p == ' ')
+			p++;
+		per = barriertune_num_(&p);
+		return barriertune_quota_(q, per);
+	}
+	memcpy(path + len, "/cpu.cfs_quota_us", 18);
+	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+		return 0;
+	q = barriertune_num_(&p);
+	memcpy(path + len, "/cpu.cfs_period_us", 19);
+	p = buf;
+	if (barriertune_read_small_(path, buf, (int)sizeof buf) <= 0)
+		return 0;
+	per = barriertune_num_(&p);
+	return barriertune_quota_(q, per);
+}
+
+/* barriertune_cgroup_quota_: the least CPU quota of the process's cgroup
+ * and its ancestors (v2's unified hierarchy, or v1's cpu controller), as
+ * Go's cpuset.Usable reads it; 0 for none. The cgroup's cpuset needs no
+ * reading: the kernel applies it to the affinity. */
+BARRIERTUNE_FN_ int barriertune_cgroup_quota_(void)
+{
+	char self[4096], path[sizeof BARRIERTUNE_CGROUP_DIR_ + 4096 + 32];
+	const char *line = self;
+	int best = 0;
+	if (barriertune_read_small_(BARRIERTUNE_SELF_CGROUP_, self, (int)sizeof self) <= 0)
+		return 0;
+	while (*line != 0) {
+		const char *ctl = line, *rel, *end;
+		int v2, cpu = 0;
+		size_t base, len;
+		while (*ctl != 0 && *ctl != ':' && *ctl != '\n')
+			ctl++;
+		if (*ctl != ':')
+			break;
+		ctl++;
+		rel = ctl;
+		while (*rel != 0 && *rel != ':' && *rel != '\n')
+			rel++;
+		if (*rel != ':')
+			break;
+		end = rel + 1;
+		while (*end != 0 && *end != '\n')
+			end++;
+		v2 = rel == ctl && line[0] == '0' && line[1] == ':';
+		{ /* v1: is "cpu" one of the line's controllers? */
+			const char *c = ctl;
+			while (!v2 && c < rel) {
+				const char *e = c;
+				while (e < rel && *e != ',')
+					e++;
+				cpu = cpu || (e - c == 3 && memcmp(c, "cpu", 3) == 0);
+				c = e + 1;
+			}
+		}
+		if ((v2 || cpu) && end - rel - 1 < 4096) {
+			base = sizeof BARRIERTUNE_CGROUP_DIR_ - 1;
+			memcpy(path, BARRIERTUNE_CGROUP_DIR_, base);
+			if (!v2) {
+				path[base++] = '/';
+				memcpy(path + base, ctl, (size_t)(rel - ctl));
+				base += (size_t)(rel - ctl);
+			}
+			len = (size_t)(end - rel - 1);
+			memcpy(path + base, rel + 1, len);
+			len += base;
+			while (len > base && path[len - 1] == '/')
+				len--;
+			for (;;) { /* the cgroup, then each ancestor */
+				int q = barriertune_dir_quota_(path, len, v2);
+				if (q > 0 && (best == 0 || q < best))
+					best = q;
+				if (len <= base)
+					break;
+				while (len > base && path[len - 1] != '/')
+					len--;
+				while (len > base && path[len - 1] == '/')
+					len--;
+			}
+		}
+		line = *end == '\n' ? end + 1 : end;
+	}
+	return best;
+}
+
+/* barriertune_policy_of_: the wait policy a value of
+ * BARRIERTUNE_WAIT_POLICY names (case-insensitive, blanks around it
+ * ignored); BARRIERTUNE_WAIT_AUTO for none or empty; -1 for another
+ * value. */
+BARRIERTUNE_FN_ int barriertune_policy_of_(const char *v)
+{
+	static const char *const names[] = {"auto", "active", "passive"};
+	size_t n, k;
+	int i;
+	if (v == NULL)
+		return BARRIERTUNE_WAIT_AUTO;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n'))
+		n--;
+	if (n == 0)
+		return BARRIERTUNE_WAIT_AUTO;
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < n && names[i][k] != 0; k++) {
+			char c = v[k] >= 'A' && v[k] <= 'Z' ? (char)(v[k] - 'A' + 'a') : v[k];
+			if (c != names[i][k])
+				break;
+		}
+		if (k == n && names[i][k] == 0)
+			return i; /* the enum's order */
+	}
+	return -1;
+}
+
+/* barriertune_process_read_: reads the process's facts into p. An
+ * invalid BARRIERTUNE_WAIT_POLICY gives auto and one line on standard
+ * error (written here, when the program is loaded, never in a wait). */
+BARRIERTUNE_FN_ void barriertune_process_read_(struct barriertune_process_ *p)
+{
+	int saved = errno, q, c = 0;
+	const char *v = getenv("BARRIERTUNE_WAIT_POLICY");
+	memset(p->mask, 0, sizeof p->mask);
+#if defined(__linux__)
+	{
+		long got = syscall(SYS_sched_getaffinity, 0, sizeof p->mask, p->mask);
+		long i;
+		for (i = 0; got > 0 && i < got / (long)sizeof(unsigned long); i++)
+			c += __builtin_popcountl(p->mask[i]);
+	}
+#endif
+	p->affinity = c;
+	p->online = p->online_over = 0;
+	if (barriertune_read_list_(BARRIERTUNE_ONLINE_, p->online_bits, 8192, &p->online_over)) {
+		size_t i;
+		p->online = p->online_over;
+		for (i = 0; i < sizeof p->online_bits / sizeof p->online_bits[0]; i++)
+			p->online += __builtin_popcountll(p->online_bits[i]);
+	} else {
+		memset(p->online_bits, 0, sizeof p->online_bits);
+		p->online_over = 0;
+	}
+	q = barriertune_cgroup_quota_();
+	p->cpus = q > 0 && (c == 0 || q < c) ? q : c;
+	p->policy = barriertune_policy_of_(v);
+	if (p->policy < 0) {
+		p->policy = BARRIERTUNE_WAIT_AUTO;
+#if defined(__linux__)
+		{
+			static const char head[] = "barriertune: BARRIERTUNE_WAIT_POLICY=\"", tail[] = "\" is not a wait policy (accepted: active, passive, auto); using auto\n";
+			size_t n = strlen(v);
+			(void)syscall(SYS_write, 2, head, sizeof head - 1);
+			(void)syscall(SYS_write, 2, v, n > 48 ? (size_t)48 : n);
+			(void)syscall(SYS_write, 2, tail, sizeof tail - 1);
+		}
+#endif
+	}
+	errno = saved;
+}
+
+/* barriertune_process_get_: the process's facts, read once (see struct
+ * barriertune_process_). */
+BARRIERTUNE_FN_ const struct barriertune_process_ *barriertune_process_get_(void)
+{
+	struct barriertune_process_ *p = &barriertune_proc_;
+	if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == 0) {
+		barriertune_process_read_(p);
+		__atomic_store_n(&p->state, 1, __ATOMIC_RELEASE);
+	}
+	return p;
+}
+
+#if defined(__GNUC__)
+__attribute__((constructor)) static void barriertune_process_init_(void)
+{
+	(void)barriertune_process_get_();
+}
+#endif
+
+/* barriertune_allowed_cpus_: how many CPUs the process may use (0:
+ * unknown), as read once. */
+BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void)
+{
+	return barriertune_process_get_()->cpus;
+}
+
+/* The one-reading evidence: more tasks runnable on the machine right now
+ * (the load average's fourth field) than CPUs online plus one and than the
+ * barrier's own threads plus one: some wait for a CPU, so a partner that
+ * is late may be one of them. Read with raw system calls into a stack
+ * buffer (no stdio, no malloc, errno kept). The per-thread run-delay
+ * signal (/proc/thread-self/schedstat) was dropped: it needed stdio or a
+ * descriptor per thread inside the wait. */
+BARRIERTUNE_FN_ int barriertune_crowded_(int n)
+{
+	char buf[256];
+	const char *p = buf;
+	int running, online, k;
+	if (barriertune_read_small_(BARRIERTUNE_LOADAVG_, buf, (int)sizeof buf) <= 0)
+		return 0;
+	for (k = 0; k < 3; k++) { /* skip the three load averages */
+		while (*p != 0 && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	running = barriertune_num_(&p);
+	if (running < 0 || *p != '/')
+		return 0;
+	online = barriertune_process_get_()->online;
+	return online > 0 && running > online + 1 && running > n + 1;
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 /* barriertune_cpuid_: the CPUID instruction for leaf (subleaf 0): eax,
@@ -1081,14 +2155,6 @@ BARRIERTUNE_FN_ void barriertune_cpuid_(unsigned int leaf, unsigned int r[4])
 	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0u));
 }
 #endif
-
-#if defined(__aarch64__)
-#ifndef BARRIERTUNE_MIDR
-#define BARRIERTUNE_MIDR "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
-#endif
-#endif
-
-BARRIERTUNE_FN_ int barriertune_read_small_(const char *path, char *buf, int size);
 
 /* barriertune_cpu_ fills the CPU's identity as the check recorded it: on
  * x86 from CPUID (vendor, family, model, brand string trimmed of spaces),
@@ -1147,7 +2213,7 @@ BARRIERTUNE_FN_ int barriertune_cpu_(char vendor[49], int *family, int *model, c
 	uint64_t midr = 0;
 	size_t i;
 	int any = 0;
-	if (barriertune_read_small_(BARRIERTUNE_MIDR, buf, (int)sizeof buf) <= 0)
+	if (barriertune_read_small_(BARRIERTUNE_MIDR_, buf, (int)sizeof buf) <= 0)
 		return 0;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
@@ -1177,103 +2243,6 @@ BARRIERTUNE_FN_ int barriertune_cpu_(char vendor[49], int *family, int *model, c
 #endif
 }
 
-/* Where the NUMA nodes are listed (tests point it at a directory of their
- * own). */
-#ifndef BARRIERTUNE_NODE_DIR
-#define BARRIERTUNE_NODE_DIR "/sys/devices/system/node"
-#endif
-
-/* barriertune_read_list_: the CPU (or node) list in the file at path as a
- * bitmap of nbits bits (words of 64), 1 when it reads; ids at nbits or
- * above are dropped and counted in *over. It reads what the Go side's
- * cpuset.ParseList reads: comma-separated ids and ranges, white space and
- * NUL bytes around them, empty parts skipped, ids up to 65535. */
-BARRIERTUNE_FN_ int barriertune_read_list_(const char *path, uint64_t *bits, int nbits, int *over)
-{
-	FILE *fp = fopen(path, "r");
-	long v[2] = {-1, -1}, i;
-	int ch, ok = 1, k = 0, gap = 0; /* k: 1 after the '-'; gap: space after digits */
-	if (fp == NULL)
-		return 0;
-	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
-	for (;;) {
-		ch = fgetc(fp);
-		if (ch >= '0' && ch <= '9') {
-			if (gap) {
-				ok = 0; /* "1 2" */
-				break;
-			}
-			v[k] = (v[k] < 0 ? 0 : v[k] * 10) + (ch - '0');
-			if (v[k] > 65535) {
-				ok = 0;
-				break;
-			}
-		} else if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f' || ch == 0) {
-			gap = v[k] >= 0;
-		} else if (ch == '-' && k == 0 && v[0] >= 0) {
-			k = 1;
-			gap = 0;
-		} else if (ch == ',' || ch == EOF) {
-			if (k == 1 && v[1] < 0) {
-				ok = 0; /* "3-" */
-				break;
-			}
-			if (v[0] >= 0) {
-				if (k == 0)
-					v[1] = v[0];
-				if (v[1] < v[0]) {
-					ok = 0;
-					break;
-				}
-				for (i = v[0]; i <= v[1] && i < nbits; i++)
-					bits[i / 64] |= (uint64_t)1 << (i % 64);
-				if (v[1] >= nbits)
-					*over += (int)(v[1] - (v[0] > nbits ? v[0] : nbits) + 1);
-			}
-			if (ch == EOF)
-				break;
-			v[0] = v[1] = -1;
-			k = gap = 0;
-		} else {
-			ok = 0;
-			break;
-		}
-	}
-	fclose(fp);
-	return ok;
-}
-
-/* barriertune_parse_list_: a CPU list string as a bitmap of nbits bits, 1
- * when every id fits. */
-BARRIERTUNE_FN_ int barriertune_parse_list_(const char *s, uint64_t *bits, int nbits)
-{
-	char *end;
-	long a, b, i;
-	memset(bits, 0, sizeof(uint64_t) * (size_t)((nbits + 63) / 64));
-	while (*s != '\0') {
-		a = strtol(s, &end, 10);
-		if (end == s)
-			return 0;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1)
-				return 0;
-			s = end;
-		}
-		if (a < 0 || b < a || b >= nbits)
-			return 0;
-		for (i = a; i <= b; i++)
-			bits[i / 64] |= (uint64_t)1 << (i % 64);
-		if (*s == ',')
-			s++;
-		else if (*s != '\0')
-			return 0;
-	}
-	return 1;
-}
-
 /* barriertune_nodes_recognised_: 1 when the NUMA nodes online, each taken
  * within the online CPUs, are the table's (barriertune_machine_nodes with
  * BARRIERTUNE_MACHINE_NODES_EXACT 1: the recorded tree's NUMANode level),
@@ -1285,15 +2254,16 @@ BARRIERTUNE_FN_ int barriertune_nodes_recognised_(void)
 {
 #if BARRIERTUNE_MACHINE_NNODES > 0
 	enum { nbits = BARRIERTUNE_MACHINE_NBITS, words = (BARRIERTUNE_MACHINE_NBITS + 63) / 64, maxnodes = 4096 };
-	uint64_t *mem, *online, *node, *all, *ids, *want;
-	char path[sizeof BARRIERTUNE_NODE_DIR + 32];
+	const struct barriertune_process_ *p = barriertune_process_get_();
+	const int pwords = (int)(sizeof p->online_bits / sizeof p->online_bits[0]);
+	uint64_t *mem, *node, *all, *ids, *want;
+	char path[sizeof BARRIERTUNE_NODE_DIR_ + 32];
 	unsigned char *used;
 	int over = 0, ok = 0, seen = 0, other = 0, id, i, j, w, empty, same;
-	mem = (uint64_t *)calloc((size_t)words * (4 + BARRIERTUNE_MACHINE_NNODES) + maxnodes / 64 + (BARRIERTUNE_MACHINE_NNODES + 7) / 8, sizeof(uint64_t));
+	mem = (uint64_t *)calloc((size_t)words * (3 + BARRIERTUNE_MACHINE_NNODES) + maxnodes / 64 + (BARRIERTUNE_MACHINE_NNODES + 7) / 8, sizeof(uint64_t));
 	if (mem == NULL)
 		return 0;
-	online = mem;
-	node = online + words;
+	node = mem;
 	all = node + words; /* the nodes' CPUs so far, to find overlaps */
 	want = all + words;
 	ids = want + (size_t)words * BARRIERTUNE_MACHINE_NNODES;
@@ -1304,12 +2274,14 @@ BARRIERTUNE_FN_ int barriertune_nodes_recognised_(void)
 	}
 	/* What cannot be read is unknown, as in the Go lookup: recognised. */
 	ok = 1;
-	if (!barriertune_read_list_(BARRIERTUNE_ONLINE, online, nbits, &over))
+	if (p->online == 0)
 		goto out;
 	ok = 0;
-	if (over > 0)
-		goto out; /* a CPU the table's machine did not have */
-	snprintf(path, sizeof path, "%s/online", BARRIERTUNE_NODE_DIR);
+	for (i = nbits; i < 64 * pwords; i++) {
+		if (p->online_over > 0 || (p->online_bits[i / 64] >> (i % 64) & 1))
+			goto out; /* a CPU the table's machine did not have */
+	}
+	snprintf(path, sizeof path, "%s/online", BARRIERTUNE_NODE_DIR_);
 	ok = 1;
 	if (!barriertune_read_list_(path, ids, maxnodes, &over) || over > 0)
 		goto out;
@@ -1320,7 +2292,7 @@ BARRIERTUNE_FN_ int barriertune_nodes_recognised_(void)
 	for (id = 0; id < maxnodes; id++) {
 		if (!(ids[id / 64] >> (id % 64) & 1))
 			continue;
-		snprintf(path, sizeof path, "%s/node%d/cpulist", BARRIERTUNE_NODE_DIR, id);
+		snprintf(path, sizeof path, "%s/node%d/cpulist", BARRIERTUNE_NODE_DIR_, id);
 		if (!barriertune_read_list_(path, node, nbits, &over))
 			goto out;
 		empty = 1;
@@ -1328,7 +2300,7 @@ BARRIERTUNE_FN_ int barriertune_nodes_recognised_(void)
 			if (node[w] & all[w])
 				goto out; /* overlapping nodes: unknown */
 			all[w] |= node[w];
-			node[w] &= online[w]; /* Linux lists offline CPUs too */
+			node[w] &= w < pwords ? p->online_bits[w] : 0; /* Linux lists offline CPUs too */
 			empty = empty && node[w] == 0;
 		}
 		if (empty)
@@ -1356,17 +2328,14 @@ out:
 #endif
 }
 
-/* barriertune_machine_recognised: 1 when this machine is the one the
- * table was measured on (the CPU's vendor, family, model and brand string
- * as CPUID gives them, and the number of CPUs in /proc/cpuinfo, are the
- * table's, and where the table records NUMA nodes, the nodes: see
- * barriertune_nodes_recognised_), else 0. */
+/* barriertune_machine_recognised_now_: barriertune_machine_recognised
+ * (part 1) read now: the CPU's identity (barriertune_cpu_), the count of
+ * the CPUs online and the NUMA nodes (barriertune_nodes_recognised_)
+ * against the table's. */
 BARRIERTUNE_FN_ int barriertune_machine_recognised_now_(void)
 {
-#if defined(__linux__)
-	char line[512], vendor[49], brand[49];
-	int cpus = 0, family = 0, model = 0;
-	FILE *fp;
+	char vendor[49], brand[49];
+	int family = 0, model = 0;
 	if (BARRIERTUNE_NCHOICES == 0 || BARRIERTUNE_MACHINE_NCPUS == 0)
 		return 0;
 	if (!barriertune_cpu_(vendor, &family, &model, brand))
@@ -1374,23 +2343,12 @@ BARRIERTUNE_FN_ int barriertune_machine_recognised_now_(void)
 	if (strcmp(vendor, barriertune_machine_vendor) != 0 || family != BARRIERTUNE_MACHINE_FAMILY ||
 	    model != BARRIERTUNE_MACHINE_MODEL || strcmp(brand, barriertune_machine_cpu) != 0)
 		return 0;
-	fp = fopen("/proc/cpuinfo", "r");
-	if (fp == NULL)
-		return 0;
-	while (fgets(line, sizeof line, fp) != NULL) {
-		if (strncmp(line, "processor", 9) == 0 && (line[9] == ' ' || line[9] == '\t' || line[9] == ':'))
-			cpus++;
-	}
-	fclose(fp);
-	return cpus == BARRIERTUNE_MACHINE_NCPUS && barriertune_nodes_recognised_();
-#else
-	return 0;
-#endif
+	return barriertune_process_get_()->online == BARRIERTUNE_MACHINE_NCPUS && barriertune_nodes_recognised_();
 }
 
-/* barriertune_machine_recognised is barriertune_machine_recognised_now_
- * read once per process (per translation unit in C): every later init
- * and C++ construction takes the answer, and reads no file. */
+/* barriertune_machine_recognised (part 1) is read once per process (per
+ * translation unit in C): every later init and C++ construction takes
+ * the answer, and reads no file. */
 BARRIERTUNE_FN_ int barriertune_machine_recognised(void)
 {
 	static int cached; /* 0: not read yet; else the answer + 1 */
@@ -1402,924 +2360,14 @@ BARRIERTUNE_FN_ int barriertune_machine_recognised(void)
 	return got - 1;
 }
 
-/* barriertune_algorithm_name returns the catalog name of an algorithm
- * (enum barriertune_algorithm), or NULL. */
-BARRIERTUNE_FN_ const char *barriertune_algorithm_name(int alg)
-{
-#define BARRIERTUNE_NAME_(id, name) name,
-	static const char *const names[] = {BARRIERTUNE_ALGORITHMS(BARRIERTUNE_NAME_) NULL};
-#undef BARRIERTUNE_NAME_
-	return alg >= 0 && alg < BARRIERTUNE_NALGS ? names[alg] : NULL;
-}
-
-/* barriertune_algorithm_of returns the algorithm named name, or -1. */
-BARRIERTUNE_FN_ int barriertune_algorithm_of(const char *name)
-{
-	int a;
-	for (a = 0; a < BARRIERTUNE_NALGS; a++) {
-		if (name != NULL && strcmp(name, barriertune_algorithm_name(a)) == 0)
-			return a;
-	}
-	return -1;
-}
-
-/* barriertune_spin_ns_: the spin bound, twice the block and wake-up cost
- * recorded (50 us when none), within 10-200 us. */
-BARRIERTUNE_FN_ int64_t barriertune_spin_ns_(int recognised)
-{
-	double bw = recognised && BARRIERTUNE_BLOCK_WAKE_NS > 0 ? BARRIERTUNE_BLOCK_WAKE_NS : 50000.0;
-	double s = 2 * bw;
-	if (s < 10000)
-		s = 10000;
-	if (s > 200000)
-		s = 200000;
-	return (int64_t)s;
-}
-
-BARRIERTUNE_FN_ int barriertune_log2ceil_(int n)
-{
-	int r = 0;
-	while ((1 << r) < n)
-		r++;
-	return r;
-}
-
-#define BARRIERTUNE_MAGIC 0x62747462
-
-/* barriertune_alloc_ allocates b's flags (na then nb), n participants'
- * slots, nc counters and ni ints in one zeroed block. 0 or ENOMEM. */
-BARRIERTUNE_FN_ int barriertune_alloc_(struct barriertune_barrier *b, int n, int na, int nb, int nc, int ni)
-{
-	size_t size = (size_t)(na + nb) * sizeof(struct barriertune_flag_) + (size_t)(n + nc) * sizeof(struct barriertune_slot_) +
-		      (size_t)ni * sizeof(int);
-	char *mem;
-	size = (size + 127) / 128 * 128;
-	mem = (char *)aligned_alloc(128, size);
-	if (mem == NULL)
-		return ENOMEM;
-	memset(mem, 0, size);
-	b->mem_ = mem;
-	b->a = (struct barriertune_flag_ *)mem;
-	b->b = b->a + na;
-	b->slots = (struct barriertune_slot_ *)(b->b + nb);
-	b->counters = b->slots + n;
-	b->ints = (int *)(b->counters + nc);
-#if !defined(BARRIERTUNE_FUTEX)
-	{
-		int i;
-		for (i = 0; i < na + nb; i++) {
-			pthread_mutex_init(&b->a[i].mu, NULL);
-			pthread_cond_init(&b->a[i].cond, NULL);
-			b->a[i].ready_ = 1;
-		}
-	}
-#endif
-	return 0;
-}
-
-/* barriertune_ready_ sets b's wait for n participants (block as
- * barriertune_barrier_init_algorithm's) and marks it initialised. */
-BARRIERTUNE_FN_ void barriertune_ready_(struct barriertune_barrier *b, int n, int block)
-{
-	int allowed = barriertune_allowed_cpus_();
-	b->w.block = block > 0 || (block < 0 && allowed > 0 && n > allowed);
-	barriertune_wait_policy_(&b->w, barriertune_process_get_()->policy); /* registers membarrier before any wait */
-	b->w.n = n;
-	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
-	b->magic = BARRIERTUNE_MAGIC;
-}
-
-BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block);
-BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b);
-
-/* A participant in a hybrid's grouping: its group key and id. */
-struct barriertune_member_ {
-	int key, id;
-};
-
-BARRIERTUNE_FN_ int barriertune_member_cmp_(const void *x, const void *y)
-{
-	const struct barriertune_member_ *p = (const struct barriertune_member_ *)x, *q = (const struct barriertune_member_ *)y;
-	if (p->key != q->key)
-		return p->key < q->key ? -1 : 1;
-	return p->id < q->id ? -1 : p->id > q->id;
-}
-
-/* barriertune_barrier_init_hybrid prepares b as the hierarchical barrier
- * for n participants: nlevels levels, lowest first, levels[2l] the
- * algorithm of level l (enum barriertune_algorithm, not the hybrid) and
- * levels[2l+1] its fan-in (0: the default). keys[l * n + i] is the group
- * at level l of participant i (the results file's level_keys; keys NULL:
- * one group per level): at level 0 the participants sharing a key form a
- * group, and at each higher level the groups' representatives (their
- * lowest ids) are grouped so. Each group of two or more waits on a
- * barrier of its level's algorithm; the representatives go on up; where
- * the highest level leaves several groups a dissemination level joins
- * their representatives. Release goes back down, a flag per group.
- * block as barriertune_barrier_init_algorithm's. 0; EINVAL for n outside
- * 1..BARRIERTUNE_MAX_THREADS, nlevels outside 1..BARRIERTUNE_MAX_LEVELS,
- * an algorithm the header does not carry or the hybrid, a fan-in outside
- * 0..64; ENOMEM. */
-BARRIERTUNE_FN_ int barriertune_barrier_init_hybrid(struct barriertune_barrier *b, int n, int nlevels, const int *levels, const int *keys,
-						  int block)
-{
-	struct barriertune_member_ *m;
-	int *reps, *steps, *subn, *subalg, nm = n, nsubs = 0, nrel = 0, depth = nlevels + 1, l, i, k, err = 0;
-	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || nlevels < 1 || nlevels > BARRIERTUNE_MAX_LEVELS || levels == NULL)
-		return EINVAL;
-	for (l = 0; l < nlevels; l++) {
-		if (levels[2 * l] < 0 || levels[2 * l] >= BARRIERTUNE_NALGS || levels[2 * l] == BARRIERTUNE_ALG_HYBRID || levels[2 * l + 1] < 0 ||
-		    levels[2 * l + 1] > BARRIERTUNE_MAX_FAN_IN)
-			return EINVAL;
-	}
-	if (block < 0) {
-		int allowed = barriertune_allowed_cpus_();
-		block = allowed > 0 && n > allowed;
-	}
-	m = (struct barriertune_member_ *)malloc((size_t)n * sizeof *m);
-	reps = (int *)malloc((size_t)n * 3 * sizeof *reps);
-	steps = (int *)malloc(((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
-	if (m == NULL || reps == NULL || steps == NULL) {
-		free(m), free(reps), free(steps);
-		return ENOMEM;
-	}
-	subn = reps + n, subalg = subn + n; /* per group barrier: size, level */
-	for (i = 0; i < n; i++) {
-		reps[i] = i;
-		steps[(size_t)n * (size_t)depth * 3 + (size_t)i] = 0; /* the path's length */
-	}
-	/* Group each level's members by key (sorted: key, then id), the top
-	 * level's all in one; a member's position is its rank in its group. */
-	for (l = 0;; l++) {
-		int top = l >= nlevels, runs = 0, s, t, last;
-		for (i = 0; i < nm; i++) {
-			m[i].id = reps[i];
-			m[i].key = top || keys == NULL ? 0 : keys[(size_t)l * (size_t)n + (size_t)reps[i]];
-		}
-		qsort(m, (size_t)nm, sizeof *m, barriertune_member_cmp_);
-		for (s = 0; s < nm; s = t) {
-			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
-			}
-			runs++;
-		}
-		last = top || (l == nlevels - 1 && runs == 1);
-		k = 0;
-		for (s = 0; s < nm; s = t) {
-			int sub = -1, rel = -1;
-			for (t = s + 1; t < nm && m[t].key == m[s].key; t++) {
-			}
-			if (t - s > 1) {
-				sub = nsubs++;
-				subn[sub] = t - s;
-				subalg[sub] = top ? -1 : l;
-				if (!last)
-					rel = nrel++;
-			}
-			for (i = s; i < t; i++) {
-				int id = m[i].id, *len = &steps[(size_t)n * (size_t)depth * 3 + (size_t)id], *st = &steps[((size_t)id * (size_t)depth + (size_t)*len) * 3];
-				st[0] = sub, st[1] = i - s, st[2] = rel;
-				(*len)++;
-			}
-			reps[k++] = m[s].id;
-		}
-		nm = k;
-		if (last)
-			break;
-	}
-	memset(b, 0, sizeof *b);
-	b->n = n;
-	b->algorithm = BARRIERTUNE_ALG_HYBRID;
-	b->depth = depth;
-	if (barriertune_alloc_(b, n, nrel, 0, 0, n * depth * 3 + n) != 0 ||
-	    (nsubs > 0 && (b->subs = (struct barriertune_barrier *)calloc((size_t)nsubs, sizeof *b->subs)) == NULL)) {
-		err = ENOMEM;
-	} else {
-		memcpy(b->ints, steps, ((size_t)n * (size_t)depth * 3 + (size_t)n) * sizeof *steps);
-		/* The groups' barriers wait as the whole barrier does: block is
-		 * decided for all n participants, not the group. */
-		for (k = 0; k < nsubs && err == 0; k++) {
-			int lv = subalg[k];
-			err = barriertune_barrier_init_algorithm(&b->subs[k], subn[k],
-								 barriertune_algorithm_name(lv < 0 ? BARRIERTUNE_ALG_DISSEMINATION : levels[2 * lv]),
-								 lv < 0 ? 0 : levels[2 * lv + 1], block);
-			if (err == 0) {
-				b->nsubs = k + 1;
-				b->subs[k].w.n = n; /* the team's threads, for the evidence */
-			}
-		}
-	}
-	free(m), free(reps), free(steps);
-	if (err != 0) {
-		if (b->mem_ != NULL)
-			barriertune_barrier_destroy(b);
-		return err;
-	}
-	barriertune_ready_(b, n, block);
-	return 0;
-}
-
-/* barriertune_barrier_init_algorithm is barriertune_barrier_init with the
- * algorithm given by name (a catalog name this header carries) and fan_in
- * (0: 4, the default; trees only), for tests and comparisons; block 1
- * makes every wait sleep quickly as for more threads than CPUs, 0 spins
- * first, -1 decides from the allowed CPUs. EINVAL for an unknown name, n
- * < 1 or n > BARRIERTUNE_MAX_THREADS, fan_in < 0 or > BARRIERTUNE_MAX_FAN_IN;
- * ENOMEM. */
-BARRIERTUNE_FN_ int barriertune_barrier_init_algorithm(struct barriertune_barrier *b, int n, const char *algorithm, int fan_in, int block)
-{
-	int alg = barriertune_algorithm_of(algorithm);
-	int na = 0, nb = 0, nc = 0, ni = 0, r, i;
-	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS || alg < 0 || fan_in < 0 || fan_in > BARRIERTUNE_MAX_FAN_IN)
-		return EINVAL;
-	if (alg == BARRIERTUNE_ALG_HYBRID) {
-		/* Without levels: one dissemination level over all. */
-		static const int flat[2] = {BARRIERTUNE_ALG_DISSEMINATION, 0};
-		return barriertune_barrier_init_hybrid(b, n, 1, flat, NULL, block);
-	}
-	memset(b, 0, sizeof *b);
-	if (fan_in < 2)
-		fan_in = 4;
-	if (fan_in > n)
-		fan_in = n < 2 ? 2 : n; /* a wider tree is the same tree */
-	r = barriertune_log2ceil_(n);
-	b->n = n;
-	b->algorithm = alg;
-	b->fan_in = fan_in;
-	b->rounds = r;
-	switch (alg) {
-	case BARRIERTUNE_ALG_CENTRAL:
-		b->ncpuw = barriertune_cpu_words_(n, block);
-		na = 1, nc = 1 + b->ncpuw;
-		break;
-	case BARRIERTUNE_ALG_STATIC_TREE:
-		na = n, nb = 1;
-		break;
-	case BARRIERTUNE_ALG_ALL_STATIC_TREE:
-	case BARRIERTUNE_ALG_BINOMIAL:
-	case BARRIERTUNE_ALG_MCS:
-		na = n, nb = n, ni = n;
-		break;
-	case BARRIERTUNE_ALG_COMBINING: {
-		int members = n, nodes = 0;
-		for (;;) {
-			int groups = (members + fan_in - 1) / fan_in;
-			nodes += groups;
-			if (groups == 1)
-				break;
-			members = groups;
-		}
-		nb = 1, nc = nodes, ni = n + 2 * nodes;
-		break;
-	}
-	case BARRIERTUNE_ALG_DISSEMINATION:
-		na = n * (r > 0 ? r : 1);
-		break;
-	case BARRIERTUNE_ALG_TOURNAMENT:
-		na = n * (r > 0 ? r : 1), nb = n;
-		break;
-	case BARRIERTUNE_ALG_BUTTERFLY:
-		b->q = 1 << r;
-		na = b->q * (r > 0 ? r : 1);
-		break;
-	case BARRIERTUNE_ALG_PAIRWISE: {
-		int y = 1, pr = 0;
-		while (y * 2 <= n)
-			y *= 2, pr++;
-		b->y = y;
-		b->rounds = pr;
-		na = y * (pr > 0 ? pr : 1), nb = 2 * (n - y);
-		break;
-	}
-	}
-	if (barriertune_alloc_(b, n, na, nb, nc, ni) != 0)
-		return ENOMEM;
-	if (alg == BARRIERTUNE_ALG_COMBINING) {
-		/* ints: leaf[n], then per node its children and its parent. */
-		int *leaf = b->ints, *children = b->ints + n, *parent = children + nc;
-		int members = n, first = 0, lvl;
-		for (lvl = 0;; lvl++) {
-			int groups = (members + fan_in - 1) / fan_in, g, m;
-			for (g = 0; g < groups; g++) {
-				int k = members - g * fan_in;
-				children[first + g] = k < fan_in ? k : fan_in;
-				parent[first + g] = -1;
-			}
-			if (lvl == 0) {
-				for (i = 0; i < n; i++)
-					leaf[i] = i / fan_in;
-			} else {
-				int prev = first - members;
-				for (m = 0; m < members; m++)
-					parent[prev + m] = first + m / fan_in;
-			}
-			if (groups == 1)
-				break;
-			first += groups;
-			members = groups;
-		}
-	}
-	if (alg == BARRIERTUNE_ALG_MCS) {
-		for (i = 1; i < n; i++)
-			b->ints[(i - 1) / 4] |= 1 << ((i - 1) % 4);
-	}
-	barriertune_ready_(b, n, block);
-	return 0;
-}
-
-/* barriertune_choose_ returns the table's row for n threads on this
- * machine, or NULL for the safe default. */
-BARRIERTUNE_FN_ const struct barriertune_choice *barriertune_choose_(int n, int recognised)
-{
-	int i;
-	if (!recognised)
-		return NULL;
-	for (i = 0; i < BARRIERTUNE_NCHOICES; i++) {
-		if (n >= barriertune_choices[i].lo && n <= barriertune_choices[i].hi)
-			return &barriertune_choices[i];
-	}
-	return NULL;
-}
-
-/* barriertune_barrier_init prepares b for n participants: the machine's
- * choice for n threads when this is the machine of the table, else the
- * safe default. 0, EINVAL (n < 1 or n > BARRIERTUNE_MAX_THREADS, or b
- * NULL) or ENOMEM. */
-BARRIERTUNE_FN_ int barriertune_barrier_init(struct barriertune_barrier *b, int n)
-{
-	int recognised, allowed, err;
-	const struct barriertune_choice *c;
-	if (b == NULL || n < 1 || n > BARRIERTUNE_MAX_THREADS)
-		return EINVAL;
-	recognised = barriertune_machine_recognised();
-	allowed = barriertune_allowed_cpus_();
-	c = barriertune_choose_(n, recognised);
-	if (c != NULL && allowed > 0 && n > allowed && c->hi != INT_MAX) {
-		/* Fewer allowed CPUs than the row assumed: the row for more
-		 * threads than CPUs. */
-		c = barriertune_choose_(INT_MAX, recognised);
-	}
-	if (c != NULL && c->algorithm == BARRIERTUNE_ALG_HYBRID && c->nlevels > 0 && c->lo == n && c->hi == n) {
-		err = barriertune_barrier_init_hybrid(b, n, c->nlevels, c->levels, c->level_keys, -1);
-	} else if (c != NULL) {
-		err = barriertune_barrier_init_algorithm(b, n, barriertune_algorithm_name(c->algorithm), c->fan_in, -1);
-	} else {
-		err = barriertune_barrier_init_algorithm(
-			b, n, barriertune_algorithm_name(allowed > 0 && n > allowed ? BARRIERTUNE_ALG_CENTRAL : BARRIERTUNE_ALG_DISSEMINATION), 0, -1);
-	}
-	if (err != 0)
-		return err;
-	b->recognised = recognised;
-	b->choice = c;
-	b->w.spin_ns = barriertune_spin_ns_(recognised);
-	{
-		int k;
-		for (k = 0; k < b->nsubs; k++)
-			b->subs[k].w.spin_ns = b->w.spin_ns;
-	}
-	return 0;
-}
-
-/* barriertune_set_policy_ sets b's wait policy (and its groups'). */
-BARRIERTUNE_FN_ void barriertune_set_policy_(struct barriertune_barrier *b, int policy)
-{
-	int k;
-	barriertune_wait_policy_(&b->w, policy);
-	for (k = 0; k < b->nsubs; k++)
-		barriertune_set_policy_(&b->subs[k], policy);
-}
-
-/* barriertune_barrier_init_policy is barriertune_barrier_init with a
- * wait policy for b (enum barriertune_wait_policy), which overrides
- * BARRIERTUNE_WAIT_POLICY's; BARRIERTUNE_WAIT_FROM_ENV takes the
- * process's, as barriertune_barrier_init does. 0, EINVAL (as
- * barriertune_barrier_init, or policy not one of the enum's) or ENOMEM. */
-BARRIERTUNE_FN_ int barriertune_barrier_init_policy(struct barriertune_barrier *b, int n, int policy)
-{
-	int err;
-	if (policy < BARRIERTUNE_WAIT_FROM_ENV || policy > BARRIERTUNE_WAIT_PASSIVE)
-		return EINVAL;
-	err = barriertune_barrier_init(b, n);
-	if (err == 0 && policy != BARRIERTUNE_WAIT_FROM_ENV)
-		barriertune_set_policy_(b, policy);
-	return err;
-}
-
-/* barriertune_barrier_policy names the wait policy b runs ("auto",
- * "active" or "passive"). */
-BARRIERTUNE_FN_ const char *barriertune_barrier_policy(const struct barriertune_barrier *b)
-{
-	return b->w.policy == BARRIERTUNE_WAIT_ACTIVE ? "active" : b->w.policy == BARRIERTUNE_WAIT_PASSIVE ? "passive" : "auto";
-}
-
-/* barriertune_nap_: sleeps about ns nanoseconds (under a second): the
- * C library's nanosleep where <time.h> declares it, else the system call
- * (the kernel's 64-bit timespec on a 32-bit target where it has one);
- * a yield where neither is to be had. errno is left as it was. */
-BARRIERTUNE_FN_ void barriertune_nap_(long ns)
-{
-	int saved = errno;
-#if defined(CLOCK_MONOTONIC)
-	struct timespec ts;
-	ts.tv_sec = 0;
-	ts.tv_nsec = ns;
-	(void)nanosleep(&ts, NULL);
-#elif defined(__linux__) && (defined(SYS_clock_nanosleep_time64) || defined(SYS_nanosleep))
-	long r = -1;
-#if defined(SYS_clock_nanosleep_time64)
-	{
-		int64_t ts[2] = {0, ns}; /* struct __kernel_timespec */
-		r = syscall(SYS_clock_nanosleep_time64, 1 /* CLOCK_MONOTONIC */, 0, ts, NULL);
-	}
-#endif
-#if defined(SYS_nanosleep)
-	if (r != 0) {
-		long ts[2] = {0, ns}; /* the target's own struct timespec */
-		(void)syscall(SYS_nanosleep, ts, NULL);
-	}
-#else
-	(void)r;
-#endif
-#else
-	(void)ns;
-	sched_yield();
-#endif
-	errno = saved;
-}
-
-/* barriertune_left_: 1 when every thread that entered a wait on b has
- * left it (see barriertune_barrier_destroy). */
-BARRIERTUNE_FN_ int barriertune_left_(const struct barriertune_barrier *b)
-{
-	int i;
-	for (i = 0; i < b->n; i++) {
-		if (__atomic_load_n(&b->slots[i].inside, __ATOMIC_ACQUIRE) != 0)
-			return 0;
-	}
-	if (barriertune_outnumbered_(b)) {
-		/* The departures, counted in the CPU words, add up to the
-		 * arrivals (modulo 2^32): the last waiter has left. */
-		uint32_t left = 0;
-		int k;
-		for (k = 0; k < b->ncpuw; k++)
-			left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
-		if (left != (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
-			return 0;
-	}
-	return 1;
-}
-
-#if defined(BARRIERTUNE_DEBUG)
-/* barriertune_destroy_report_ writes one line on standard error: destroy
- * has waited a second, and the ids still inside a wait on b (a debug
- * build's busy marks). */
-BARRIERTUNE_FN_ void barriertune_destroy_report_(const struct barriertune_barrier *b)
-{
-	int i, shown = 0;
-	fprintf(stderr, "barriertune: barriertune_barrier_destroy(%p) has waited 1 s for participants still inside barriertune_barrier_wait:",
-		(const void *)b);
-	for (i = 0; i < b->n; i++) {
-		if (__atomic_load_n(&b->slots[i].busy, __ATOMIC_ACQUIRE) != 0 && shown++ < 64)
-			fprintf(stderr, "%s %d", shown > 1 ? "," : " ids", i);
-	}
-	fprintf(stderr, "%s; they wait for a partner that has not arrived (destroy waits on)\n", shown > 64 ? ", ..." : shown == 0 ? " none marked" : "");
-}
-#endif
-
-/* barriertune_barrier_destroy first waits until every thread that
- * entered barriertune_barrier_wait on b has left it (each wait marks its
- * participant's slot inside on entry and clears the mark as its very
- * last access to b; the serial participant's wait has seen every mark
- * set, since every participant set it before arriving; an outnumbered
- * central barrier's waits count their departures in its per-CPU words
- * instead, and destroy waits until they add up to the arrivals), then
- * frees what init allocated. So, as with glibc's pthread_barrier_destroy,
- * the serial participant may destroy and free b as soon as its wait
- * returns, while the others are still leaving theirs. Nobody may start a
- * new wait on b once destroy has begun. The wait yields a few times, then
- * sleeps in naps that double from 50 us to 10 ms: a destroy beside a
- * participant whose partner never comes waits without burning a CPU. A
- * BARRIERTUNE_DEBUG build says so on standard error after a second,
- * naming the ids still inside. */
-BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
-{
-	if (b == NULL || b->mem_ == NULL)
-		return;
-	{
-		long nap = 50000;
-		int k;
-#if defined(BARRIERTUNE_DEBUG)
-		int64_t start = barriertune_now_(), reported = 0;
-#endif
-		for (k = 0; !barriertune_left_(b); k++) {
-			if (k < 16) {
-				sched_yield();
-				continue;
-			}
-			barriertune_nap_(nap);
-			if (nap < 10000000)
-				nap *= 2;
-#if defined(BARRIERTUNE_DEBUG)
-			if (!reported && barriertune_now_() - start >= 1000000000) {
-				reported = 1;
-				barriertune_destroy_report_(b);
-			}
-#endif
-		}
-	}
-	if (b->subs != NULL) {
-		int k;
-		for (k = 0; k < b->nsubs; k++)
-			barriertune_barrier_destroy(&b->subs[k]);
-		free(b->subs);
-	}
-#if !defined(BARRIERTUNE_FUTEX)
-	{
-		int i, nf = (int)(((char *)b->slots - (char *)b->a) / (ptrdiff_t)sizeof(struct barriertune_flag_));
-		for (i = 0; i < nf; i++) {
-			pthread_mutex_destroy(&b->a[i].mu);
-			pthread_cond_destroy(&b->a[i].cond);
-		}
-	}
-#endif
-	free(b->mem_);
-	memset(b, 0, sizeof *b);
-}
-
-/* barriertune_barrier_algorithm names the algorithm b runs. */
-BARRIERTUNE_FN_ const char *barriertune_barrier_algorithm(const struct barriertune_barrier *b)
-{
-	return barriertune_algorithm_name(b->algorithm);
-}
-
-/* barriertune_barrier_pin pins the calling thread on the CPU the
- * machine's choice places participant id on, within the CPUs the process
- * may use (its affinity when the program was loaded), as OpenMP takes
- * its places within the process's own CPUs: the table's CPU where the
- * process may use every CPU the choice places on, else the (id mod k)th
- * of the process's own CPUs in ascending order, k the choice's CPUs. So
- * ranks that a launcher bound to disjoint CPUs pin within their own;
- * ranks started unbound all may use every CPU, and pin as the table
- * says, onto the same CPUs: bind them. 0; EINVAL for a bad id; ENOENT
- * when the choice places nothing (another machine, an unpinned choice);
- * ENOSYS where threads cannot be pinned; else the errno of
- * sched_setaffinity. */
-BARRIERTUNE_FN_ int barriertune_barrier_pin(const struct barriertune_barrier *b, int id)
-{
-	const struct barriertune_choice *c;
-	if (b == NULL || id < 0 || id >= b->n)
-		return EINVAL;
-	c = b->choice;
-	if (c == NULL || !c->pinned || c->ncpus < 1)
-		return ENOENT;
-#if defined(__linux__)
-	{
-		const struct barriertune_process_ *p = barriertune_process_get_();
-		unsigned long mask[sizeof p->mask / sizeof p->mask[0]];
-		size_t bits = 8 * sizeof(unsigned long), nbits = bits * (sizeof mask / sizeof mask[0]);
-		int cpu = c->cpus[id % c->ncpus], all = 1, k, want, i;
-		for (k = 0; k < c->ncpus && all; k++) {
-			int x = c->cpus[k];
-			all = x >= 0 && (size_t)x < nbits && (p->mask[(size_t)x / bits] >> ((size_t)x % bits) & 1);
-		}
-		if (!all && p->affinity > 0) {
-			want = (id % c->ncpus) % p->affinity;
-			for (i = 0, cpu = -1; (size_t)i < nbits; i++) {
-				if ((p->mask[(size_t)i / bits] >> ((size_t)i % bits) & 1) && want-- == 0) {
-					cpu = i;
-					break;
-				}
-			}
-		}
-		if (cpu < 0 || (size_t)cpu >= nbits)
-			return EINVAL;
-		memset(mask, 0, sizeof mask);
-		mask[(size_t)cpu / bits] = 1UL << ((size_t)cpu % bits);
-		if (syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) != 0)
-			return errno;
-		return 0;
-	}
-#else
-	return ENOSYS;
-#endif
-}
-
-/* ---- the algorithms: each runs episode e for participant id ---- */
-
-BARRIERTUNE_FN_ void barriertune_central_(struct barriertune_barrier *b, uint64_t e)
-{
-	uint64_t c = __atomic_add_fetch(&b->counters[0].e, 1, __ATOMIC_ACQ_REL);
-	if (c == e * (uint64_t)b->n)
-		barriertune_store_(&b->a[0], (uint32_t)e, &b->w);
-	else
-		barriertune_await_(&b->a[0], (uint32_t)e, 0, &b->w);
-}
-
-/* barriertune_central_outnumbered_: central's episode where
- * barriertune_outnumbered_(b). Nothing touches the participant's slot,
- * a line of its own that a thread sharing its CPU with several others
- * may find gone from its cache at every turn: the episode is the one
- * after the released one (the flag: nobody arrives in episode e+1 before
- * e is released, and e is not released before everybody arrived), and
- * the arrival is counted in the word of the CPU the caller runs on, a
- * line every participant there touches. The arrival is deposited there
- * too (dep), and added to the barrier's counter with the others on that
- * CPU (barriertune_cpu_flush_): by the last of the episode before's
- * arrivals there (barriertune_cpu_settled_), else by a waiter after its
- * yield. Only one add a CPU then takes the counter's line from the
- * other CPUs, instead of one an arrival. Returns that word: the
- * caller's departure, counted in its inside as its last access to b, is
- * what destroy waits for. */
-BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b)
-{
-	uint32_t e = __atomic_load_n(&b->a[0].v, __ATOMIC_ACQUIRE) + 1;
-	int cpu = barriertune_cpu_now_();
-	struct barriertune_slot_ *w;
-	uint64_t o;
-	if (cpu < 0)
-		cpu = 0;
-	w = &b->counters[1 + (cpu & (b->ncpuw - 1))];
-	o = barriertune_cpu_arrive_(w, e);
-	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
-	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
-		return w;
-	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, &b->counters[0], (uint64_t)b->n);
-	return w;
-}
-
-BARRIERTUNE_FN_ void barriertune_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int64_t f = b->fan_in, c;
-	for (c = f * id + 1; c <= f * id + f && c < b->n; c++)
-		barriertune_await_(&b->a[c], (uint32_t)e, 0, &b->w);
-	if (id == 0) {
-		barriertune_store_(&b->b[0], (uint32_t)e, &b->w);
-		return;
-	}
-	barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
-	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
-}
-
-BARRIERTUNE_FN_ void barriertune_all_static_tree_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int64_t f = b->fan_in, lo = f * id + 1, hi = f * id + f, c;
-	if (hi > b->n - 1)
-		hi = b->n - 1;
-	for (c = lo; c <= hi; c++)
-		barriertune_await_(&b->a[c], (uint32_t)e, 0, &b->w);
-	if (id != 0) {
-		barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
-		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
-	}
-	for (c = lo; c <= hi; c++)
-		barriertune_store_(&b->b[c], (uint32_t)e, &b->w);
-}
-
-BARRIERTUNE_FN_ void barriertune_combining_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int n = b->n, nc = (int)(((char *)b->ints - (char *)b->counters) / (ptrdiff_t)sizeof(struct barriertune_slot_));
-	int *children = b->ints + n, *parent = children + nc;
-	int nd = b->ints[id];
-	for (;;) {
-		uint64_t c = __atomic_add_fetch(&b->counters[nd].e, 1, __ATOMIC_ACQ_REL);
-		if (c != e * (uint64_t)children[nd])
-			break;
-		if (parent[nd] < 0) {
-			barriertune_store_(&b->b[0], (uint32_t)e, &b->w);
-			return;
-		}
-		nd = parent[nd];
-	}
-	barriertune_await_(&b->b[0], (uint32_t)e, 0, &b->w);
-}
-
-BARRIERTUNE_FN_ void barriertune_dissemination_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int r, rounds = b->rounds, n = b->n;
-	for (r = 0; r < rounds; r++) {
-		int peer = id + (1 << r);
-		if (peer >= n)
-			peer -= n;
-		barriertune_store_(&b->a[peer * rounds + r], (uint32_t)e, &b->w);
-		barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
-	}
-}
-
-BARRIERTUNE_FN_ void barriertune_tournament_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int rounds = b->rounds, top = rounds, r;
-	for (r = 0; r < rounds; r++) {
-		if (id & (1 << r)) {
-			barriertune_store_(&b->a[(id - (1 << r)) * rounds + r], (uint32_t)e, &b->w);
-			barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
-			top = r;
-			break;
-		}
-		if (id + (1 << r) < b->n)
-			barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
-	}
-	for (r = top - 1; r >= 0; r--) {
-		if (id + (1 << r) < b->n)
-			barriertune_store_(&b->b[id + (1 << r)], (uint32_t)e, &b->w);
-	}
-}
-
-BARRIERTUNE_FN_ void barriertune_binomial_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int span = id == 0 ? INT_MAX : (id & -id), top = 0, k;
-	for (k = 1; k < span && id + k < b->n; k <<= 1) {
-		barriertune_await_(&b->a[id + k], (uint32_t)e, 0, &b->w);
-		top = k << 1;
-	}
-	if (id != 0) {
-		barriertune_store_(&b->a[id], (uint32_t)e, &b->w);
-		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
-	}
-	for (k = top >> 1; k >= 1; k >>= 1)
-		barriertune_store_(&b->b[id + k], (uint32_t)e, &b->w);
-}
-
-BARRIERTUNE_FN_ int barriertune_butterfly_owner_(const struct barriertune_barrier *b, int v)
-{
-	return v < b->n ? v : v - b->q / 2;
-}
-
-BARRIERTUNE_FN_ void barriertune_butterfly_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int ids[2], s, j, rounds = b->rounds;
-	ids[0] = id;
-	ids[1] = -1;
-	if (id + b->q / 2 >= b->n && id + b->q / 2 < b->q)
-		ids[1] = id + b->q / 2;
-	for (s = 0; s < rounds; s++) {
-		for (j = 0; j < 2; j++) {
-			int v = ids[j], w = v ^ (1 << s);
-			if (v >= 0 && barriertune_butterfly_owner_(b, w) != id)
-				barriertune_store_(&b->a[w * rounds + s], (uint32_t)e, &b->w);
-		}
-		for (j = 0; j < 2; j++) {
-			int v = ids[j], w = v ^ (1 << s);
-			if (v >= 0 && barriertune_butterfly_owner_(b, w) != id)
-				barriertune_await_(&b->a[v * rounds + s], (uint32_t)e, 0, &b->w);
-		}
-	}
-}
-
-BARRIERTUNE_FN_ void barriertune_pairwise_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int y = b->y, rounds = b->rounds, n = b->n, r;
-	struct barriertune_flag_ *extra = b->b, *release = b->b + (n - y);
-	if (id >= y) {
-		barriertune_store_(&extra[id - y], (uint32_t)e, &b->w);
-		barriertune_await_(&release[id - y], (uint32_t)e, 0, &b->w);
-		return;
-	}
-	if (id + y < n)
-		barriertune_await_(&extra[id], (uint32_t)e, 0, &b->w);
-	for (r = 0; r < rounds; r++) {
-		int peer = id ^ (1 << r);
-		barriertune_store_(&b->a[peer * rounds + r], (uint32_t)e, &b->w);
-		barriertune_await_(&b->a[id * rounds + r], (uint32_t)e, 0, &b->w);
-	}
-	if (id + y < n)
-		barriertune_store_(&release[id], (uint32_t)e, &b->w);
-}
-
-/* mcs: a 4-ary arrival tree whose children set bits of their parent's one
- * word (set on odd episodes, cleared on even ones), and a binary wake-up
- * tree. */
-BARRIERTUNE_FN_ void barriertune_mcs_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int odd = (int)(e & 1), hc = b->ints[id];
-	if (hc != 0)
-		barriertune_await_(&b->a[id], odd ? (uint32_t)hc : 0, 1, &b->w);
-	if (id != 0) {
-		struct barriertune_flag_ *p = &b->a[(id - 1) / 4];
-		uint32_t bit = 1u << ((id - 1) % 4);
-		if (odd)
-			__atomic_or_fetch(&p->v, bit, __ATOMIC_SEQ_CST);
-		else
-			__atomic_and_fetch(&p->v, ~bit, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&p->parked, __ATOMIC_SEQ_CST) != 0)
-			barriertune_wake_(p);
-		barriertune_await_(&b->b[id], (uint32_t)e, 0, &b->w);
-	}
-	if (2 * id + 1 < b->n)
-		barriertune_store_(&b->b[2 * id + 1], (uint32_t)e, &b->w);
-	if (2 * id + 2 < b->n)
-		barriertune_store_(&b->b[2 * id + 2], (uint32_t)e, &b->w);
-}
-
-/* BARRIERTUNE_BARRIER_SERIAL_THREAD is what barriertune_barrier_wait
- * returns to exactly one participant per episode; negative, so it never
- * equals an errno value (errors are positive) or 0 (the others). */
-#define BARRIERTUNE_BARRIER_SERIAL_THREAD (-1)
-
-BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int id);
-
-/* hybrid: up through the groups' barriers of the participant's path (it
- * stops at the first level where it is not its group's representative),
- * then waits for its group's release and releases the groups below,
- * highest first. */
-BARRIERTUNE_FN_ void barriertune_hybrid_(struct barriertune_barrier *b, int id, uint64_t e)
-{
-	int depth = b->depth, len = b->ints[b->n * depth * 3 + id], k;
-	const int *st = b->ints + id * depth * 3;
-	for (k = 0; k < len; k++) {
-		if (st[3 * k] >= 0)
-			(void)barriertune_barrier_wait(&b->subs[st[3 * k]], st[3 * k + 1]);
-	}
-	if (st[3 * (len - 1) + 2] >= 0)
-		barriertune_await_(&b->a[st[3 * (len - 1) + 2]], (uint32_t)e, 0, &b->w);
-	for (k = len - 2; k >= 0; k--) {
-		if (st[3 * k + 2] >= 0)
-			barriertune_store_(&b->a[st[3 * k + 2]], (uint32_t)e, &b->w);
-	}
-}
-
-/* barriertune_barrier_wait waits until all n participants of b have
- * called it for this episode. Participant id (0..n-1) calls it once per
- * episode. Returns BARRIERTUNE_BARRIER_SERIAL_THREAD (-1, negative like
- * PTHREAD_BARRIER_SERIAL_THREAD) in exactly one participant per episode
- * (participant 0) and 0 in the others, so an error (a positive errno
- * value) is never mistaken for the serial return: EINVAL for an id
- * outside 0..n-1 (and, in a
- * BARRIERTUNE_DEBUG build, for an uninitialised barrier), EBUSY in a
- * BARRIERTUNE_DEBUG build when id is already waiting. */
-BARRIERTUNE_FN_ int barriertune_barrier_wait(struct barriertune_barrier *b, int id)
-{
-	uint64_t e;
-#if defined(BARRIERTUNE_DEBUG)
-	if (b == NULL || b->magic != BARRIERTUNE_MAGIC)
-		return EINVAL;
-#endif
-	if (id < 0 || id >= b->n)
-		return EINVAL;
-#if defined(BARRIERTUNE_DEBUG)
-	if (__atomic_exchange_n(&b->slots[id].busy, 1, __ATOMIC_ACQ_REL) != 0)
-		return EBUSY;
-#endif
-	if (barriertune_outnumbered_(b)) {
-		struct barriertune_slot_ *w = barriertune_central_outnumbered_(b);
-#if defined(BARRIERTUNE_DEBUG)
-		__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
-#endif
-		/* The last access to b: destroy may free it right after. */
-		__atomic_add_fetch(&w->inside, 1, __ATOMIC_RELEASE);
-		return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
-	}
-	/* On the participant's own line, as its episode count: no line is
-	 * shared among the participants for it. */
-	__atomic_store_n(&b->slots[id].inside, 1, __ATOMIC_RELAXED);
-	e = ++b->slots[id].e;
-	switch (b->algorithm) {
-	case BARRIERTUNE_ALG_CENTRAL:
-		barriertune_central_(b, e);
-		break;
-	case BARRIERTUNE_ALG_STATIC_TREE:
-		barriertune_static_tree_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_ALL_STATIC_TREE:
-		barriertune_all_static_tree_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_COMBINING:
-		barriertune_combining_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_DISSEMINATION:
-		barriertune_dissemination_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_TOURNAMENT:
-		barriertune_tournament_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_BINOMIAL:
-		barriertune_binomial_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_BUTTERFLY:
-		barriertune_butterfly_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_PAIRWISE:
-		barriertune_pairwise_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_MCS:
-		barriertune_mcs_(b, id, e);
-		break;
-	case BARRIERTUNE_ALG_HYBRID:
-		barriertune_hybrid_(b, id, e);
-		break;
-	}
-#if defined(BARRIERTUNE_DEBUG)
-	__atomic_store_n(&b->slots[id].busy, 0, __ATOMIC_RELEASE);
-#endif
-	/* The last access to b: destroy may free it right after. */
-	__atomic_store_n(&b->slots[id].inside, 0, __ATOMIC_RELEASE);
-	return id == 0 ? BARRIERTUNE_BARRIER_SERIAL_THREAD : 0;
-}
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 
-/* The C++ class needs C++17 (C++20 for std::barrier's own semantics);
- * an older C++ gets the C API alone. */
+/* ==== 6. The C++ class ==== */
+
+/* barriertune::barrier (synopsis in part 1) needs C++17 (C++20 for
+ * std::barrier's own semantics); an older C++ gets the C API alone. */
 #if defined(__cplusplus) && __cplusplus >= 201703L
 
 #include <cassert>

@@ -38,12 +38,14 @@ func TestCBarrierMIDR(t *testing.T) {
 		{"", "none"},
 		{"0x1234567890abcdef12\n", "none"}, // more than 64 bits
 	} {
-		midr := filepath.Join(dir, "midr")
+		root := filepath.Join(dir, "root"+string(rune('a'+i)))
+		midr := filepath.Join(root, "sys/devices/system/cpu/cpu0/regs/identification/midr_el1")
+		mkdirs(t, midr)
 		if err := os.WriteFile(midr, []byte(c.midr), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		bin := "midr" + string(rune('a'+i))
-		compileIn(t, dir, cc, bin, "midr.c", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", `-DBARRIERTUNE_MIDR="`+midr+`"`)
+		compileIn(t, dir, cc, bin, "midr.c", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", testRoot(root))
 		out, err := runLimited(time.Minute, dir, qemu, "-L", "/usr/aarch64-linux-gnu", filepath.Join(dir, bin))
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)

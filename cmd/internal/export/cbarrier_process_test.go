@@ -108,19 +108,19 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	quoted := func(s string) string { return `-D` + s }
+	const self, fs = "proc/self/cgroup", "sys/fs/cgroup" // under the test root
 	for _, c := range []struct {
 		name  string
 		files map[string]string
 		want  string // allowed CPUs; "" = the affinity's
 		block string
 	}{
-		{"v2 parent quota", map[string]string{"self": "0::/a/b\n", "fs/a/b/cpu.max": "max 100000\n", "fs/a/cpu.max": "50000 100000\n"}, "1", "1"},
-		{"v2 no quota", map[string]string{"self": "0::/a\n", "fs/a/cpu.max": "max 100000\n", "fs/cpu.max": "max 100000\n"}, "", "0"},
-		{"v2 quota above the affinity", map[string]string{"self": "0::/\n", "fs/cpu.max": "6400000 100000\n"}, "", "0"},
-		{"v1 cpu controller", map[string]string{"self": "12:memory:/m\n4:cpu,cpuacct:/x\n", "fs/cpu,cpuacct/x/cpu.cfs_quota_us": "50000\n", "fs/cpu,cpuacct/x/cpu.cfs_period_us": "100000\n"}, "1", "1"},
-		{"v1 no quota", map[string]string{"self": "4:cpu,cpuacct:/x\n", "fs/cpu,cpuacct/x/cpu.cfs_quota_us": "-1\n", "fs/cpu,cpuacct/x/cpu.cfs_period_us": "100000\n"}, "", "0"},
-		{"garbage", map[string]string{"self": "0::/a\n", "fs/a/cpu.max": "zzz\x00\xff 1\n"}, "", "0"},
+		{"v2 parent quota", map[string]string{self: "0::/a/b\n", fs + "/a/b/cpu.max": "max 100000\n", fs + "/a/cpu.max": "50000 100000\n"}, "1", "1"},
+		{"v2 no quota", map[string]string{self: "0::/a\n", fs + "/a/cpu.max": "max 100000\n", fs + "/cpu.max": "max 100000\n"}, "", "0"},
+		{"v2 quota above the affinity", map[string]string{self: "0::/\n", fs + "/cpu.max": "6400000 100000\n"}, "", "0"},
+		{"v1 cpu controller", map[string]string{self: "12:memory:/m\n4:cpu,cpuacct:/x\n", fs + "/cpu,cpuacct/x/cpu.cfs_quota_us": "50000\n", fs + "/cpu,cpuacct/x/cpu.cfs_period_us": "100000\n"}, "1", "1"},
+		{"v1 no quota", map[string]string{self: "4:cpu,cpuacct:/x\n", fs + "/cpu,cpuacct/x/cpu.cfs_quota_us": "-1\n", fs + "/cpu,cpuacct/x/cpu.cfs_period_us": "100000\n"}, "", "0"},
+		{"garbage", map[string]string{self: "0::/a\n", fs + "/a/cpu.max": "zzz\x00\xff 1\n"}, "", "0"},
 		{"no cgroup file", map[string]string{}, "", "0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,9 +130,7 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 				write(filepath.Join(name, k), v)
 			}
 			bin := "process-" + name
-			compileIn(t, dir, path, bin, "process.c", "-std=c11", "-O2",
-				quoted(`BARRIERTUNE_SELF_CGROUP="`+filepath.Join(sub, "self")+`"`),
-				quoted(`BARRIERTUNE_CGROUP_DIR="`+filepath.Join(sub, "fs")+`"`))
+			compileIn(t, dir, path, bin, "process.c", "-std=c11", "-O2", testRoot(sub))
 			facts, _ := processFacts(t, dir, bin, nil, "")
 			want := c.want
 			if want == "" {

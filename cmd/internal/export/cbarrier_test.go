@@ -616,9 +616,10 @@ func TestCBarrierCrowded(t *testing.T) {
 		t.Run(cc, func(t *testing.T) {
 			path := cTool(t, cc)
 			dir := headerDir(t, fixture(t))
-			loadavg, online := filepath.Join(dir, "loadavg"), filepath.Join(dir, "online")
-			compileIn(t, dir, path, "crowded", "crowded.c", "-std=c11", "-O2",
-				`-DBARRIERTUNE_LOADAVG="`+loadavg+`"`, `-DBARRIERTUNE_ONLINE="`+online+`"`)
+			root := filepath.Join(dir, "root")
+			loadavg, online := filepath.Join(root, "proc", "loadavg"), filepath.Join(root, sysCPUOnline)
+			mkdirs(t, loadavg, online)
+			compileIn(t, dir, path, "crowded", "crowded.c", "-std=c11", "-O2", testRoot(root))
 			for _, c := range cases {
 				if err := os.WriteFile(loadavg, []byte(c.loadavg), 0o644); err != nil {
 					t.Fatal(err)
@@ -638,7 +639,7 @@ func TestCBarrierCrowded(t *testing.T) {
 // TestCBarrierRecognisesNUMANodes: a table whose tree records a NUMANode
 // level is this machine's only while the nodes online, taken within the
 // online CPUs, are the recorded ones: fake node directories (built in with
-// BARRIERTUNE_NODE_DIR and BARRIERTUNE_ONLINE) with the same nodes, with
+// BARRIERTUNE_TEST_ROOT) with the same nodes, with
 // offline CPUs in a node's list, with a node of memory alone, numbered
 // apart, or with none readable, one unreadable or two overlapping
 // (unknown, as in the Go lookup) keep the table; joined nodes give the
@@ -682,11 +683,12 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fake := t.TempDir()
-			online := filepath.Join(fake, "online")
+			online := filepath.Join(fake, sysCPUOnline)
+			mkdirs(t, online)
 			if err := os.WriteFile(online, []byte(c.online+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			nodeDir := filepath.Join(fake, "node")
+			nodeDir := filepath.Join(fake, sysNodeDir)
 			if c.nodes != nil {
 				var ids []string
 				for name, list := range c.nodes {
@@ -703,7 +705,7 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			defs := []string{"-DBARRIERTUNE_NODE_DIR=\"" + nodeDir + "\"", "-DBARRIERTUNE_ONLINE=\"" + online + "\""}
+			defs := []string{testRoot(fake)}
 			want := map[bool]string{true: " 1\n", false: " 0\n"}[c.recognised]
 			for _, b := range []struct{ cc, bin string }{{gcc, "numa"}, {"g++", "numaxx"}} {
 				cc := b.cc
@@ -774,5 +776,85 @@ func TestCBarrierNodesFromTree(t *testing.T) {
 				t.Errorf("the table defines BARRIERTUNE_MACHINE_NNODES %d times", strings.Count(table, "BARRIERTUNE_MACHINE_NNODES "))
 			}
 		})
+	}
+}
+
+// The files the header reads, under its BARRIERTUNE_TEST_ROOT.
+const (
+	sysCPUOnline = "sys/devices/system/cpu/online"
+	sysNodeDir   = "sys/devices/system/node"
+)
+
+// testRoot is the compiler flag that points every file the header reads
+// under root.
+func testRoot(root string) string { return `-DBARRIERTUNE_TEST_ROOT="` + root + `"` }
+
+// mkdirs makes the directories of the files paths.
+func mkdirs(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The header reads top-down: its six parts in order, each once; init,
+// wait and destroy declared, with their documentation, within the first
+// 300 lines; every file it reads named once, under one test root; no
+// /proc/cpuinfo (the CPUs online and the affinity say how many CPUs);
+// and no measured figure in a comment (they belong in docs/lab).
+func TestCBarrierReadsTopDown(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, fixture(t), "c-barrier", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := b.String()
+	last := -1
+	for i, part := range []string{"1. The interface", "2. What the export writes: the catalog and the machine's table", "3. The algorithms", "4. The wait", "5. What the header reads from the system", "6. The C++ class"} {
+		head := "/* ==== " + part + " ==== */"
+		if strings.Count(h, head) != 1 {
+			t.Errorf("part %d: %q appears %d times, want once", i+1, head, strings.Count(h, head))
+			continue
+		}
+		if at := strings.Index(h, head); at < last {
+			t.Errorf("part %d (%s) comes before part %d", i+1, part, i)
+		} else {
+			last = at
+		}
+	}
+	lines := strings.Split(h, "\n")
+	first := strings.Join(lines[:min(300, len(lines))], "\n")
+	for _, fn := range []string{"int barriertune_barrier_init(", "int barriertune_barrier_wait(", "void barriertune_barrier_destroy("} {
+		decl := "BARRIERTUNE_API " + fn
+		if !strings.Contains(first, decl) {
+			t.Errorf("%s is not declared within the first 300 lines", fn)
+		}
+		if strings.Count(h, decl) != 1 {
+			t.Errorf("%s is declared %d times", fn, strings.Count(h, decl))
+		}
+	}
+	if n := strings.Count(h, "/sys/devices/system/cpu/online"); n != 1 {
+		t.Errorf("the header names the online CPUs' file %d times, want once", n)
+	}
+	if strings.Contains(h, "/proc/cpuinfo") {
+		t.Error("the header reads /proc/cpuinfo")
+	}
+	for _, path := range []string{"/sys/devices/system/node", "/proc/self/cgroup", "/sys/fs/cgroup", "/proc/loadavg", "midr_el1"} {
+		if n := strings.Count(h, path); n != 1 {
+			t.Errorf("the header names %s %d times, want once", path, n)
+		}
+	}
+	for _, l := range lines {
+		if m := regexp.MustCompile(`^#ifndef (BARRIERTUNE_\w+)`).FindStringSubmatch(l); m != nil {
+			switch m[1] {
+			case "BARRIERTUNE_H", "BARRIERTUNE_NCHOICES", "BARRIERTUNE_TEST_ROOT", "BARRIERTUNE_YIELDS", "BARRIERTUNE_SETTLED_SPIN_NS":
+			default:
+				t.Errorf("%s: a macro a program may set that part 1 does not list", m[1])
+			}
+		}
+	}
+	if m := regexp.MustCompile(`[0-9]\.[0-9]+(-[0-9.]+)?x\b|[0-9]+ ns\b|[0-9]+-[0-9]+x\b`).FindString(cBarrierTemplate); m != "" {
+		t.Errorf("a measured figure in the header's template: %q (figures go in docs/lab)", m)
 	}
 }

@@ -60,14 +60,15 @@ func TestCBarrierNodesAgreeWithGo(t *testing.T) {
 		f.Machine.Tree = tree
 		dir := headerDir(t, f)
 		root := filepath.Join(dir, "root")
-		nodeDir := filepath.Join(root, "sys", "devices", "system", "node")
-		online := filepath.Join(dir, "online")
-		if err := os.WriteFile(online, []byte(all+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		compileIn(t, dir, gcc, "agree", "warn.c", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-DBARRIERTUNE_NODE_DIR=\""+nodeDir+"\"", "-DBARRIERTUNE_ONLINE=\""+online+"\"")
+		nodeDir := filepath.Join(root, sysNodeDir)
+		online := filepath.Join(root, sysCPUOnline)
+		compileIn(t, dir, gcc, "agree", "warn.c", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", testRoot(root))
 		for lname, nodes := range layouts {
 			if err := os.RemoveAll(root); err != nil {
+				t.Fatal(err)
+			}
+			mkdirs(t, online)
+			if err := os.WriteFile(online, []byte(all+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			writeNodes(t, nodeDir, nodes)

@@ -1,6 +1,6 @@
 /* The one-reading evidence of barriertune.h, for the test in
- * cbarrier_test.go: built with BARRIERTUNE_LOADAVG and BARRIERTUNE_ONLINE
- * pointing at files the test writes. Two threads spinning (block 0):
+ * cbarrier_test.go: built with BARRIERTUNE_TEST_ROOT pointing at a tree
+ * whose load average and CPUs online the test writes. Two threads spinning (block 0):
  * thread 1 arrives 20 ms late, once, so thread 0 spins out its bound
  * exactly once; its run delay is then only a first reading (a baseline),
  * so the wait is held busy if and only if the machine read as crowded.

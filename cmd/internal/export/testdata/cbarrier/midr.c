@@ -1,6 +1,7 @@
 /* Prints the CPU identity the header reads on this target: "vendor|family|
  * model|brand" (barriertune_cpu_), or "none" where it reads none. Tests
- * point BARRIERTUNE_MIDR at a file of their own on arm64. */
+ * point BARRIERTUNE_TEST_ROOT at a tree with a MIDR_EL1 of their own on
+ * arm64. */
 #include "barriertune.h"
 #include <stdio.h>
 
