@@ -244,7 +244,8 @@ func cBarrier(b *strings.Builder, f *results.File, rows []headerEntry, order []i
 				// in C where it found a compiler (its label says which);
 				// else OS threads that block through the Go runtime,
 				// which a C program's threads, yielding and sleeping in
-				// the kernel directly, run 15-20x faster than.
+				// the kernel directly, run much faster than
+				// (docs/lab/2026-12-07-cbarrier.md).
 				if _, o := osThreadsChoice(f, s.Threads); o != nil && strings.HasPrefix(o.Label, osThreadsCLabel) {
 					note += " in C with this header's barrier" + strings.TrimPrefix(o.Label, osThreadsCLabel)
 				} else {

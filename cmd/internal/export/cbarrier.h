@@ -383,9 +383,9 @@ struct barriertune_barrier {
 	void *mem_;
 };
 
-/* The process's facts (part 5): the CPUs online and the CPUs it may use (its affinity when the program
- * is loaded, within its cgroup's CPU quota) and the wait policy of
- * $BARRIERTUNE_WAIT_POLICY. Read once, when the program is loaded (a
+/* The process's facts (part 5): the CPUs online, the CPUs it may use
+ * (its affinity when the program is loaded, within its cgroup's CPU
+ * quota) and the wait policy of $BARRIERTUNE_WAIT_POLICY. Read once, when the program is loaded (a
  * constructor, before main and before the program pins any thread), else
  * at the first init; never the calling thread's affinity at init: a main
  * thread pinned to one CPU before init (as MPI launchers and
@@ -411,7 +411,6 @@ BARRIERTUNE_SHARED_ struct barriertune_process_ barriertune_proc_;
  * and a spinning waiter yields its CPU instead. */
 BARRIERTUNE_ALIGNAS(128) BARRIERTUNE_SHARED_ int barriertune_spinning_;
 
-/* A participant in a hybrid's grouping: its group key and id. */
 /* A participant in a hybrid's grouping: its group key and id. */
 struct barriertune_member_ {
 	int key, id;
