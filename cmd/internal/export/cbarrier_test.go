@@ -665,6 +665,18 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 	}}
 	dir := headerDir(t, f)
 	all := f.Machine.AllowedCPUs
+	// One build of each reads every case's tree: the test root is
+	// rewritten between the runs.
+	fake := filepath.Join(dir, "root")
+	type build struct{ cc, bin string }
+	builds := []build{{gcc, "numa"}}
+	compileIn(t, dir, gcc, "numa", "warn.c", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", testRoot(fake))
+	if p, err := exec.LookPath("g++"); err == nil && fullMatrix {
+		// The same code as C++ (g++ builds a .c file as C++), in the
+		// full C matrix (-tags cmatrix).
+		compileIn(t, dir, p, "numaxx", "warn.c", "-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", testRoot(fake))
+		builds = append(builds, build{p, "numaxx"})
+	}
 	for _, c := range []struct {
 		name       string
 		online     string
@@ -682,45 +694,17 @@ func TestCBarrierRecognisesNUMANodes(t *testing.T) {
 		{"a node outside the table after one unreadable", all, map[string]string{"node0": all, "node1": "0-1,"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fake := t.TempDir()
+			if err := os.RemoveAll(fake); err != nil {
+				t.Fatal(err)
+			}
 			online := filepath.Join(fake, sysCPUOnline)
 			mkdirs(t, online)
 			if err := os.WriteFile(online, []byte(c.online+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			nodeDir := filepath.Join(fake, sysNodeDir)
-			if c.nodes != nil {
-				var ids []string
-				for name, list := range c.nodes {
-					if err := os.MkdirAll(filepath.Join(nodeDir, name), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(filepath.Join(nodeDir, name, "cpulist"), []byte(list+"\n"), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					ids = append(ids, strings.TrimPrefix(name, "node"))
-				}
-				slices.Sort(ids)
-				if err := os.WriteFile(filepath.Join(nodeDir, "online"), []byte(strings.Join(ids, ",")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			defs := []string{testRoot(fake)}
+			writeNodes(t, filepath.Join(fake, sysNodeDir), c.nodes)
 			want := map[bool]string{true: " 1\n", false: " 0\n"}[c.recognised]
-			for _, b := range []struct{ cc, bin string }{{gcc, "numa"}, {"g++", "numaxx"}} {
-				cc := b.cc
-				flags := append([]string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"}, defs...)
-				if b.bin == "numaxx" {
-					if !fullMatrix {
-						continue // the C++ build of each case runs in the full C matrix (-tags cmatrix)
-					}
-					p, err := exec.LookPath("g++")
-					if err != nil {
-						continue
-					}
-					cc, flags = p, append([]string{"-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror"}, defs...) // g++ builds a .c file as C++
-				}
-				compileIn(t, dir, cc, b.bin, "warn.c", flags...)
+			for _, b := range builds {
 				out, err := runLimited(time.Minute, dir, filepath.Join(dir, b.bin))
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
