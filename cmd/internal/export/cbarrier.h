@@ -1143,19 +1143,25 @@ BARRIERTUNE_FN_ int barriertune_left_(const struct barriertune_barrier *b)
 }
 
 #if defined(BARRIERTUNE_DEBUG)
-/* barriertune_destroy_report_ writes one line on standard error: destroy
- * has waited a second, and the ids still inside a wait on b (a debug
- * build's busy marks). */
+/* barriertune_destroy_report_ writes one line on standard error, in one
+ * write: destroy has waited a second, and the ids still inside a wait on
+ * b (a debug build's busy marks, the first 32). */
 BARRIERTUNE_FN_ void barriertune_destroy_report_(const struct barriertune_barrier *b)
 {
+	char line[512];
+	size_t len;
 	int i, shown = 0;
-	fprintf(stderr, "barriertune: barriertune_barrier_destroy(%p) has waited 1 s for participants still inside barriertune_barrier_wait:",
-		(const void *)b);
-	for (i = 0; i < b->n; i++) {
+	len = (size_t)snprintf(line, sizeof line,
+			       "barriertune: barriertune_barrier_destroy(%p) has waited 1 s for participants still inside barriertune_barrier_wait:",
+			       (const void *)b);
+	for (i = 0; i < b->n && len < sizeof line; i++) {
 		if (__atomic_load_n(&b->slots[i].busy, __ATOMIC_ACQUIRE) != 0 && shown++ < 32)
-			fprintf(stderr, "%s %d", shown > 1 ? "," : " ids", i);
+			len += (size_t)snprintf(line + len, sizeof line - len, "%s %d", shown > 1 ? "," : " ids", i);
 	}
-	fprintf(stderr, "%s; they wait for a partner that has not arrived (destroy waits on)\n", shown > 32 ? ", ..." : shown == 0 ? " none marked" : "");
+	if (len < sizeof line)
+		(void)snprintf(line + len, sizeof line - len, "%s; they wait for a partner that has not arrived (destroy waits on)\n",
+			       shown > 32 ? ", ..." : shown == 0 ? " none marked" : "");
+	fputs(line, stderr);
 }
 #endif
 
