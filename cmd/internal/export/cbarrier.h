@@ -45,7 +45,7 @@
 /* ==== 1. The interface ==== */
 
 /* BARRIERTUNE_API: static inline in C (each translation unit has its own
- * copy); inline with external linkage in C++ (part 3's linkage note). */
+ * copy); inline with external linkage in C++ (part 2's linkage note). */
 #ifdef __cplusplus
 #define BARRIERTUNE_API inline
 extern "C" {
@@ -426,6 +426,10 @@ struct barriertune_list_ {
 };
 
 /* ==== 3. The algorithms ==== */
+
+/* init (the table's row for n threads, or the safe default; every flag,
+ * slot and counter of the algorithm in one zeroed allocation), then the
+ * episodes of each algorithm over part 4's flags, then destroy. */
 
 /* Parts 4 and 5, which parts 3 and 4 call. */
 BARRIERTUNE_FN_ int64_t barriertune_now_(void);
@@ -1437,7 +1441,7 @@ BARRIERTUNE_FN_ void barriertune_store_(struct barriertune_flag_ *f, uint32_t v,
  * (barriertune_crowded_) stops spinning. BARRIERTUNE_YIELDS: how many
  * times a waiter of threads outnumbering the CPUs yields inline, with no
  * call and no clock read, before the slow path yields on for the spin
- * bound and sleeps (docs/cbarrier.md). */
+ * bound and sleeps (the figures: docs/lab/2026-12-07-cbarrier.md). */
 #ifndef BARRIERTUNE_YIELDS
 #define BARRIERTUNE_YIELDS 4
 #endif
@@ -1629,7 +1633,7 @@ BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct b
 /* BARRIERTUNE_SETTLED_SPIN_NS: how long a waiter of an outnumbered central
  * barrier spins, once per wait, when every participant on its CPU has
  * arrived, before it yields again: a few yields' worth
- * (docs/cbarrier.md). */
+ * (the figures: docs/lab/2026-12-07-cbarrier.md). */
 #ifndef BARRIERTUNE_SETTLED_SPIN_NS
 #define BARRIERTUNE_SETTLED_SPIN_NS 5000
 #endif
