@@ -346,8 +346,8 @@ struct barriertune_flag_ {
  * each on a line of its own. */
 struct barriertune_slot_ {
 	BARRIERTUNE_ALIGNAS(128) uint64_t e;
-	uint32_t busy;   /* BARRIERTUNE_DEBUG: the id is waiting */
-	uint32_t inside; /* the id is inside barriertune_barrier_wait; destroy waits for 0 */
+	uint32_t busy;   /* BARRIERTUNE_DEBUG: the id is waiting; a CPU word: arrivals there (mod 2^32) */
+	uint32_t inside; /* the id is inside barriertune_barrier_wait (destroy waits for 0); a CPU word: departures */
 	uint32_t dep;    /* a CPU word of an outnumbered central barrier: arrivals not yet counted */
 };
 
@@ -1134,13 +1134,19 @@ BARRIERTUNE_FN_ int barriertune_left_(const struct barriertune_barrier *b)
 			return 0;
 	}
 	if (barriertune_outnumbered_(b)) {
-		/* The departures, counted in the CPU words, add up to the
-		 * arrivals (modulo 2^32): the last waiter has left. */
-		uint32_t left = 0;
+		/* The departures counted in the CPU words add up to the arrivals
+		 * counted there (modulo 2^32; a participant leaves by the word
+		 * it arrived on): the last waiter has left. The departures are
+		 * read first: arrivals never fall behind them, so equal sums
+		 * mean nobody was inside when the arrivals were read. Arrivals
+		 * still deposited, not yet added to the counter, count. */
+		uint32_t left = 0, came = 0;
 		int k;
 		for (k = 0; k < b->ncpuw; k++)
 			left += __atomic_load_n(&b->counters[1 + k].inside, __ATOMIC_ACQUIRE);
-		if (left != (uint32_t)__atomic_load_n(&b->counters[0].e, __ATOMIC_ACQUIRE))
+		for (k = 0; k < b->ncpuw; k++)
+			came += __atomic_load_n(&b->counters[1 + k].busy, __ATOMIC_ACQUIRE);
+		if (left != came)
 			return 0;
 	}
 	return 1;
@@ -1173,8 +1179,8 @@ BARRIERTUNE_FN_ void barriertune_destroy_report_(const struct barriertune_barrie
  * slot inside on entry and clears the mark as its very last access to b;
  * the serial participant's wait has seen every mark set, since every
  * participant set it before arriving; an outnumbered central barrier's
- * waits count their departures in its per-CPU words instead, and destroy
- * waits until they add up to the arrivals. */
+ * waits count their arrivals and departures in its per-CPU words instead,
+ * and destroy waits until the two add up alike. */
 BARRIERTUNE_FN_ void barriertune_barrier_destroy(struct barriertune_barrier *b)
 {
 	if (b == NULL || b->mem_ == NULL)
@@ -1569,8 +1575,9 @@ BARRIERTUNE_FN_ int barriertune_cpu_now_(void)
  * episode in the high 32 bits, the participants that arrived on that CPU
  * in it in the next 16 and in the episode before in the low 16; in its
  * dep, the C barrier's arrivals there not yet added to its counter (see
- * barriertune_central_outnumbered_); in its inside, the C barrier's
- * departures from waits (modulo 2^32, for destroy). Almost only the
+ * barriertune_central_outnumbered_); in its busy and inside, the C
+ * barrier's arrivals there and their departures from the waits (modulo
+ * 2^32: destroy waits until they are equal). Almost only the
  * threads that run on the CPU write it. */
 
 /* barriertune_cpu_arrive_ counts an arrival at episode e in the word w
@@ -1717,6 +1724,7 @@ BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struc
 		cpu = 0;
 	w = &b->counters[1 + (cpu & (b->ncpuw - 1))];
 	o = barriertune_cpu_arrive_(w, e);
+	(void)__atomic_add_fetch(&w->busy, 1, __ATOMIC_ACQ_REL); /* for destroy */
 	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
 	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
 		return w;

@@ -6,8 +6,9 @@
  * destroy; after 0.3 s for them to settle, the process's CPU time over
  * the next second is measured. Prints "cpu PERCENT" (of one CPU, over the
  * wall time) and exits 0; the program ends with the waits and destroys
- * still blocked (exit ends them). A BARRIERTUNE_DEBUG build's destroys
- * report themselves on standard error after a second.
+ * still blocked (exit ends them). Built with BARRIERTUNE_DEBUG: each
+ * destroy starts once both waiters are inside (their busy marks), and
+ * reports itself on standard error after a second.
  * Usage: destroywait */
 #define _GNU_SOURCE
 #include "barriertune.h"
@@ -35,10 +36,17 @@ static void *run(void *p)
 {
 	struct arg *a = (struct arg *)p;
 	if (a->id < 0) {
-		struct timespec ts = {0, 20000000}; /* after the waiters are inside */
-		nanosleep(&ts, NULL);
+		/* Once both waiters are inside (a debug build's busy marks),
+		 * and 2 ms more, for them to count their arrival (a wait is
+		 * inside once it has): soon enough that an arrival still
+		 * deposited on its CPU's word, not yet in the counter, is
+		 * there to be seen. */
+		struct timespec ts = {0, 1000000}, settle = {0, 2000000};
+		while (!__atomic_load_n(&a->b->slots[1].busy, __ATOMIC_ACQUIRE) || !__atomic_load_n(&a->b->slots[2].busy, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL);
+		nanosleep(&settle, NULL);
 		barriertune_barrier_destroy(a->b);
-		fprintf(stderr, "destroy returned while a participant was inside\n");
+		fprintf(stderr, "destroy of the %s barrier returned while a participant was inside\n", a->b == &bars[0] ? "dissemination" : "central");
 		exit(1);
 	}
 	barriertune_barrier_wait(a->b, a->id);
