@@ -53,12 +53,13 @@ int main(void)
 	{
 		struct barriertune_barrier zero;
 		pthread_t t;
-		struct timespec ts = {0, 50000000};
+		struct timespec ts = {0, 1000000};
 		memset(&zero, 0, sizeof zero);
 		expect("debug: wait on an uninitialised barrier", barriertune_barrier_wait(&zero, 0), EINVAL);
 		expect("debug: init n=2", barriertune_barrier_init(&two, 2), 0);
 		pthread_create(&t, NULL, waiter, NULL);
-		nanosleep(&ts, NULL); /* thread 0 waits now */
+		while (!__atomic_load_n(&two.slots[0].busy, __ATOMIC_ACQUIRE))
+			nanosleep(&ts, NULL); /* until thread 0 waits (its debug mark), however loaded the machine */
 		expect("debug: wait id=0 while 0 waits", barriertune_barrier_wait(&two, 0), EBUSY);
 		expect("debug: wait id=1 (releases 0)", barriertune_barrier_wait(&two, 1), 0);
 		pthread_join(t, NULL);
