@@ -343,10 +343,3 @@ func levelSets(t *results.Tree) []string {
 	}
 	return out
 }
-
-func treeCPUs(t *results.Tree) string {
-	if t == nil {
-		return ""
-	}
-	return t.CPUs
-}

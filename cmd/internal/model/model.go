@@ -509,12 +509,8 @@ type Prediction struct {
 	Composition string  `json:"composition,omitempty"`
 }
 
-// PredictAll predicts every algorithm, fastest first.
-func PredictAll(k Kind, cpus cpuset.Placement, c Costs, fanIn int) ([]Prediction, error) {
-	return PredictAllWith(k, cpus, c, fanIn, DefaultParams())
-}
-
-// PredictAllWith is PredictAll with the default model's constants given.
+// PredictAllWith predicts every algorithm with the model's constants
+// given, fastest first.
 func PredictAllWith(k Kind, cpus cpuset.Placement, c Costs, fanIn int, prm Params) ([]Prediction, error) {
 	var out []Prediction
 	for _, a := range Algorithms() {
