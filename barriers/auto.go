@@ -65,7 +65,7 @@ type Tuning struct {
 // they outnumber GOMAXPROCS. Both measured best or near-best in those
 // regimes on the machines we tried (docs/algorithms.md).
 func fallbackAlgorithm(n int) string {
-	if cpuset.Oversubscribed(n) {
+	if osal.Oversubscribed(n) {
 		return results.OversubscribedAlgorithm
 	}
 	return results.FallbackAlgorithm

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -32,7 +31,7 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 		t.Skip(err)
 	}
 	cpus := allowed.Members()
-	if len(cpus) < 2 || cpuset.Usable() < 2 {
+	if len(cpus) < 2 || osal.Usable() < 2 {
 		t.Skip("needs two usable CPUs")
 	}
 	atLeastTwoProcs(t)

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/wake"
 )
@@ -551,14 +550,14 @@ var sharing struct {
 const cpusRefresh = 10 * time.Millisecond
 
 // runCPUs returns how many CPUs this process runs at once: GOMAXPROCS,
-// and no more than cpuset.Usable (the CPUs it was allowed at start within
+// and no more than osal.Usable (the CPUs it was allowed at start within
 // its cgroup's cpuset and quota), as read within cpusRefresh of now
 // (osal.Nanotime).
 func runCPUs(now int64) int32 {
 	if c := sharing.cpus.Load(); c > 0 && now-sharing.cpusAt.Load() < int64(cpusRefresh) {
 		return c
 	}
-	c := int32(min(runtime.GOMAXPROCS(0), cpuset.Usable()))
+	c := int32(min(runtime.GOMAXPROCS(0), osal.Usable()))
 	sharing.cpus.Store(c)
 	sharing.cpusAt.Store(now)
 	return c

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -573,7 +572,7 @@ func TestAutoSleepStress(t *testing.T) {
 			continue
 		}
 		for _, n := range []int{2, 3, 5} {
-			if cpuset.Oversubscribed(n) {
+			if osal.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", a.Name, n), func(t *testing.T) {

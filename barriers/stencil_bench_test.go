@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -248,7 +247,7 @@ func runStencil(sh stencilShape, im stencilImpl, limit time.Duration) (float64, 
 // implementation on whatever the machine is doing (no hogs).
 func BenchmarkStencil(b *testing.B) {
 	for _, sh := range stencilShapes() {
-		for _, im := range stencilImpls(sh.pinned, cpuset.Oversubscribed(sh.n)) {
+		for _, im := range stencilImpls(sh.pinned, osal.Oversubscribed(sh.n)) {
 			b.Run(fmt.Sprintf("shape=%s/n=%d/impl=%s", sh.name, sh.n, im.name), func(b *testing.B) {
 				one := sh
 				one.maxSteps = b.N
@@ -271,7 +270,7 @@ func TestStencilCorrect(t *testing.T) {
 	for st := 0; st < steps; st++ {
 		want.step(0, st)
 	}
-	for _, im := range stencilImpls(false, cpuset.Oversubscribed(n)) {
+	for _, im := range stencilImpls(false, osal.Oversubscribed(n)) {
 		s := newStencil(n, cells)
 		var wg sync.WaitGroup
 		if im.spawn {
@@ -335,7 +334,7 @@ func TestStencilTable(t *testing.T) {
 			func() {
 				defer hs.stop()
 				for _, sh := range stencilShapes() {
-					for _, im := range stencilImpls(sh.pinned, cpuset.Oversubscribed(sh.n)) {
+					for _, im := range stencilImpls(sh.pinned, osal.Oversubscribed(sh.n)) {
 						ns, err := runStencil(sh, im, limit)
 						if err != nil {
 							t.Logf("%s %s: %v", sh.name, im.name, err)

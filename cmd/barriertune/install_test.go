@@ -435,7 +435,7 @@ func TestAutoAndShowWithinGOMAXPROCS(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	if len(live.CPUs()) < 2 || cpuset.Usable() < 2 {
+	if len(live.CPUs()) < 2 || osal.Usable() < 2 {
 		t.Skip("needs 2 usable CPUs")
 	}
 	path := recordedFile(t, live, check.WholeTopology(live), []int{1, 2, 4})

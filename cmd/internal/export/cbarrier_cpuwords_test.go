@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // An outnumbered central barrier counts its arrivals per CPU, and a
@@ -30,7 +30,7 @@ func TestCBarrierCPUWords(t *testing.T) {
 // the C library's sched_getcpu tells the CPU with or without _GNU_SOURCE.
 // (A binding CPU quota: none; TestCBarrierCgroupQuota.)
 func TestCBarrierCPUWordsSized(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs CPUs 0 and 1")
 	}
 	taskset, err := exec.LookPath("taskset")

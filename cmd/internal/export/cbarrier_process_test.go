@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // processFacts runs the process program and returns its "key value"
@@ -89,10 +89,10 @@ func TestCBarrierWaitPolicy(t *testing.T) {
 
 // The CPUs the process may use are its affinity within its cgroup's CPU
 // quota, the least of the cgroup's and its ancestors' (v2's cpu.max, v1's
-// cfs quota), as Go's cpuset.Usable reads them (issue 47, item 1); two
+// cfs quota), as Go's osal.Usable reads them (issue 47, item 1); two
 // threads under a quota of one CPU take the blocking wait.
 func TestCBarrierCgroupQuota(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs 2 usable CPUs, to see a quota of 1 limit them")
 	}
 	path := cTool(t, "gcc")
@@ -137,7 +137,7 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 			want := c.want
 			if want == "" {
 				want = facts["allowed"] // the affinity's count, checked below
-				if n := cpuset.Usable(); want != strconv.Itoa(n) {
+				if n := osal.Usable(); want != strconv.Itoa(n) {
 					t.Errorf("allowed %s, want the affinity's %d", facts["allowed"], n)
 				}
 			}
@@ -157,7 +157,7 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 // may use (issue 43): the table's CPU where the process may use every CPU
 // the choice places on, else the (id mod k)th of its own.
 func TestCBarrierPinWithinAllowed(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs CPUs 0 and 1")
 	}
 	path := cTool(t, "gcc")
