@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 		hog(v)
 		return
 	}
+	if v := os.Getenv(pinMainEnv); v != "" {
+		os.Exit(tunedOnMainThread(v))
+	}
 	os.Exit(m.Run())
 }
 

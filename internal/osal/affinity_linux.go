@@ -12,14 +12,72 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 )
 
-// Allowed returns the CPUs this process may run on (sched_getaffinity),
-// which a container's cpuset restricts.
+// Allowed returns the CPUs this process may run on: the union of its
+// threads' affinities (sched_getaffinity of every thread listed in
+// /proc/self/task), which taskset, a batch system's binding and a
+// container's cpuset all restrict. It is the process's set, never the
+// calling thread's: a main thread (or an OpenMP runtime's initial thread,
+// or a pinned team's) pinned to one CPU narrows only itself, while the Go
+// runtime's other threads (sysmon, started before main, and the threads
+// of the Ps, which the runtime starts from an unpinned template thread
+// once a locked thread asks for one) keep the affinity the process
+// started with. Where /proc is not mounted it is the calling thread's
+// affinity.
 func Allowed() (cpuset.Set, error) {
+	if set, ok := threadsAffinity(); ok {
+		return set, nil
+	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return cpuset.Set{}, fmt.Errorf("sched_getaffinity: %w", err)
 	}
 	return fromUnix(&set), nil
+}
+
+// maxThreads caps the threads Allowed reads (a Go program has a few
+// dozen; one that has more is far past caring which of them is read).
+const maxThreads = 4096
+
+// threadsAffinity returns the union of the affinities of the process's
+// threads, false when /proc/self/task cannot be listed or no thread's
+// affinity could be read (a thread that exited since the listing is
+// passed over).
+func threadsAffinity() (cpuset.Set, bool) {
+	fd, err := unix.Open("/proc/self/task", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return cpuset.Set{}, false
+	}
+	defer unix.Close(fd)
+	var union unix.CPUSet
+	read := 0
+	buf := make([]byte, 8192)
+	for read < maxThreads {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		_, _, names := unix.ParseDirent(buf[:n], -1, nil)
+		for _, name := range names {
+			tid, err := strconv.Atoi(name)
+			if err != nil || tid <= 0 {
+				continue
+			}
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(tid, &set) != nil {
+				continue
+			}
+			for i := range union {
+				union[i] |= set[i]
+			}
+			if read++; read >= maxThreads {
+				break
+			}
+		}
+	}
+	if read == 0 || union.Count() == 0 {
+		return cpuset.Set{}, false
+	}
+	return fromUnix(&union), true
 }
 
 func fromUnix(set *unix.CPUSet) cpuset.Set {

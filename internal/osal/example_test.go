@@ -120,8 +120,8 @@ func ExamplePin() {
 	}
 }
 
-// Allowed is the set of CPUs this process may run on (its affinity mask on
-// Linux; every CPU elsewhere).
+// Allowed is the set of CPUs this process may run on (on Linux, the union
+// of its threads' affinities, whichever thread asks; every CPU elsewhere).
 func ExampleAllowed() {
 	allowed, err := osal.Allowed()
 	if err != nil {

@@ -68,3 +68,44 @@ func TestOversubscribedHere(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedIsTheProcesses: a thread pinned to one CPU does not narrow
+// Allowed, read from it or from another goroutine: it is the process's
+// set (its threads' affinities), not the calling thread's.
+func TestAllowedIsTheProcesses(t *testing.T) {
+	before, err := Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	if before.Len() < 2 {
+		t.Skip("needs two allowed CPUs")
+	}
+	done := make(chan struct{})
+	pinned := make(chan cpuset.Set)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		if err := Pin(before.First()); err != nil {
+			t.Error(err)
+			close(pinned)
+			return
+		}
+		if !ThreadPinned() {
+			t.Error("the thread is not pinned")
+		}
+		a, err := Allowed()
+		if err != nil {
+			t.Error(err)
+		}
+		pinned <- a
+		<-done
+	}()
+	fromPinned := <-pinned
+	fromOther, err := Allowed()
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fromPinned.Equal(before) || !fromOther.Equal(before) {
+		t.Errorf("Allowed: %s before, %s from a thread pinned to CPU %d, %s from another beside it", before, fromPinned, before.First(), fromOther)
+	}
+}
