@@ -29,14 +29,14 @@ type Tuning struct {
 	// nil for the fallback.
 	CPUs []int
 	// MedianNs is the measured ns per episode of this placement class (0
-	// for the fallback, or when Rule is not results.RuleMeasured).
+	// for the fallback, or when Rule is not results.Measured).
 	MedianNs float64
 	// Source is the results file used, or "" for the fallback; Skipped
 	// lists the files of the lookup order tried before it, each with why it
 	// was not used ("path: reason").
 	Source  string
 	Skipped []string
-	// Rule is the selection rule (results.RuleMeasured, RuleNearest,
+	// Rule is the selection rule (results.Measured, RuleNearest,
 	// RuleOversubscribed) and Why says it for people.
 	Rule string
 	Why  string
@@ -66,9 +66,9 @@ type Tuning struct {
 // regimes on the machines we tried (docs/algorithms.md).
 func fallbackAlgorithm(n int) string {
 	if osal.Oversubscribed(n) {
-		return results.OversubscribedAlgorithm
+		return algname.Oversubscribed
 	}
-	return results.FallbackAlgorithm
+	return algname.Fallback
 }
 
 // Tuned returns the tuned choice for n participants. The results file is
@@ -102,8 +102,8 @@ func fallbackAlgorithm(n int) string {
 // elsewhere its runner-up stands in.
 //
 // The lookup, the file and this machine's fingerprint are read once per
-// process and cached: later calls cost a selection. Reload drops the
-// cache, for a process that reran the check or changed its CPU affinity.
+// process (once per value of the lookup's environment variables) and
+// cached: later calls cost a selection.
 //
 // The fingerprint is light: CPU identity (CPUID), the online and allowed
 // CPU sets, no CPU-tree discovery. The tree the check recorded is
@@ -112,12 +112,8 @@ func Tuned(n int) Tuning {
 	return tuning(cache.load(), n)
 }
 
-// Reload drops the results Tuned and Auto cached, so the next call reads
-// the file and fingerprints the machine again.
-func Reload() { cache.reset() }
-
 // resultsCache is the one package-level mutable state: the lookup Tuned
-// made, per lookup order, until Reload.
+// made, per lookup order.
 type resultsCache struct {
 	mu     sync.Mutex
 	loaded *loaded
@@ -147,12 +143,6 @@ func (c *resultsCache) load() *loaded {
 		c.loaded.key = key
 	}
 	return c.loaded
-}
-
-func (c *resultsCache) reset() {
-	c.mu.Lock()
-	c.loaded = nil
-	c.mu.Unlock()
 }
 
 // prepare makes a lookup's file ready for selections.

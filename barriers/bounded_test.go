@@ -598,20 +598,20 @@ func TestRecordedBlockWake(t *testing.T) {
 		{time.Microsecond, minBlockWake},
 		{time.Second, maxBlockWake},
 	} {
-		f := &results.File{Schema: results.Schema, Machine: results.Host(allowed.String()), BlockWakeNs: float64(c.recorded)}
+		f := &results.File{Schema: results.Schema, Machine: hostMachine(allowed.String()), BlockWakeNs: float64(c.recorded)}
 		f.Machine.Topology, f.Machine.TopologyHash = "test", "0123456789abcdef"
 		path := filepath.Join(t.TempDir(), "results.json")
 		if err := writeResultsFile(path, f); err != nil {
 			t.Fatal(err)
 		}
 		t.Setenv(results.ResultsEnv, path)
-		Reload()
+		cache.reset()
 		if got := blockWakeCost(); got != c.want {
 			l := cache.load()
 			t.Errorf("recorded %v: blockWakeCost() = %v, want %v (reading %s: %v)", c.recorded, got, c.want, path, l.err)
 		}
 	}
-	Reload()
+	cache.reset()
 }
 
 // TestCollapsedPairSeparates: two goroutines with no spin bound that

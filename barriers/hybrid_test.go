@@ -375,8 +375,8 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 	}
 	path := write(keys)
 	t.Setenv(results.ResultsEnv, path)
-	Reload()
-	defer Reload()
+	cache.reset()
+	defer cache.reset()
 	tu := Tuned(n)
 	if tu.Algorithm != "hybrid" || tu.Composition != comp || tu.Fallback != "" || !reflect.DeepEqual(tu.Levels, levels) {
 		t.Fatalf("Tuned(%d) = %+v, want the hybrid %s with its groups %+v", n, tu, comp, levels)

@@ -94,7 +94,7 @@ func TestPinnedMainThreadChoosesAsUnpinned(t *testing.T) {
 	}
 	free, pinned := run("-"), run(strconv.Itoa(cpu))
 	t.Logf("unpinned: %+v; main thread on CPU %d: %+v", free, cpu, pinned)
-	if free.Algorithm != "mcs" || free.Rule != results.RuleMeasured || len(free.CPUs) != 2 || !free.TeamPinned {
+	if free.Algorithm != "mcs" || free.Rule != results.Measured || len(free.CPUs) != 2 || !free.TeamPinned {
 		t.Fatalf("unpinned: %+v, want the recorded mcs on two pinned CPUs", free)
 	}
 	if fmt.Sprint(pinned) != fmt.Sprint(free) {

@@ -155,7 +155,7 @@ func sharingResults(t *testing.T, n int) string {
 		t.Skip("needs two CPUs")
 	}
 	n = min(n, len(cpus))
-	m := results.Host(allowed.String())
+	m := hostMachine(allowed.String())
 	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
 	f := &results.File{
 		Schema:  results.Schema,

@@ -40,7 +40,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 		Budget: "1m", Cuts: []string{}, Floor: []results.Floor{}}
 	cpus := topo.CPUs()
 	for _, n := range counts {
-		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
+		e := results.Threads{Threads: n, Source: results.Measured, Complete: true}
 		if n > len(cpus) {
 			rr := make([]int, n)
 			for i := range rr {
@@ -251,7 +251,7 @@ func TestShowSubsetChoice(t *testing.T) {
 		if sh.Allowed != c.allowed || !slices.Equal(sh.CPUs, want.CPUs) || sh.Algorithm != want.Algorithm {
 			t.Errorf("--allowed %s --threads %d: %+v, want %+v", c.allowed, c.n, sh, want)
 		}
-		if c.allowed == "0-31" && (!slices.Equal(sh.CPUs, f.Lookup(c.n).Best.CPUs) || sh.Rule != results.RuleMeasured) {
+		if c.allowed == "0-31" && (!slices.Equal(sh.CPUs, f.Lookup(c.n).Best.CPUs) || sh.Rule != results.Measured) {
 			t.Errorf("whole machine: %+v, want the best %v", sh, f.Lookup(c.n).Best)
 		}
 		text, err := run(t, "show", path, "--threads", strconv.Itoa(c.n), "--allowed", c.allowed)
@@ -418,7 +418,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 		if sh.Allowed != strconv.Itoa(last) || len(sh.CPUs) != n || slices.ContainsFunc(sh.CPUs, func(c int) bool { return c != last }) {
 			t.Errorf("taskset -c %d, %d threads: %+v, want every rank on CPU %d", last, n, sh, last)
 		}
-		if want := map[int]string{1: results.RuleMeasured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
+		if want := map[int]string{1: results.Measured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
 			t.Errorf("taskset -c %d, %d threads: rule %s, want %s", last, n, sh.Rule, want)
 		}
 	}

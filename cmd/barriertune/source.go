@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/cpumodel"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/capped"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -113,7 +114,7 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 		return nil, err
 	}
 	rs := &resultsSource{}
-	if path == "" || results.IsDirPath(path) {
+	if path == "" || capped.IsDirPath(path) {
 		if path != "" {
 			fd = fd.Only(path)
 		}

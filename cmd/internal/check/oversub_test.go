@@ -49,7 +49,7 @@ func TestDefaultCheckMeasuresOversubscribed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sel.Rule != results.RuleMeasured || !sel.Best {
+		if sel.Rule != results.Measured || !sel.Best {
 			t.Errorf("%d threads on the 2 PUs: rule %s (%s), want measured", n, sel.Rule, sel.Why)
 		}
 	}
