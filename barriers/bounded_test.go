@@ -75,7 +75,7 @@ func TestAdaptiveBound(t *testing.T) {
 // TestGoroutineBoundIsKernel: unlocked goroutines spin for twice the
 // kernel's block and wake-up cost too (a goroutine that blocks is queued
 // on its waker's thread, and the pair takes turns there until a thread is
-// woken to take one over: issue 24's quiet stencil ran at sync.Cond's
+// woken to take one over: the quiet stencil ran at sync.Cond's
 // speed with twice a goroutine handoff as the bound). No sequence of
 // wake-ups and quick waits lifts the bound above it.
 func TestGoroutineBoundIsKernel(t *testing.T) {

@@ -57,12 +57,12 @@ const (
 	// 0.56-0.80 over 5 invocations, the code before it 1.07-1.48 over 5
 	// interleaved with them, and the goroutine algorithm, whose waiters
 	// also yield once and park, 0.58-0.89 in the same setting
-	// (docs/lab/2026-11-28-sharing-go.md). Issue 47's bound is 1.0x at
+	// (docs/lab/2026-11-28-sharing-go.md). The bound is 1.0x at
 	// n = 2; 0.9 keeps the margin between the two codes.
 	sharingMargin = 0.9
 )
 
-// TestUnpinnedWithCompetingWork reproduces the shape issue 47 measured
+// TestUnpinnedWithCompetingWork reproduces the shape measured
 // at 4-16x a sync.Cond barrier on a 16-CPU guest: one unpinned goroutine
 // per P (GOMAXPROCS of them) calling Auto(n).Wait, with a results file
 // that says, as the check writes it on a 2-CPU machine, dissemination

@@ -16,7 +16,7 @@ import (
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
-// This file measures barriers the way programs use them (issue 18): a 1D
+// This file measures barriers the way programs use them: a 1D
 // Jacobi stencil, each participant owning a block of cells, one barrier
 // per step, on a quiet machine and with competing CPU-bound processes.
 //
@@ -136,7 +136,7 @@ func stencilImpls(pinned, over bool) []stencilImpl {
 	out := []stencilImpl{auto}
 	if !over {
 		out = append(out,
-			// AutoPolicy before issue 18: Yield with 2^16 relax hints.
+			// AutoPolicy before the bounded spin: Yield with 2^16 relax hints.
 			stencilImpl{"yield64k", func(n int) (peerBarrier, error) {
 				return fallback(n, "stencil").New(WithPolicy(Yield), WithSpinBudget(1<<16))
 			}, false},

@@ -85,7 +85,7 @@ type shownJSON struct {
 	Algorithm string   `json:"algorithm"`
 	Policy    string   `json:"policy"`
 	CPUs      []int    `json:"cpus"`
-	MedianNs  *float64 `json:"median_ns"` // null: not measured (issue 26)
+	MedianNs  *float64 `json:"median_ns"` // null: not measured
 	Rule      string   `json:"rule"`
 	Source    string   `json:"source"`
 	Allowed   string   `json:"allowed"`
@@ -140,7 +140,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 	if field("pinned") == "0" {
 		cpus = ""
 	}
-	wantNs := "" // absent when not measured (issue 26: it was 0.0)
+	wantNs := "" // absent when not measured (formerly it was 0.0)
 	if tu.MedianNs > 0 {
 		wantNs = strconv.FormatFloat(tu.MedianNs, 'f', 1, 64)
 	}
@@ -152,7 +152,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 		return
 	}
 	if procs, err := osal.Allowed(); err == nil && n > procs.Len() {
-		// Above the CPUs kv names what OS threads run (issue 44): the
+		// Above the CPUs kv names what OS threads run: the
 		// check's choice on OS threads or a stand-in, never a goroutine
 		// algorithm or a goroutine time.
 		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
@@ -169,7 +169,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 		limit = procs.Len()
 	}
 	if limit >= 0 && n > limit {
-		// Above the CPUs kv names what OS threads run (issue 44): the
+		// Above the CPUs kv names what OS threads run: the
 		// check's choice on OS threads or a stand-in, never a goroutine
 		// algorithm or a goroutine time.
 		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
@@ -428,7 +428,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 // once than it may use (GOMAXPROCS here; a cgroup CPU quota alike),
 // barriers.Tuned and show --threads select within that many, so two
 // participants under GOMAXPROCS=1 take the oversubscribed rule instead of
-// a placement measured with two spinning threads (issue 47); show says
+// a placement measured with two spinning threads; show says
 // why.
 func TestAutoAndShowWithinGOMAXPROCS(t *testing.T) {
 	live, err := hwtree.FromSysfs("/")

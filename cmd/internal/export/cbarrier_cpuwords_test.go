@@ -12,7 +12,7 @@ import (
 
 // An outnumbered central barrier counts its arrivals per CPU, and a
 // waiter whose CPU holds no participant still to arrive spins instead of
-// yielding (issue 47). The words' protocol, step by step and under
+// yielding. The words' protocol, step by step and under
 // concurrent arrivals.
 func TestCBarrierCPUWords(t *testing.T) {
 	eachCC(t, func(t *testing.T, cc, path string) {

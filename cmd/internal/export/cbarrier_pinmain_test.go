@@ -10,7 +10,7 @@ import (
 )
 
 // A main thread pinned to one CPU before init keeps a 2-thread barrier in
-// its spinning mode, on the first init and after a re-init (issue 47):
+// its spinning mode, on the first init and after a re-init:
 // the header reads the process's CPUs when the program is loaded, never
 // the caller's affinity at init.
 func TestCBarrierMainPinnedBeforeInit(t *testing.T) {

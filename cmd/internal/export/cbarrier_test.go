@@ -585,7 +585,7 @@ func TestCExportsUseOSThreads(t *testing.T) {
 		}
 	}
 	// The c-barrier's time above the CPUs was taken with Go's OS threads,
-	// and its comment says it is not a C figure (issue 44).
+	// and its comment says it is not a C figure.
 	var c bytes.Buffer
 	if err := Write(&c, f, "c-barrier", Options{}); err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 				// Above the CPUs the check's best is what goroutines
 				// need; the readers of these formats run OS threads:
 				// the choice measured on OS threads, or a stand-in that
-				// says it is one (issue 44).
+				// says it is one.
 				s = osThreadsSelection(f, s, allowed.Len(), false)
 			}
 			es = append(es, entryOf(f, s))

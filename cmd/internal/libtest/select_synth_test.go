@@ -263,7 +263,7 @@ func TestSelectorRecordsWholeTreeFromRestrictedCheck(t *testing.T) {
 }
 
 // TestSelectMeasuredOversubscribed: a count above the allowed CPUs that
-// the check measured round-robin on exactly them (issue 24: twice and four
+// the check measured round-robin on exactly them (formerly twice and four
 // times the CPUs) is served by that measurement, rule measured; a count
 // between measured ones, or on other CPUs, stays rule oversubscribed,
 // from the nearest count measured so.

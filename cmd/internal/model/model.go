@@ -294,7 +294,7 @@ func binomial(n int) Pattern {
 	return p
 }
 
-// CriticalPath is the critical-path model: f_p(−1) = 0; in stage s
+// CriticalPath is the configuration-sets paper's critical-path model: f_p(−1) = 0; in stage s
 // p sends at f_p(s−1) and its signal reaches q at f_p(s−1) + L(cpu p, cpu q);
 // f_q(s) is the max of f_q(s−1) and q's arrivals in stage s; the episode is
 // the latest finish. cpus[r] is rank r's CPU (len(cpus) ranks).

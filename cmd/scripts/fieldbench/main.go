@@ -1,7 +1,7 @@
 // Command fieldbench runs barriers.Auto the way a new user's program runs
 // it, against the textbook sync.Cond barrier such a user writes,
-// and prints the median and the worst round of each, with the issue's
-// Done-when verdicts:
+// and prints the median and the worst round of each, with the
+// verdicts of its targets:
 //
 //   - tight: n goroutines doing nothing but meeting at one barrier, built
 //     once per process and reused across rounds; the goroutines are
@@ -288,7 +288,7 @@ func regime(o options, self, fm, rg string, env, workloads []string) error {
 }
 
 // report prints the median and worst round of each implementation and
-// the verdicts for the regime.
+// the targets' verdicts for the regime.
 func report(w, rg string, cells map[string]*cell, extra []string) {
 	a, c := cells["auto"], cells[algname.Cond]
 	unit := "ns/episode"
@@ -331,7 +331,7 @@ func report(w, rg string, cells map[string]*cell, extra []string) {
 	case w == "stencil" && rg == "quiet":
 		fmt.Printf("   verdict: quiet, auto median %.2fx cond's (target: lead kept, < 1x): %s\n", med, verdict(med < 1))
 	case rg != "loaded":
-		// The targets are for the quiet and loaded regimes; here
+		// The targets are for the quiet and loaded regimes; here
 		// the ratios are figures, and cond's own worst says how bad the
 		// regime is.
 		fmt.Printf("   %s (no target): auto median %.2fx cond's, auto worst %.2fx cond's median, cond's worst %.2fx its median\n",
