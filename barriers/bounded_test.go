@@ -563,8 +563,10 @@ func eventually(cond func() bool) bool {
 	return false
 }
 
-// TestAutoSleepStress drives the fence-free sleep of AutoPolicy: with a
-// budget of 0 relax hints every wait not already satisfied blocks, so
+// TestAutoSleepStress drives AutoPolicy's sleep, where the setter's
+// fast path has no fence and the sleeper's heavy fence (membarrier, or
+// the setters' fence where it is unavailable) orders the two sides: with
+// a budget of 0 relax hints every wait not already satisfied blocks, so
 // every signal races a sleeper's announcement.
 func TestAutoSleepStress(t *testing.T) {
 	for _, a := range Algorithms() {
