@@ -5,7 +5,6 @@ package barriers
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -21,21 +21,6 @@ import (
 // hogLimit bounds a competing process's life, in case the test that
 // started it dies before killing it.
 const hogLimit = 60 * time.Second
-
-// TestCompetingWorkChild is the competing CPU-bound work of
-// TestUnpinnedWithCompetingWork: it spins until killed (or hogLimit).
-func TestCompetingWorkChild(t *testing.T) {
-	if os.Getenv("BARRIERTUNE_TEST_HOG") != "1" {
-		t.Skip("the competing work of TestUnpinnedWithCompetingWork")
-	}
-	x := 0
-	for start := time.Now(); time.Since(start) < hogLimit; {
-		for i := 0; i < 1_000_000; i++ {
-			x += i
-		}
-	}
-	_ = x
-}
 
 // Sharing's measurement: rounds of sharingChunks chunks of
 // sharingEpisodes episodes for each barrier, Auto's and the cond
@@ -126,17 +111,10 @@ func TestUnpinnedWithCompetingWork(t *testing.T) {
 	}
 }
 
-// competingWork starts k CPU-bound processes (this test binary running
-// TestCompetingWorkChild), killed by pid when the test ends.
+// competingWork starts k CPU-bound processes (internal/cpuhog: this
+// test binary re-executed), killed by pid when the test ends.
 func competingWork(t *testing.T, k int) {
-	for range k {
-		hog := exec.Command(os.Args[0], "-test.run=^TestCompetingWorkChild$")
-		hog.Env = append(os.Environ(), "BARRIERTUNE_TEST_HOG=1")
-		if err := hog.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
-	}
+	cpuhog.Start(t, k, hogLimit)
 	time.Sleep(50 * time.Millisecond) // the competing work is running
 }
 
