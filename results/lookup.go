@@ -93,8 +93,8 @@ const (
 // environment's $BARRIERTUNE_RESULTS and $BARRIERTUNE_FORCE, the per-user
 // file ($XDG_CONFIG_HOME/barriertune/results.json), SystemPath and the
 // site's files of $XDG_CONFIG_DIRS, with the light fingerprint (Host) of
-// this process's allowed CPUs (osal.Allowed: the union of its threads'
-// affinities, never the calling thread's alone) and the online CPUs and NUMA nodes read from
+// this process's allowed CPUs (osal.Allowed: those it started with that
+// its threads may still run on, never the calling thread's alone) and the online CPUs and NUMA nodes read from
 // Linux sysfs (unknown elsewhere).
 func HereFinder() (Finder, error) {
 	allowed, err := osal.Allowed()

@@ -12,20 +12,33 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 )
 
-// Allowed returns the CPUs this process may run on: the union of its
-// threads' affinities (sched_getaffinity of every thread listed in
-// /proc/self/task), which taskset, a batch system's binding and a
-// container's cpuset all restrict. It is the process's set, never the
+// Allowed returns the CPUs this process may run on: those it started
+// with (the affinity read when this package was initialised, before main
+// and before anything pinned a thread: taskset, a batch system's binding
+// and a container's cpuset all restrict it) that one of its threads may
+// still run on (the union of their affinities, sched_getaffinity of every
+// thread listed in /proc/self/task). It is the process's set, never the
 // calling thread's: a main thread (or an OpenMP runtime's initial thread,
 // or a pinned team's) pinned to one CPU narrows only itself, while the Go
 // runtime's other threads (sysmon, started before main, and the threads
 // of the Ps, which the runtime starts from an unpinned template thread
 // once a locked thread asks for one) keep the affinity the process
-// started with. Where /proc is not mounted it is the calling thread's
-// affinity.
+// started with; and a thread the process itself pins to a CPU outside
+// its start (which the kernel allows within the cpuset) does not widen
+// it. A process that narrows every thread narrows it. Where /proc is not
+// mounted it is the start set, else the calling thread's affinity.
 func Allowed() (cpuset.Set, error) {
-	if set, ok := threadsAffinity(); ok {
-		return set, nil
+	threads, ok := threadsAffinity()
+	switch {
+	case ok && !startAffinity.IsEmpty():
+		if both := threads.And(startAffinity); !both.IsEmpty() {
+			return both, nil
+		}
+		return threads, nil
+	case ok:
+		return threads, nil
+	case !startAffinity.IsEmpty():
+		return startAffinity, nil
 	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -33,6 +46,18 @@ func Allowed() (cpuset.Set, error) {
 	}
 	return fromUnix(&set), nil
 }
+
+// startAffinity is the process's affinity at start: read once, while the
+// packages are initialised (the runtime runs them on the main thread,
+// locked to it), and never written again, like epoch; empty when it
+// could not be read.
+var startAffinity = func() cpuset.Set {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return cpuset.Set{}
+	}
+	return fromUnix(&set)
+}()
 
 // maxThreads caps the threads Allowed reads (a Go program has a few
 // dozen; one that has more is far past caring which of them is read).

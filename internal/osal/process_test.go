@@ -1,8 +1,13 @@
 package osal
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/cpuset"
@@ -107,5 +112,56 @@ func TestAllowedIsTheProcesses(t *testing.T) {
 	}
 	if !fromPinned.Equal(before) || !fromOther.Equal(before) {
 		t.Errorf("Allowed: %s before, %s from a thread pinned to CPU %d, %s from another beside it", before, fromPinned, before.First(), fromOther)
+	}
+}
+
+// allowedChildEnv makes TestAllowedNotWidened's child run: it pins a
+// thread to the CPU the variable holds, outside the CPUs it started with,
+// and prints Allowed.
+const allowedChildEnv = "BARRIERTUNE_TEST_ALLOWED_CHILD"
+
+// TestAllowedNotWidened: a process started on one CPU (taskset) that pins
+// one of its threads to another (the kernel allows it within the cpuset)
+// still has the one CPU it started with: Allowed is the start set that
+// its threads may still run on.
+func TestAllowedNotWidened(t *testing.T) {
+	if v := os.Getenv(allowedChildEnv); v != "" {
+		cpu, _ := strconv.Atoi(v)
+		done := make(chan error)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			done <- Pin(cpu)
+			select {}
+		}()
+		if err := <-done; err != nil {
+			t.Skip("pinning outside the start set:", err)
+		}
+		a, err := Allowed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("allowed=%s\n", a)
+		return
+	}
+	before, err := Allowed()
+	if err != nil || before.Len() < 2 {
+		t.Skip("needs two allowed CPUs")
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset:", err)
+	}
+	cpus := before.Members()
+	cmd := exec.Command(taskset, "-c", strconv.Itoa(cpus[0]), os.Args[0], "-test.run=^TestAllowedNotWidened$", "-test.v")
+	cmd.Env = append(os.Environ(), allowedChildEnv+"="+strconv.Itoa(cpus[1]))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skipf("the child skipped: %s", out)
+	}
+	if want := fmt.Sprintf("allowed=%d\n", cpus[0]); !strings.Contains(string(out), want) {
+		t.Errorf("started on CPU %d, a thread pinned to CPU %d: want %q in %s", cpus[0], cpus[1], want, out)
 	}
 }
