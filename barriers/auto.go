@@ -87,10 +87,10 @@ func fallbackAlgorithm(n int) string {
 // Files recorded on another machine (CPU or tree), simulated, or
 // unreadable are skipped with their reasons (Tuning.Skipped). The choice is
 // results.Selector.Select for n inside the CPUs this process runs at once
-// (its allowed CPUs: the process's, those it started with that its threads
-// may still run on,
-// never the calling thread's alone, so a main thread pinned to one CPU
-// before the call gets the choice an unpinned one gets; the first k of them where its cgroup's CPU quota or
+// (its allowed CPUs: the process's, those it started with that its
+// threads may still run on, never the calling thread's alone, so a main
+// thread pinned to one CPU before the call gets the choice an unpinned
+// one gets; the first k of them where its cgroup's CPU quota or
 // GOMAXPROCS allows only k, so that more participants than k take the
 // oversubscribed rule, as without a file), the rule `barriertune show --threads` and
 // `export` apply: the fastest measured placement class that fits the
