@@ -31,7 +31,7 @@ func Nanotime() int64 { return int64(time.Since(epoch)) }
 // the cgroup's cpuset and CPU quota) and GOMAXPROCS, is fewer than allowed
 // holds; else allowed. A results file's selection inside it takes the
 // oversubscribed rule for more participants than k, as the fallback
-// (cpuset.Oversubscribed) and the C header do: inside a half-CPU quota two
+// (Oversubscribed) and the C header do: inside a half-CPU quota two
 // goroutines must not spin for each other.
 func AtOnce(allowed cpuset.Set) cpuset.Set {
 	k := min(Usable(), runtime.GOMAXPROCS(0))

@@ -13,7 +13,7 @@ import (
 
 // CurrentMachine returns the full fingerprint of this machine with
 // topology topo (the CPUs the check may use): the light fingerprint
-X, plus the whole machine's tree
+// (results.HereFinder's Host) with topo's allowed CPUs, plus the whole machine's tree
 // (WholeTopology: CPUs a cgroup or affinity leaves out included), its
 // synthetic string and canonical hash, which the check records and the
 // library then trusts, and what the allowed CPUs could not measure.
