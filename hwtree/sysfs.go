@@ -19,7 +19,8 @@ import (
 
 // FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the
 // live machine and restricts it to the CPUs this process may run on
-// (sched_getaffinity) and the memory nodes it may use. Any other root is a
+// (the process's, never the calling thread's affinity: internal/osal.Allowed)
+// and the memory nodes it may use. Any other root is a
 // captured snapshot holding root/sys and root/proc; the snapshot's cgroup
 // cpuset (internal/cgroup reads it under root)
 // restricts it instead.
