@@ -20,7 +20,7 @@ type jsonObject struct {
 	Children []*jsonObject `json:"children"`
 	// Memory holds the NUMA nodes attached to the object (Object.Memory).
 	Memory []*jsonObject `json:"memory,omitempty"`
-	// hwlocXMLVersion is, on the root only, the hwloc XML format version
+	// HwlocXMLVersion is, on the root only, the hwloc XML format version
 	// the tree was read from (Topology.FormatVersion).
 	HwlocXMLVersion string `json:"hwloc_xml_version,omitempty"`
 }
