@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/jaypipes/ghw v0.26.0
-	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/marusama/cyclicbarrier v1.1.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

@@ -29,14 +29,14 @@ type Tuning struct {
 	// nil for the fallback.
 	CPUs []int
 	// MedianNs is the measured ns per episode of this placement class (0
-	// for the fallback, or when Rule is not results.RuleMeasured).
+	// for the fallback, or when Rule is not results.Measured).
 	MedianNs float64
 	// Source is the results file used, or "" for the fallback; Skipped
 	// lists the files of the lookup order tried before it, each with why it
 	// was not used ("path: reason").
 	Source  string
 	Skipped []string
-	// Rule is the selection rule (results.RuleMeasured, RuleNearest,
+	// Rule is the selection rule (results.Measured, RuleNearest,
 	// RuleOversubscribed) and Why says it for people.
 	Rule string
 	Why  string
@@ -65,10 +65,10 @@ type Tuning struct {
 // they outnumber GOMAXPROCS. Both measured best or near-best in those
 // regimes on the machines we tried (docs/algorithms.md).
 func fallbackAlgorithm(n int) string {
-	if cpuset.Oversubscribed(n) {
-		return results.OversubscribedAlgorithm
+	if osal.Oversubscribed(n) {
+		return algname.Oversubscribed
 	}
-	return results.FallbackAlgorithm
+	return algname.Fallback
 }
 
 // Tuned returns the tuned choice for n participants. The results file is
@@ -87,7 +87,10 @@ func fallbackAlgorithm(n int) string {
 // Files recorded on another machine (CPU or tree), simulated, or
 // unreadable are skipped with their reasons (Tuning.Skipped). The choice is
 // results.Selector.Select for n inside the CPUs this process runs at once
-// (its allowed CPUs; the first k of them where its cgroup's CPU quota or
+// (its allowed CPUs: the process's, those it started with that its
+// threads may still run on, never the calling thread's alone, so a main
+// thread pinned to one CPU before the call gets the choice an unpinned
+// one gets; the first k of them where its cgroup's CPU quota or
 // GOMAXPROCS allows only k, so that more participants than k take the
 // oversubscribed rule, as without a file), the rule `barriertune show --threads` and
 // `export` apply: the fastest measured placement class that fits the
@@ -100,8 +103,8 @@ func fallbackAlgorithm(n int) string {
 // elsewhere its runner-up stands in.
 //
 // The lookup, the file and this machine's fingerprint are read once per
-// process and cached: later calls cost a selection. Reload drops the
-// cache, for a process that reran the check or changed its CPU affinity.
+// process (once per value of the lookup's environment variables) and
+// cached: later calls cost a selection.
 //
 // The fingerprint is light: CPU identity (CPUID), the online and allowed
 // CPU sets, no CPU-tree discovery. The tree the check recorded is
@@ -110,12 +113,8 @@ func Tuned(n int) Tuning {
 	return tuning(cache.load(), n)
 }
 
-// Reload drops the results Tuned and Auto cached, so the next call reads
-// the file and fingerprints the machine again.
-func Reload() { cache.reset() }
-
 // resultsCache is the one package-level mutable state: the lookup Tuned
-// made, per lookup order, until Reload.
+// made, per lookup order.
 type resultsCache struct {
 	mu     sync.Mutex
 	loaded *loaded
@@ -145,12 +144,6 @@ func (c *resultsCache) load() *loaded {
 		c.loaded.key = key
 	}
 	return c.loaded
-}
-
-func (c *resultsCache) reset() {
-	c.mu.Lock()
-	c.loaded = nil
-	c.mu.Unlock()
 }
 
 // prepare makes a lookup's file ready for selections.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -32,7 +31,7 @@ func writeResults(t *testing.T, mutate func(*results.File)) string {
 		t.Skip(err)
 	}
 	cpus := allowed.Members()
-	if len(cpus) < 2 || cpuset.Usable() < 2 {
+	if len(cpus) < 2 || osal.Usable() < 2 {
 		t.Skip("needs two usable CPUs")
 	}
 	atLeastTwoProcs(t)
@@ -94,7 +93,7 @@ func TestAutoFallback(t *testing.T) {
 	if _, err := os.Stat(results.SystemPath); err == nil {
 		t.Skipf("a system-wide results file exists at %s: the fallback cannot be seen here", results.SystemPath)
 	}
-	Reload()
+	cache.reset()
 	tu := Tuned(2)
 	if tu.Algorithm != fallbackAlgorithm(2) || !strings.Contains(tu.Fallback, "no results file") {
 		t.Errorf("Tuned without a file = %+v", tu)
@@ -147,16 +146,16 @@ func allowedCPUs(t *testing.T) []int {
 // machine is this machine's fingerprint as the check records it (with a
 // tree digest, which the library trusts).
 func machine(allowed string) results.Machine {
-	m := results.Host(allowed)
+	m := hostMachine(allowed)
 	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
 	return m
 }
 
-// TestTunedCachesUntilReload: Tuned reads the file once per path; Reload
-// makes it read again.
+// TestTunedCachesUntilReload: Tuned reads the file once per path; the
+// cache's reset makes it read again.
 func TestTunedCachesUntilReload(t *testing.T) {
-	Reload()
-	t.Cleanup(Reload)
+	cache.reset()
+	t.Cleanup(cache.reset)
 	path := writeResults(t, nil)
 	t.Setenv(results.ResultsEnv, path)
 	if tu := Tuned(2); tu.Algorithm != "mcs" {
@@ -176,9 +175,9 @@ func TestTunedCachesUntilReload(t *testing.T) {
 	if tu := TunedFrom(path, 2); tu.Algorithm != "tournament" {
 		t.Errorf("TunedFrom reads every time: %s", tu.Algorithm)
 	}
-	Reload()
+	cache.reset()
 	if tu := Tuned(2); tu.Algorithm != "tournament" {
-		t.Errorf("after Reload Tuned(2) = %s, want tournament", tu.Algorithm)
+		t.Errorf("after the reset Tuned(2) = %s, want tournament", tu.Algorithm)
 	}
 	// Another path is another read.
 	other := writeResults(t, func(f *results.File) { f.Threads[0].Best.Algorithm = "central" })
@@ -189,7 +188,7 @@ func TestTunedCachesUntilReload(t *testing.T) {
 }
 
 // TestLightDependencies: the library links only the standard library,
-// golang.org/x/sys, cpuid and this module's light packages (hwtree, which
+// golang.org/x/sys and this module's light packages (hwtree, which
 // results builds the recorded tree with, among them): no ghw, no cgo, no
 // CLI.
 func TestLightDependencies(t *testing.T) {
@@ -210,7 +209,7 @@ func TestLightDependencies(t *testing.T) {
 			t.Errorf("the barriers package links %s", p)
 		case !strings.Contains(first, "."), strings.HasPrefix(p, "vendor/"):
 			// standard library
-		case strings.HasPrefix(p, "golang.org/x/sys/"), strings.HasPrefix(p, "github.com/klauspost/cpuid/"):
+		case strings.HasPrefix(p, "golang.org/x/sys/"):
 		case slices.Contains(light, p), strings.HasPrefix(p, mod+"internal/"):
 		default:
 			t.Errorf("the barriers package links %s, not a light package", p)
@@ -227,8 +226,8 @@ func TestTunedBySystemFile(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	fd := results.Finder{System: []string{sys}, Host: results.Host(allowed.String())}
-	if tu := tunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.RuleMeasured || len(tu.Skipped) != 0 {
+	fd := results.Finder{System: []string{sys}, Host: hostMachine(allowed.String())}
+	if tu := tunedBy(fd, 2); tu.Algorithm != "mcs" || tu.Source != sys || tu.Rule != results.Measured || len(tu.Skipped) != 0 {
 		t.Errorf("system file only: %+v", tu)
 	}
 	fd.User = writeResults(t, func(f *results.File) {
@@ -249,4 +248,22 @@ func TestTunedBySystemFile(t *testing.T) {
 // allowed CPUs), read on every call.
 func tunedBy(fd results.Finder, n int) Tuning {
 	return tuning(prepare(fd.Find()), n)
+}
+
+// hostMachine is this machine's light fingerprint (results.HereFinder's)
+// for the allowed CPUs given.
+func hostMachine(allowed string) results.Machine {
+	fd, _ := results.HereFinder()
+	m := fd.Host
+	m.AllowedCPUs = allowed
+	return m
+}
+
+// reset drops the results Tuned and Auto cached, so the next call reads
+// the file and fingerprints the machine again (the tests' way; a program's
+// cache lasts the process).
+func (c *resultsCache) reset() {
+	c.mu.Lock()
+	c.loaded = nil
+	c.mu.Unlock()
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -115,7 +114,7 @@ func TestPolicies(t *testing.T) {
 		}
 		for _, p := range []Policy{Spin, Yield, Park} {
 			for _, n := range []int{2, 3, 5, 8, 17} {
-				if p == Spin && cpuset.Oversubscribed(n) {
+				if p == Spin && osal.Oversubscribed(n) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%s/%s/n=%d", a.Name, p, n), func(t *testing.T) {

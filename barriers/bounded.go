@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/wake"
 )
@@ -551,14 +550,14 @@ var sharing struct {
 const cpusRefresh = 10 * time.Millisecond
 
 // runCPUs returns how many CPUs this process runs at once: GOMAXPROCS,
-// and no more than cpuset.Usable (the CPUs it was allowed at start within
+// and no more than osal.Usable (the CPUs it was allowed at start within
 // its cgroup's cpuset and quota), as read within cpusRefresh of now
 // (osal.Nanotime).
 func runCPUs(now int64) int32 {
 	if c := sharing.cpus.Load(); c > 0 && now-sharing.cpusAt.Load() < int64(cpusRefresh) {
 		return c
 	}
-	c := int32(min(runtime.GOMAXPROCS(0), cpuset.Usable()))
+	c := int32(min(runtime.GOMAXPROCS(0), osal.Usable()))
 	sharing.cpus.Store(c)
 	sharing.cpusAt.Store(now)
 	return c
@@ -579,84 +578,6 @@ func (f *flag) waitOutnumbered(target uint64, eq bool, a *adaptive) uint64 {
 	}
 	v, _ := f.sleep(target, eq, true)
 	return v
-}
-
-// sleep blocks until the flag reaches target (or is broken), for a
-// waiter under AutoPolicy, whose setters use a release store and then
-// look for sleepers with a plain load (set): no store-load fence on their
-// side. The sleeper supplies it: after announcing itself (parked) it
-// takes the heavy side of an asymmetric fence (osal.HeavyFence), and only
-// then checks the flag. A setter whose store the check misses had not yet
-// made it visible when the fence ran its barrier, so its load of parked
-// comes after that barrier and sees the sleeper; it wakes the sleeper
-// under mu, which the sleeper holds until it waits. So the sleeper
-// wakes once, when released: no timeout, no lost wake-up. A flag marked
-// fenced needs no heavy fence: its setters fence.
-//
-// A heavy fence interrupts every CPU that runs a thread of the process
-// (microseconds in a guest), so a flag whose waiters sleep on most
-// episodes (arm: the bound is 0, WithSpinBudget(0), or the process's
-// waiters outnumber its CPUs; a heavy fence at every wait costs several
-// times Park's episode) is armed instead: the sleeper sets fenced, then takes the heavy
-// fence once, and until the flag is disarmed its setters fence (a locked
-// add, tens of ns) and its sleepers skip the heavy fence. That is safe: a
-// later sleeper takes mu after the arming sleeper's fence returned, and a
-// setter whose load came after that fence's barrier sees fenced, one whose
-// load came before it made its store visible by then. A wait that ends
-// spinning, or a sleep with a bound, disarms the flag (disarm) when no
-// sleeper is announced.
-// waker is the OS thread (threadID) of the setter that woke it, 0 when
-// it did not block or the setter did not record one.
-func (f *flag) sleep(target uint64, eq, arm bool) (v uint64, waker uintptr) {
-	f.mu.Lock()
-	if atomic.AddInt32(&f.parked, 1)&fenced == 0 {
-		if arm {
-			atomic.OrInt32(&f.parked, fenced)
-		}
-		osal.HeavyFence()
-	}
-	v = f.v.Load()
-	if !reached(v, target, eq) {
-		f.waker = 0
-		for {
-			f.cond.Wait()
-			f.wakeups++
-			if v = f.v.Load(); reached(v, target, eq) {
-				break
-			}
-		}
-		waker = f.waker
-	}
-	atomic.AddInt32(&f.parked, -1)
-	if !arm {
-		f.disarm()
-	}
-	f.mu.Unlock()
-	return v, waker
-}
-
-// disarm clears an AutoPolicy flag's fenced mark (see sleep) when no
-// sleeper is announced and the heavy fence is available (else its
-// setters must always fence: see base.ready). A sleeper that announces
-// itself after the clear sees no mark and takes the heavy fence.
-func (f *flag) disarm() {
-	if atomic.LoadInt32(&f.parked) == fenced && osal.HeavyFenceAvailable() {
-		atomic.CompareAndSwapInt32(&f.parked, fenced, 0)
-	}
-}
-
-// wakeSleepers is a setter's wake-up of the flag's sleepers. With record
-// (AutoPolicy's sleepers; Park's never adapt) it records the OS thread
-// it runs on, for the sleepers' adaptive bound (see sleep, threadID).
-func (f *flag) wakeSleepers(record bool) {
-	var m uintptr
-	if record {
-		m = threadID()
-	}
-	f.mu.Lock()
-	f.waker = m
-	f.cond.Broadcast()
-	f.mu.Unlock()
 }
 
 // wakeCost holds the cost AutoPolicy's bound starts from: the block and

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -76,7 +75,7 @@ func TestAdaptiveBound(t *testing.T) {
 // TestGoroutineBoundIsKernel: unlocked goroutines spin for twice the
 // kernel's block and wake-up cost too (a goroutine that blocks is queued
 // on its waker's thread, and the pair takes turns there until a thread is
-// woken to take one over: issue 24's quiet stencil ran at sync.Cond's
+// woken to take one over: the quiet stencil ran at sync.Cond's
 // speed with twice a goroutine handoff as the bound). No sequence of
 // wake-ups and quick waits lifts the bound above it.
 func TestGoroutineBoundIsKernel(t *testing.T) {
@@ -564,8 +563,10 @@ func eventually(cond func() bool) bool {
 	return false
 }
 
-// TestAutoSleepStress drives the fence-free sleep of AutoPolicy: with a
-// budget of 0 relax hints every wait not already satisfied blocks, so
+// TestAutoSleepStress drives AutoPolicy's sleep, where the setter's
+// fast path has no fence and the sleeper's heavy fence (membarrier, or
+// the setters' fence where it is unavailable) orders the two sides: with
+// a budget of 0 relax hints every wait not already satisfied blocks, so
 // every signal races a sleeper's announcement.
 func TestAutoSleepStress(t *testing.T) {
 	for _, a := range Algorithms() {
@@ -573,7 +574,7 @@ func TestAutoSleepStress(t *testing.T) {
 			continue
 		}
 		for _, n := range []int{2, 3, 5} {
-			if cpuset.Oversubscribed(n) {
+			if osal.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", a.Name, n), func(t *testing.T) {
@@ -599,20 +600,20 @@ func TestRecordedBlockWake(t *testing.T) {
 		{time.Microsecond, minBlockWake},
 		{time.Second, maxBlockWake},
 	} {
-		f := &results.File{Schema: results.Schema, Machine: results.Host(allowed.String()), BlockWakeNs: float64(c.recorded)}
+		f := &results.File{Schema: results.Schema, Machine: hostMachine(allowed.String()), BlockWakeNs: float64(c.recorded)}
 		f.Machine.Topology, f.Machine.TopologyHash = "test", "0123456789abcdef"
 		path := filepath.Join(t.TempDir(), "results.json")
 		if err := writeResultsFile(path, f); err != nil {
 			t.Fatal(err)
 		}
 		t.Setenv(results.ResultsEnv, path)
-		Reload()
+		cache.reset()
 		if got := blockWakeCost(); got != c.want {
 			l := cache.load()
 			t.Errorf("recorded %v: blockWakeCost() = %v, want %v (reading %s: %v)", c.recorded, got, c.want, path, l.err)
 		}
 	}
-	Reload()
+	cache.reset()
 }
 
 // TestCollapsedPairSeparates: two goroutines with no spin bound that

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // brokenPolicies lists the policies a broken-barrier test runs under.
@@ -24,7 +24,7 @@ func forEach(t *testing.T, n int, stress bool, f func(t *testing.T, b Barrier)) 
 			if !a.Spins && p != AutoPolicy {
 				continue
 			}
-			if stress && p == Spin && cpuset.Oversubscribed(n) {
+			if stress && p == Spin && osal.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/policy=%s", a.Name, p), func(t *testing.T) {

@@ -78,7 +78,7 @@
 // and leaves AutoPolicy (WaitPolicyFromEnv says which applies, and so
 // does `barriertune show`).
 //
-// Sharing CPUs. The process's CPUs are read once (cpuset.Usable: those it
+// Sharing CPUs. The process's CPUs are read once (those it
 // was allowed at start, within its cgroup's cpuset and CPU quota), never
 // from the calling thread's affinity. Participants that outnumber them or
 // GOMAXPROCS at construction make AutoPolicy block at once (Park, no

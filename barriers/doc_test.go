@@ -7,7 +7,7 @@ import (
 )
 
 // TestPackageDocNamesEveryAlgorithm: the package overview lists every
-// catalog algorithm (issue 26: it omitted hybrid and goroutine), and its
+// catalog algorithm (formerly it omitted hybrid and goroutine), and its
 // rule of thumb for more participants than CPUs names what Auto picks
 // there.
 func TestPackageDocNamesEveryAlgorithm(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/results"
 )
 
 // A hybrid barrier for 8 participants on two packages of two cores with two
@@ -103,24 +102,4 @@ func ExampleTunedFrom() {
 	t := barriers.TunedFrom(filepath.Join(os.TempDir(), "no-such-barriertune-results.json"), 2)
 	fmt.Println(t.Source == "", t.Fallback != "")
 	// Output: true true
-}
-
-// Tuned reads $BARRIERTUNE_RESULTS (else the per-user file) once per
-// process; Reload makes the next call read it again, e.g. after the check
-// ran.
-func ExampleReload() {
-	old, had := os.LookupEnv(results.ResultsEnv)
-	os.Setenv(results.ResultsEnv, filepath.Join(os.TempDir(), "no-such-barriertune-results.json"))
-	defer func() {
-		if had {
-			os.Setenv(results.ResultsEnv, old)
-		} else {
-			os.Unsetenv(results.ResultsEnv)
-		}
-		barriers.Reload()
-	}()
-	barriers.Reload()
-	t := barriers.Tuned(2) // read again: the file named, else the next in the lookup order
-	fmt.Println(t.Threads, t.Algorithm != "")
-	// Output: 2 true
 }

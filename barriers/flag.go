@@ -33,17 +33,7 @@ type waiter struct {
 // dissemination barrier runs as a C one (figures:
 // docs/lab/barriers-comments.md).
 //
-// Sleeping is lost-wakeup free by construction (the contract per policy
-// is in the package documentation): a setter stores the value and then
-// loads parked; a sleeper increments parked (under mu), and then loads
-// the value. Something must order each side's store before its load:
-// under Park the setter's read-modify-write of parked (setSlow); under
-// AutoPolicy the sleeper's osal.HeavyFence (membarrier), which runs a
-// full barrier on every running thread of the process, the setter
-// included, so the setter keeps its plain store and load (where the
-// kernel has no membarrier, AutoPolicy's flags are fenced as Park's).
-// Then either the setter sees the sleeper and wakes it (under mu, so
-// after it waits), or the sleeper sees the value and does not sleep.
+// Its sleep (sleep.go) is lost-wakeup free by construction.
 type flag struct {
 	flagFields
 	_ [2*osal.CacheLinePad - unsafe.Sizeof(flagFields{})]byte
@@ -88,31 +78,6 @@ func (f *flag) set(e uint64, w *waiter) {
 	}
 }
 
-// fenced marks the sleeper count (flag.parked) of a flag whose setters
-// must fence: its barrier waits under Park, or under AutoPolicy where
-// osal.HeavyFence is unavailable. Its setters always take setSlow, which
-// orders their store before their check for sleepers, and its sleepers
-// need no heavy fence. Sleepers count in the bits below.
-const fenced = 1 << 30
-
-// setSlow is the rest of set under Park (a store-load fence, then a
-// check for sleepers) and, under the other policies, the wake-up of the
-// sleepers set found. Under AutoPolicy's time bound the wake-up is
-// recorded as a handover (see adaptive.handedOver).
-//
-//go:noinline
-func (f *flag) setSlow(w *waiter) {
-	// With fenced, a sequentially consistent read-modify-write orders
-	// the store before the load of the sleeper count (LOCK XADD on
-	// amd64), as sleepers that take no heavy fence need.
-	if p := atomic.AddInt32(&f.parked, 0); p&^fenced != 0 {
-		f.wakeSleepers(w.policy == bounded)
-		if a := w.adapt; a != nil {
-			a.handedOver()
-		}
-	}
-}
-
 // or sets bits (MCS's packed child flags) and wakes parked waiters.
 func (f *flag) or(bits uint64) {
 	if traceOn {
@@ -129,13 +94,6 @@ func (f *flag) and(mask uint64) {
 	}
 	f.v.And(mask)
 	f.wake()
-}
-
-func (f *flag) wake() {
-	// A read-modify-write (or, and) came first: a full fence.
-	if p := atomic.LoadInt32(&f.parked); p&^fenced != 0 {
-		f.wakeSleepers(true)
-	}
 }
 
 // brokenValue is the sentinel Break stores in every flag: it satisfies

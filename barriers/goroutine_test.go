@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 func newGoroutineT(t *testing.T, n int, opts ...Option) *goroutineBarrier {
@@ -85,7 +85,7 @@ func TestGoroutineBreakReleasesWaiters(t *testing.T) {
 			if e := b.Episodes(0); e != 0 {
 				t.Errorf("Episodes(0) = %d after Reset", e)
 			}
-			if p == Spin && cpuset.Oversubscribed(4) {
+			if p == Spin && osal.Oversubscribed(4) {
 				return // pure spin past GOMAXPROCS progresses at preemption speed
 			}
 			checkBarrier(t, b, 4, 20, 5)

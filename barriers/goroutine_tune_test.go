@@ -3,6 +3,8 @@ package barriers
 import (
 	"fmt"
 	"testing"
+
+	"github.com/barriertune/barriertune/internal/workload"
 )
 
 // BenchmarkGoroutineTuning sweeps the goroutine barrier's knobs at
@@ -13,7 +15,7 @@ import (
 //	go test -run '^$' -bench GoroutineTuning -count 10 ./barriers | benchstat -
 func BenchmarkGoroutineTuning(b *testing.B) {
 	for _, n := range []int{3, 8, 16, 64} {
-		b.Run(fmt.Sprintf("n=%d/textbook=cond", n), func(b *testing.B) { runPeers(newTextbookCond(n), n, b.N) })
+		b.Run(fmt.Sprintf("n=%d/textbook=cond", n), func(b *testing.B) { runPeers(workload.NewCondBarrier(n), n, b.N) })
 		b.Run(fmt.Sprintf("n=%d/textbook=chan", n), func(b *testing.B) { runPeers(newTextbookChan(n), n, b.N) })
 		for _, y := range []int{0, 1, 2, 3} {
 			for _, s := range []int{0, 8} {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -92,7 +91,7 @@ func TestHybridStress(t *testing.T) {
 func TestHybridPolicies(t *testing.T) {
 	for _, p := range []Policy{Spin, Yield, Park} {
 		for _, n := range []int{4, 9, 17} {
-			if p == Spin && cpuset.Oversubscribed(n) {
+			if p == Spin && osal.Oversubscribed(n) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/n=%d", p, n), func(t *testing.T) {
@@ -263,7 +262,7 @@ func TestHybridBreakReleasesWaiters(t *testing.T) {
 func TestHybridBreakMidEpisode(t *testing.T) {
 	for _, p := range []Policy{Spin, Yield, Park} {
 		n := 7
-		if p == Spin && cpuset.Oversubscribed(n) {
+		if p == Spin && osal.Oversubscribed(n) {
 			continue
 		}
 		t.Run(p.String(), func(t *testing.T) {
@@ -376,8 +375,8 @@ func TestAutoBuildsTheTunedHybrid(t *testing.T) {
 	}
 	path := write(keys)
 	t.Setenv(results.ResultsEnv, path)
-	Reload()
-	defer Reload()
+	cache.reset()
+	defer cache.reset()
 	tu := Tuned(n)
 	if tu.Algorithm != "hybrid" || tu.Composition != comp || tu.Fallback != "" || !reflect.DeepEqual(tu.Levels, levels) {
 		t.Fatalf("Tuned(%d) = %+v, want the hybrid %s with its groups %+v", n, tu, comp, levels)

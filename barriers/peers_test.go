@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/marusama/cyclicbarrier"
+
+	"github.com/barriertune/barriertune/internal/workload"
 )
 
 // This file times this package's barriers against what Go programmers use
@@ -25,37 +27,6 @@ import (
 
 // peerBarrier is what the harness calls.
 type peerBarrier interface{ Wait(id int) }
-
-// textbookCond is the sync.Mutex + sync.Cond generation barrier.
-type textbookCond struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	n     int
-	count int
-	gen   uint64
-}
-
-func newTextbookCond(n int) *textbookCond {
-	b := &textbookCond{n: n}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-func (b *textbookCond) Wait(int) {
-	b.mu.Lock()
-	gen := b.gen
-	b.count++
-	if b.count == b.n {
-		b.count = 0
-		b.gen++
-		b.cond.Broadcast()
-	} else {
-		for gen == b.gen {
-			b.cond.Wait()
-		}
-	}
-	b.mu.Unlock()
-}
 
 // textbookChan is the mutex + close(chan) barrier: a fresh channel per
 // episode, closed by the last arrival.
@@ -133,7 +104,7 @@ func catalogPeer(name string, opts ...Option) peer {
 
 func peers() []peer {
 	return []peer{
-		{"cond", func(n int) (peerBarrier, error) { return newTextbookCond(n), nil }},
+		{"cond", func(n int) (peerBarrier, error) { return workload.NewCondBarrier(n), nil }},
 		{"chan", func(n int) (peerBarrier, error) { return newTextbookChan(n), nil }},
 		{"waitgroup", func(n int) (peerBarrier, error) { return newTextbookWaitGroup(n), nil }},
 		{"cyclicbarrier", func(n int) (peerBarrier, error) { return cyclic{cyclicbarrier.New(n)}, nil }},

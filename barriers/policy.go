@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // Policy is how a participant waits for a flag another participant sets.
@@ -90,7 +90,7 @@ const (
 // budget < 0 means "not set".
 func resolve(p Policy, budget, n int) waiter {
 	if p == AutoPolicy {
-		if cpuset.Oversubscribed(n) {
+		if osal.Oversubscribed(n) {
 			if budget < 0 {
 				budget = oversubscribedSpinBudget
 			}

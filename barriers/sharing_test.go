@@ -5,7 +5,6 @@ package barriers
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
@@ -21,21 +21,6 @@ import (
 // hogLimit bounds a competing process's life, in case the test that
 // started it dies before killing it.
 const hogLimit = 60 * time.Second
-
-// TestCompetingWorkChild is the competing CPU-bound work of
-// TestUnpinnedWithCompetingWork: it spins until killed (or hogLimit).
-func TestCompetingWorkChild(t *testing.T) {
-	if os.Getenv("BARRIERTUNE_TEST_HOG") != "1" {
-		t.Skip("the competing work of TestUnpinnedWithCompetingWork")
-	}
-	x := 0
-	for start := time.Now(); time.Since(start) < hogLimit; {
-		for i := 0; i < 1_000_000; i++ {
-			x += i
-		}
-	}
-	_ = x
-}
 
 // Sharing's measurement: rounds of sharingChunks chunks of
 // sharingEpisodes episodes for each barrier, Auto's and the cond
@@ -57,12 +42,12 @@ const (
 	// 0.56-0.80 over 5 invocations, the code before it 1.07-1.48 over 5
 	// interleaved with them, and the goroutine algorithm, whose waiters
 	// also yield once and park, 0.58-0.89 in the same setting
-	// (docs/lab/2026-11-28-sharing-go.md). Issue 47's bound is 1.0x at
+	// (docs/lab/2026-11-28-sharing-go.md). The bound is 1.0x at
 	// n = 2; 0.9 keeps the margin between the two codes.
 	sharingMargin = 0.9
 )
 
-// TestUnpinnedWithCompetingWork reproduces the shape issue 47 measured
+// TestUnpinnedWithCompetingWork reproduces the shape measured
 // at 4-16x a sync.Cond barrier on a 16-CPU guest: one unpinned goroutine
 // per P (GOMAXPROCS of them) calling Auto(n).Wait, with a results file
 // that says, as the check writes it on a 2-CPU machine, dissemination
@@ -126,17 +111,10 @@ func TestUnpinnedWithCompetingWork(t *testing.T) {
 	}
 }
 
-// competingWork starts k CPU-bound processes (this test binary running
-// TestCompetingWorkChild), killed by pid when the test ends.
+// competingWork starts k CPU-bound processes (internal/cpuhog: this
+// test binary re-executed), killed by pid when the test ends.
 func competingWork(t *testing.T, k int) {
-	for range k {
-		hog := exec.Command(os.Args[0], "-test.run=^TestCompetingWorkChild$")
-		hog.Env = append(os.Environ(), "BARRIERTUNE_TEST_HOG=1")
-		if err := hog.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
-	}
+	cpuhog.Start(t, k, hogLimit)
 	time.Sleep(50 * time.Millisecond) // the competing work is running
 }
 
@@ -155,7 +133,7 @@ func sharingResults(t *testing.T, n int) string {
 		t.Skip("needs two CPUs")
 	}
 	n = min(n, len(cpus))
-	m := results.Host(allowed.String())
+	m := hostMachine(allowed.String())
 	m.Topology, m.TopologyHash = "test", "0123456789abcdef"
 	f := &results.File{
 		Schema:  results.Schema,

@@ -3,7 +3,6 @@ package barriers
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/internal/workload"
 )
 
-// This file measures barriers the way programs use them (issue 18): a 1D
+// This file measures barriers the way programs use them: a 1D
 // Jacobi stencil, each participant owning a block of cells, one barrier
 // per step, on a quiet machine and with competing CPU-bound processes.
 //
@@ -26,67 +26,17 @@ import (
 //
 // cmd/scripts/stencil.sh runs TestStencilTable, which is skipped unless
 // BARRIERTUNE_STENCIL=1: it interleaves runs of every implementation, on the
-// quiet machine and with as many CPU-bound hog processes as CPUs (this
-// test binary re-executed with BARRIERTUNE_STENCIL_HOG set: each spins until
-// a deadline of its own and is killed by pid when the loaded block ends),
+// quiet machine and with as many CPU-bound hog processes as CPUs
+// (internal/cpuhog: this test binary re-executed, each spinning until
+// a bound of its own and killed by pid when the loaded block ends),
 // and prints the median and the worst run of each.
 
-// stencilHogEnv makes this test binary a CPU hog that spins until the Unix
-// time in ns it holds (at most a minute from its start), then exits.
-const stencilHogEnv = "BARRIERTUNE_STENCIL_HOG"
-
 func TestMain(m *testing.M) {
-	if v := os.Getenv(stencilHogEnv); v != "" {
-		hog(v)
-		return
+	cpuhog.Main()
+	if v := os.Getenv(pinMainEnv); v != "" {
+		os.Exit(tunedOnMainThread(v))
 	}
 	os.Exit(m.Run())
-}
-
-// hog spins until the deadline in v, or a minute, whichever comes first.
-func hog(v string) {
-	until, err := strconv.ParseInt(v, 10, 64)
-	limit := time.Now().Add(time.Minute)
-	if err != nil || time.Unix(0, until).After(limit) {
-		until = limit.UnixNano()
-	}
-	x := uint64(1)
-	for time.Now().UnixNano() < until {
-		for i := 0; i < 1<<20; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	if x == 0 {
-		fmt.Println(x)
-	}
-	os.Exit(0)
-}
-
-// hogs are running CPU hog processes.
-type hogs []*exec.Cmd
-
-// startHogs starts k hogs that exit by themselves after life.
-func startHogs(k int, life time.Duration) (hogs, error) {
-	var hs hogs
-	for i := 0; i < k; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), stencilHogEnv+"="+strconv.FormatInt(time.Now().Add(life).UnixNano(), 10))
-		if err := cmd.Start(); err != nil {
-			hs.stop()
-			return nil, err
-		}
-		hs = append(hs, cmd)
-	}
-	time.Sleep(20 * time.Millisecond) // let them start spinning
-	return hs, nil
-}
-
-// stop kills every hog by its pid and reaps it.
-func (hs hogs) stop() {
-	for _, c := range hs {
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	}
 }
 
 // stencilShape is a loop shape: n participants, cells per participant,
@@ -134,45 +84,29 @@ func stencilImpls(pinned, over bool) []stencilImpl {
 	out := []stencilImpl{auto}
 	if !over {
 		out = append(out,
-			// AutoPolicy before issue 18: Yield with 2^16 relax hints.
+			// AutoPolicy before the bounded spin: Yield with 2^16 relax hints.
 			stencilImpl{"yield64k", func(n int) (peerBarrier, error) {
 				return fallback(n, "stencil").New(WithPolicy(Yield), WithSpinBudget(1<<16))
 			}, false},
 			spin)
 	}
 	return append(out, []stencilImpl{
-		{"cond", func(n int) (peerBarrier, error) { return newTextbookCond(n), nil }, false},
+		{"cond", func(n int) (peerBarrier, error) { return workload.NewCondBarrier(n), nil }, false},
 		{"chan", func(n int) (peerBarrier, error) { return newTextbookChan(n), nil }, false},
 		{"waitgroup", func(n int) (peerBarrier, error) { return newTextbookWaitGroup(n), nil }, false},
 		{"spawn", nil, true},
 	}...)
 }
 
-// stencil is the grid: two buffers of n·cells cells plus a fixed boundary
-// cell at each end.
+// stencil is the grid (internal/workload's, which fieldbench runs too)
+// and when its participants stop.
 type stencil struct {
-	buf   [2][]float64
-	n, c  int
+	*workload.Stencil
 	stop  atomic.Int64 // the step after which every participant stops
 	steps int
 }
 
-func newStencil(n, cells int) *stencil {
-	s := &stencil{n: n, c: cells}
-	for i := range s.buf {
-		s.buf[i] = make([]float64, n*cells+2)
-		s.buf[i][0], s.buf[i][n*cells+1] = 1, -1
-	}
-	return s
-}
-
-// step computes participant p's cells of step t: buffer t%2 to (t+1)%2.
-func (s *stencil) step(p, t int) {
-	src, dst := s.buf[t&1], s.buf[(t+1)&1]
-	for i := 1 + p*s.c; i <= (p+1)*s.c; i++ {
-		dst[i] = (src[i-1] + src[i] + src[i+1]) * (1.0 / 3)
-	}
-}
+func newStencil(n, cells int) *stencil { return &stencil{Stencil: workload.NewStencil(n, cells)} }
 
 // runStencil runs one shape with one implementation for at most maxSteps
 // steps or limit, and returns ns per step. Participant 0 decides when to
@@ -190,7 +124,7 @@ func runStencil(sh stencilShape, im stencilImpl, limit time.Duration) (float64, 
 			for p := 0; p < sh.n; p++ {
 				go func() {
 					defer wg.Done()
-					s.step(p, t)
+					s.Step(p, t)
 				}()
 			}
 			wg.Wait()
@@ -225,7 +159,7 @@ func runStencil(sh stencilShape, im stencilImpl, limit time.Duration) (float64, 
 	start = time.Now()
 	err = team.Run(func(p int) {
 		for t := 0; ; t++ {
-			s.step(p, t)
+			s.Step(p, t)
 			if p == 0 && t%8 == 7 && time.Since(start) > limit {
 				s.stop.Store(int64(t + 1))
 			}
@@ -248,7 +182,7 @@ func runStencil(sh stencilShape, im stencilImpl, limit time.Duration) (float64, 
 // implementation on whatever the machine is doing (no hogs).
 func BenchmarkStencil(b *testing.B) {
 	for _, sh := range stencilShapes() {
-		for _, im := range stencilImpls(sh.pinned, cpuset.Oversubscribed(sh.n)) {
+		for _, im := range stencilImpls(sh.pinned, osal.Oversubscribed(sh.n)) {
 			b.Run(fmt.Sprintf("shape=%s/n=%d/impl=%s", sh.name, sh.n, im.name), func(b *testing.B) {
 				one := sh
 				one.maxSteps = b.N
@@ -269,16 +203,16 @@ func TestStencilCorrect(t *testing.T) {
 	const n, cells, steps = 2, 8, 200
 	want := newStencil(1, n*cells)
 	for st := 0; st < steps; st++ {
-		want.step(0, st)
+		want.Step(0, st)
 	}
-	for _, im := range stencilImpls(false, cpuset.Oversubscribed(n)) {
+	for _, im := range stencilImpls(false, osal.Oversubscribed(n)) {
 		s := newStencil(n, cells)
 		var wg sync.WaitGroup
 		if im.spawn {
 			for st := 0; st < steps; st++ {
 				wg.Add(n)
 				for p := 0; p < n; p++ {
-					go func() { defer wg.Done(); s.step(p, st) }()
+					go func() { defer wg.Done(); s.Step(p, st) }()
 				}
 				wg.Wait()
 			}
@@ -292,14 +226,14 @@ func TestStencilCorrect(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for st := 0; st < steps; st++ {
-						s.step(p, st)
+						s.Step(p, st)
 						bar.Wait(p)
 					}
 				}()
 			}
 			wg.Wait()
 		}
-		if got := s.buf[steps&1]; !slices.Equal(got, want.buf[steps&1]) {
+		if got := s.After(steps); !slices.Equal(got, want.After(steps)) {
 			t.Errorf("%s: the grid after %d steps differs from one goroutine's", im.name, steps)
 		}
 	}
@@ -325,17 +259,17 @@ func TestStencilTable(t *testing.T) {
 	}
 	for r := 0; r < runs; r++ {
 		for _, load := range conds {
-			var hs hogs
+			var hs cpuhog.Hogs
 			if load != "quiet" {
 				var err error
-				if hs, err = startHogs(nhogs, 30*time.Second); err != nil {
+				if hs, err = cpuhog.Spawn(nhogs, 30*time.Second, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			func() {
-				defer hs.stop()
+				defer hs.Stop()
 				for _, sh := range stencilShapes() {
-					for _, im := range stencilImpls(sh.pinned, cpuset.Oversubscribed(sh.n)) {
+					for _, im := range stencilImpls(sh.pinned, osal.Oversubscribed(sh.n)) {
 						ns, err := runStencil(sh, im, limit)
 						if err != nil {
 							t.Logf("%s %s: %v", sh.name, im.name, err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
@@ -180,7 +179,7 @@ func TestLatePartnerWakesOnce(t *testing.T) {
 // adaptive.outnumbered), though each barrier alone fits; with one waiter,
 // none is counted; and the process's count of waiters returns to 0.
 func TestOutnumberedWaitersDoNotSpin(t *testing.T) {
-	if cpuset.Oversubscribed(2) {
+	if osal.Oversubscribed(2) {
 		t.Skip("needs 2 CPUs and GOMAXPROCS >= 2: a pair of participants must fit for AutoPolicy's bound")
 	}
 	run := func(pairs int) int32 {

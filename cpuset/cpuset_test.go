@@ -114,7 +114,7 @@ func TestOperationsAgainstMaps(t *testing.T) {
 }
 
 func TestParseHostile(t *testing.T) {
-	// Issue 10: "--cpus 0-1000000000" tried to allocate it all; a long
+	// "--cpus 0-1000000000" tried to allocate it all; a long
 	// repeated range must cost words, not ints.
 	for _, bad := range []string{"0-1000000000", "1000000000", "0-65536", "4611686018427387904", "0-99999999999999999999999", "1-2-3", "x-3"} {
 		_, err := ParseList(bad)

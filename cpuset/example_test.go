@@ -2,7 +2,6 @@ package cpuset_test
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/barriertune/barriertune/cpuset"
 )
@@ -15,12 +14,4 @@ func ExamplePlacement_Oversubscribed() {
 	// Output:
 	// false
 	// true [0 1]
-}
-
-// More ranks than GOMAXPROCS cannot each hold a CPU in this process, even
-// on distinct CPUs.
-func ExampleOversubscribed() {
-	n := runtime.GOMAXPROCS(0) + 1
-	fmt.Println(cpuset.Oversubscribed(n), cpuset.Oversubscribed(1))
-	// Output: true false
 }

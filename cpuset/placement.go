@@ -1,32 +1,10 @@
 package cpuset
 
-import "runtime"
-
 // Placement is a team's CPUs in rank order: rank i runs on CPU p[i]. A CPU
 // repeats when the ranks outnumber the CPUs they are placed on
 // (round-robin): the placement is then oversubscribed, and its ranks run
 // as plain goroutines rather than pinned threads.
 type Placement []int
-
-// Oversubscribed reports whether n ranks outnumber what this process runs
-// at once: GOMAXPROCS, or the CPUs it may use ([Usable]: its CPUs at
-// start within its cgroup's cpuset and CPU quota). Each rank
-// beyond them waits for a CPU that another rank holds, so a spinning rank
-// delays the one it waits for. This is the one meaning of oversubscribed in
-// this process; [Placement.Oversubscribed] is the placement's own half, and
-// [Placement.OversubscribedHere] joins the two.
-func Oversubscribed(n int) bool {
-	return n > runtime.GOMAXPROCS(0) || n > Usable()
-}
-
-// OversubscribedHere reports whether p's ranks cannot each hold a CPU of
-// their own in this process: a CPU holds more than one rank
-// ([Placement.Oversubscribed]) or the ranks outnumber what the process runs
-// at once ([Oversubscribed]). Such a team runs as plain goroutines and pure
-// spinning is the wrong wait.
-func (p Placement) OversubscribedHere() bool {
-	return p.Oversubscribed() || Oversubscribed(len(p))
-}
 
 // Oversubscribed reports whether a CPU holds more than one rank: the
 // placement is oversubscribed on any machine. It reads p alone, so it also

@@ -1,7 +1,6 @@
 package cpuset
 
 import (
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -38,34 +37,4 @@ func TestPlacementBruteForce(t *testing.T) {
 		}
 	}
 	walk(nil)
-}
-
-// Oversubscribed follows GOMAXPROCS and the CPU count; OversubscribedHere
-// is the placement's repeats or the process's limit, at every GOMAXPROCS
-// from 1 to 3 and team sizes around it.
-func TestOversubscribedHere(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for procs := 1; procs <= 3; procs++ {
-		runtime.GOMAXPROCS(procs)
-		limit := min(procs, runtime.NumCPU())
-		for n := 0; n <= limit+2; n++ {
-			if got, want := Oversubscribed(n), n > limit; got != want {
-				t.Errorf("GOMAXPROCS %d, %d CPUs: Oversubscribed(%d) = %v, want %v", procs, runtime.NumCPU(), n, got, want)
-			}
-			distinct := make(Placement, n)
-			for i := range distinct {
-				distinct[i] = i
-			}
-			if got, want := distinct.OversubscribedHere(), n > limit; got != want {
-				t.Errorf("GOMAXPROCS %d: %v.OversubscribedHere() = %v, want %v", procs, distinct, got, want)
-			}
-			if n >= 2 {
-				shared := slices.Clone(distinct)
-				shared[n-1] = shared[0]
-				if !shared.OversubscribedHere() {
-					t.Errorf("GOMAXPROCS %d: %v.OversubscribedHere() = false with a CPU shared", procs, shared)
-				}
-			}
-		}
-	}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
-// liveAllowed returns the CPUs this process may run on (sched_getaffinity)
+// liveAllowed returns the CPUs this process may run on (osal.Allowed: the
+// process's, never the calling thread's affinity)
 // and the memory nodes it may use (Mems_allowed_list), nil when unknown.
 func liveAllowed() (cpuset.Set, *cpuset.Set, error) {
 	cpus, err := osal.Allowed()

@@ -70,7 +70,7 @@ func flatXML(n int) []byte {
 func TestXMLCapsWhileStreaming(t *testing.T) {
 	n := 80_000
 	if fullTests && !testing.Short() {
-		n = 600_000 // issue 20's file (-tags fulltests, .ci/run)
+		n = 600_000 // the 600,000-PU file (-tags fulltests, .ci/run)
 	}
 	_, err := fromXML(flatXML(n), "many.xml")
 	want := fmt.Sprintf("more than 65536 PU objects (line %d)", 3+65537)
@@ -98,7 +98,7 @@ func TestXMLCapsWhileStreaming(t *testing.T) {
 }
 
 // BenchmarkXMLRefuse600kPUs times the refusal of a 50 MB file of 600,000
-// PUs (issue 20: over 10 s before streaming caps).
+// PUs (formerly over 10 s before streaming caps).
 func BenchmarkXMLRefuse600kPUs(b *testing.B) {
 	data := flatXML(600_000)
 	b.SetBytes(int64(len(data)))

@@ -9,7 +9,7 @@ import (
 )
 
 // The fuzz targets check that no input makes a reader panic, hang or
-// allocate without bound (issue 10), and that what a reader accepts is a
+// allocate without bound, and that what a reader accepts is a
 // valid tree. CI runs each briefly: go test ./hwtree -run '^$' -fuzz '^FuzzX$' -fuzztime 10s.
 
 var syntheticSeeds = []string{

@@ -183,7 +183,7 @@ func TestSyntheticErrors(t *testing.T) {
 		"l3:2(size=big)":   "not a byte count",
 		"pu:70000":         "not an integer in 1..65536",
 		"pack:257 pu:256":  "more than",
-		// Issue 10: these panicked or tried to allocate it all.
+		// These panicked or tried to allocate it all.
 		"[x]":                                     "is not a NUMA node",
 		"[NUMANode(memory=1)]":                    "no CPU level",
 		"core:4611686018427387904":                "not an integer in 1..65536",
@@ -283,7 +283,7 @@ func TestJSONFormAndErrors(t *testing.T) {
 		`{"type":"Machine","colour":"red"}`:                                                     "unknown field",
 		`{"type":"Package","children":[{"type":"PU"}]}`:                                         "root object must be a Machine",
 		`{"type":"Machine","children":[{"type":"PU","children":[{"type":"PU"}]}]}`:              "must be leaves",
-		// Issue 10: an os_index of 10^12 used to allocate 10^12 bits.
+		// An os_index of 10^12 used to allocate 10^12 bits.
 		`{"type":"Machine","children":[{"type":"PU","os_index":1000000000000}]}`: "out of range",
 		`{"type":"Machine","children":[{"type":"PU","os_index":65536}]}`:         "0..65535",
 	} {
@@ -340,7 +340,7 @@ func TestXMLErrors(t *testing.T) {
 		`<topology><object type="Package"/></topology>`:         "one root",
 		`<topology><object type="Machine"></object></topology>`: "no PU",
 		`<topology><object type="Machine"><object type="PU" os_index="x"/></object></topology>`: "os_index",
-		// Issue 10: an os_index of 10^12 must be refused before allocating.
+		// An os_index of 10^12 must be refused before allocating.
 		`<topology><object type="Machine"><object type="PU" os_index="1000000000000"/></object></topology>`:                                              "not a number in 0..2147483647",
 		`<topology><object type="Machine"><object type="PU" os_index="65536"/></object></topology>`:                                                      "not a CPU index in 0..65535",
 		`<topology><object type="Machine"><object type="Package" os_index="1000000000000"><object type="PU" os_index="0"/></object></object></topology>`: "0..2147483647",
@@ -510,7 +510,7 @@ func TestFileSizeCap(t *testing.T) {
 }
 
 func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
-	// Issue 10/11: an object of a type the reader does not know (a newer
+	// An object of a type the reader does not know (a newer
 	// hwloc's) used to drop the PUs below it silently.
 	x, err := fromXML([]byte(`<topology version="3.0"><object type="Machine" os_index="0">
 <object type="Package" os_index="0"><object type="Frob" os_index="0"><object type="Core" os_index="0">
@@ -534,7 +534,7 @@ func TestXMLUnknownTypeKeepsPUs(t *testing.T) {
 }
 
 func TestXMLMemoryChildren(t *testing.T) {
-	// Issue 11: hwloc v2 XML puts NUMA nodes (and MemCaches) as memory
+	// hwloc v2 XML puts NUMA nodes (and MemCaches) as memory
 	// children beside PUs, under a Core or a PU, and CPU-less nodes with an
 	// empty cpuset; these were refused with "PU P#0 has children".
 	for x, want := range map[string]string{
@@ -557,7 +557,7 @@ func TestXMLMemoryChildren(t *testing.T) {
 }
 
 func TestSysfsNULPadded(t *testing.T) {
-	// Issue 11: some ARM kernels pad sysfs values with NUL bytes; the
+	// Some ARM kernels pad sysfs values with NUL bytes; the
 	// Package and Core levels vanished. Pad every file of a fixture and
 	// expect the same tree.
 	src := "testdata/sysfs/offline-nonuma"

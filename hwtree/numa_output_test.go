@@ -25,7 +25,7 @@ func numaShape(t *Topology) []string {
 }
 
 func TestNUMANodesAsLstopoShowsThem(t *testing.T) {
-	// Issue 11: lstopo shows every NUMA node; a node whose CPUs equal an
+	// lstopo shows every NUMA node; a node whose CPUs equal an
 	// object's is that object's memory, listed first below it, and a
 	// machine without node/ gets node P#0. We merged such nodes away, so
 	// `topo` showed no NUMA node on most machines.

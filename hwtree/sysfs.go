@@ -1,8 +1,6 @@
 package hwtree
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -15,14 +13,16 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/capped"
+	"github.com/barriertune/barriertune/internal/cgroup"
 	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // FromSysfs discovers the tree from a Linux sysfs. root "/" (or "") reads the
 // live machine and restricts it to the CPUs this process may run on
-// (sched_getaffinity) and the memory nodes it may use. Any other root is a
+// (the process's, never the calling thread's affinity: internal/osal.Allowed)
+// and the memory nodes it may use. Any other root is a
 // captured snapshot holding root/sys and root/proc; the snapshot's cgroup
-// cpuset (found through root/proc/self/cpuset and root/proc/mounts)
+// cpuset (internal/cgroup reads it under root)
 // restricts it instead.
 //
 // The tree is built from CPU masks, never from ids: PUs are the online CPUs
@@ -109,10 +109,6 @@ func (r *sysfsReader) note(format string, args ...any) {
 // empty or unreadable (osal.ReadSysfsValue, which caps what one file may
 // hold).
 func read(path string) string { return osal.ReadSysfsValue(path) }
-
-// maxMountsSize bounds proc/mounts, which a container host with thousands
-// of mounts fills with a few MiB.
-const maxMountsSize = 64 << 20
 
 // The directories listed are capped too: the CPU directory holds a cpuN per
 // possible CPU and a dozen other entries, a cache directory a few indexN,
@@ -396,73 +392,16 @@ func (r *sysfsReader) cpuKinds(complete cpuset.Set) map[int]string {
 	return kinds
 }
 
-// cgroupCpuset returns the snapshot's cgroup cpuset restriction: the cgroup
-// path from proc/self/cpuset (or proc/self/cgroup), the hierarchy's mount
-// point from proc/mounts, then cpus / cpuset.cpus / cpuset.cpus.effective
-// there (and the matching mems files). Empty results mean no restriction.
+// cgroupCpuset returns the snapshot's cgroup cpuset restriction
+// (internal/cgroup, the one reader of the cgroup files, under the
+// snapshot's root). Empty results mean no restriction.
 func (r *sysfsReader) cgroupCpuset() (cpuset.Set, *cpuset.Set) {
-	cgPath := read(filepath.Join(r.root, "proc", "self", "cpuset"))
-	if cgPath == "" {
-		cgPath = cgroupV2Path(read(filepath.Join(r.root, "proc", "self", "cgroup")))
-	}
-	if cgPath == "" {
+	l := cgroup.Read(r.root)
+	if l.CPUs.IsEmpty() {
 		return cpuset.Set{}, nil
 	}
-	mounts, err := capped.File{Limit: maxMountsSize}.ReadFile(filepath.Join(r.root, "proc", "mounts"))
-	if err != nil {
-		return cpuset.Set{}, nil
-	}
-	sc := bufio.NewScanner(bytes.NewReader(mounts))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 4 {
-			continue
-		}
-		mnt, fstype, opts := fields[1], fields[2], ","+fields[3]+","
-		var cpuFiles, memFiles []string
-		switch {
-		case fstype == "cpuset":
-			cpuFiles, memFiles = []string{"cpus", "cpuset.cpus"}, []string{"mems", "cpuset.mems"}
-		case fstype == "cgroup" && strings.Contains(opts, ",cpuset,"):
-			cpuFiles, memFiles = []string{"cpuset.cpus", "cpus", "cpuset.effective_cpus"}, []string{"cpuset.mems", "mems", "cpuset.effective_mems"}
-		case fstype == "cgroup2":
-			cpuFiles, memFiles = []string{"cpuset.cpus.effective", "cpuset.cpus"}, []string{"cpuset.mems.effective", "cpuset.mems"}
-		default:
-			continue
-		}
-		dir := filepath.Join(r.root, mnt, cgPath)
-		cpus, ok := firstList(dir, cpuFiles)
-		if !ok {
-			continue
-		}
-		r.note("cgroup cpuset %s restricts the CPUs to %s", cgPath, cpus)
-		if mems, ok := firstList(dir, memFiles); ok {
-			return cpus, &mems
-		}
-		return cpus, nil
-	}
-	return cpuset.Set{}, nil
-}
-
-func firstList(dir string, names []string) (cpuset.Set, bool) {
-	for _, n := range names {
-		if s := read(filepath.Join(dir, n)); s != "" {
-			if v, err := cpuset.ParseList(s); err == nil {
-				return v, true
-			}
-		}
-	}
-	return cpuset.Set{}, false
-}
-
-// cgroupV2Path returns the path of the "0::PATH" line of /proc/self/cgroup.
-func cgroupV2Path(content string) string {
-	for _, line := range strings.Split(content, "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			return p
-		}
-	}
-	return ""
+	r.note("cgroup cpuset %s restricts the CPUs to %s", l.Cpuset, l.CPUs)
+	return l.CPUs, l.Mems
 }
 
 // openSysfs checks that root holds a sysfs CPU directory and returns its

@@ -1,13 +1,29 @@
 package hwtree
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// FromSysfsWhole discovers the whole machine's tree from a Linux sysfs
+// Whole returns the whole machine's tree t is part of: for a tree
+// FromSysfs discovered, the same sysfs (live or a snapshot) read again
+// without the allowed-set restriction, every usable CPU, those this
+// process's affinity or a cgroup leaves out included; any other tree
+// (synthetic, XML, JSON, levels, or already whole) is whole as given, and
+// Whole returns t. The install-time check records it, so that its results
+// apply to any allowed subset of the machine.
+func (t *Topology) Whole() (*Topology, error) {
+	root, ok := strings.CutPrefix(t.Source, "sysfs:")
+	if !ok {
+		return t, nil
+	}
+	return fromSysfsWhole(root)
+}
+
+// fromSysfsWhole discovers the whole machine's tree from a Linux sysfs
 // (root "/" or "" for the live machine, else a snapshot as FromSysfs
-// reads): every usable CPU, those this process's affinity or a cgroup
-// leaves out included. The install-time check records it, so that its
-// results apply to any allowed subset of the machine.
-func FromSysfsWhole(root string) (*Topology, error) {
+// reads).
+func fromSysfsWhole(root string) (*Topology, error) {
 	if root == "" {
 		root = "/"
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestXMLSplitCachesAreNotUnified(t *testing.T) {
-	// Issue 11: hwloc v2 XML writes a level-2 data cache (Itanium's L2d
+	// hwloc v2 XML writes a level-2 data cache (Itanium's L2d
 	// beside its L2i) as type "L2Cache" with cache_type="1"; lstopo shows
 	// it as L2dCache, not L2Cache, and so must we: cache_type 1 (data) and
 	// 2 (instruction) at levels 2 and 3 are split caches, which the model
@@ -48,7 +48,7 @@ func TestXMLSplitCachesAreNotUnified(t *testing.T) {
 }
 
 func TestXMLPackageWithOnlyAllowedMemory(t *testing.T) {
-	// Issue 11: hwloc's export of a cgroup-restricted machine keeps a
+	// hwloc's export of a cgroup-restricted machine keeps a
 	// package whose CPUs are all disallowed when its memory is allowed:
 	// cpuset="0x0", the real CPUs in complete_cpuset, a NUMA node below.
 	// lstopo lists that package (empty); we dropped it.

@@ -68,7 +68,7 @@ type Finder struct {
 	// Site are the files of $XDG_CONFIG_DIRS (sitePaths), tried after
 	// System.
 	Site []string
-	// Host is this machine's fingerprint (Host(allowed), or the full one
+	// Host is this machine's fingerprint (host(allowed), or the full one
 	// with the tree's hash).
 	Host Machine
 	// Online is the set of online CPUs, when known: a file whose tree has
@@ -93,14 +93,15 @@ const (
 // environment's $BARRIERTUNE_RESULTS and $BARRIERTUNE_FORCE, the per-user
 // file ($XDG_CONFIG_HOME/barriertune/results.json), SystemPath and the
 // site's files of $XDG_CONFIG_DIRS, with the light fingerprint (Host) of
-// this process's allowed CPUs and the online CPUs and NUMA nodes read from
+// this process's allowed CPUs (osal.Allowed: those it started with that
+// its threads may still run on, never the calling thread's alone) and the online CPUs and NUMA nodes read from
 // Linux sysfs (unknown elsewhere).
 func HereFinder() (Finder, error) {
 	allowed, err := osal.Allowed()
 	if err != nil {
 		return Finder{}, fmt.Errorf("cannot fingerprint this machine: %w", err)
 	}
-	return defaultFinder(Host(allowed.String())), nil
+	return defaultFinder(host(allowed.String())), nil
 }
 
 // defaultFinder is HereFinder with host as this machine's fingerprint.
@@ -275,7 +276,7 @@ func (f *Found) Notices() []string {
 			out = append(out, fmt.Sprintf("warning: $%s=%s is not used: %s; using %s (%s)", ResultsEnv, k.Path, k.Reason, f.Path, f.Why))
 		}
 	}
-	if IsDirPath(fd.Env) && f.place != fd.Env {
+	if capped.IsDirPath(fd.Env) && f.place != fd.Env {
 		out = append(out, fmt.Sprintf("warning: $%s=%s is not used: no file there applies to this machine; using %s (%s)", ResultsEnv, fd.Env, f.Path, f.Why))
 	}
 	if fd.User != "" && f.place == fd.User && fd.role(fd.User, 0) == "the per-user file" {
@@ -316,10 +317,10 @@ func (fd Finder) Find() (*Found, error) {
 		// The place first; its directory is listed only when the place
 		// does not apply (a node's own results.json costs no listing).
 		var files []string
-		if !IsDirPath(place) {
+		if !capped.IsDirPath(place) {
 			files = []string{place}
 		}
-		listedDir := !IsDirPath(place) && !fd.shared(place) // nothing to list
+		listedDir := !capped.IsDirPath(place) && !fd.shared(place) // nothing to list
 		placeMissing := false
 		budget := int64(maxDirBytes)
 		for j := 0; ; j++ {
@@ -399,13 +400,13 @@ func (fd Finder) Find() (*Found, error) {
 }
 
 // beside lists the files Find tries after place: when place names a
-// directory (IsDirPath), its *.json files; for a place that may share its
+// directory (capped.IsDirPath), its *.json files; for a place that may share its
 // directory with other machines' files (User, System, Site), the other
 // *.json files of its directory, by name. notes are directories cut short
 // by the caps.
 func (fd Finder) beside(place string) (files []string, notes []Skipped) {
 	dir := place
-	if !IsDirPath(place) {
+	if !capped.IsDirPath(place) {
 		dir = filepath.Dir(place)
 	}
 	names, note := jsonFiles(dir)
@@ -485,9 +486,3 @@ func (fd Finder) role(path string, i int) string {
 	}
 	return fmt.Sprintf("lookup %d", i+1)
 }
-
-// IsDirPath reports whether path, given for a results file
-// ($BARRIERTUNE_RESULTS, -o, a command's file argument), names a directory
-// of machines' files: it ends in a slash ("/site/barriertune/"). A
-// directory named without one is refused as a file would be.
-func IsDirPath(path string) bool { return strings.HasSuffix(path, string(filepath.Separator)) }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/barriertune/barriertune/internal/capped"
 
-	"github.com/klauspost/cpuid/v2"
+	"github.com/barriertune/barriertune/internal/rawcpuid"
 
 	"github.com/barriertune/barriertune/cpuset"
 )
@@ -34,10 +34,20 @@ const Schema = "barriertune.results/v1.5"
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
 
-// Threads.Source values.
+// Measured ("measured") is the one word for what the check measured: a
+// Threads entry's Source when the check measured that thread count (else
+// SourceInferred), and a Selection's Rule when the choice is a recorded
+// measurement for exactly n threads whose class fits inside the allowed
+// CPUs: the check's best when it fits, else the next fastest measurement
+// that does, moved onto allowed CPUs by a symmetry of the machine's tree
+// (else RuleNearest or RuleOversubscribed). More threads than allowed CPUs
+// are measured too when the check measured n round-robin on exactly these
+// CPUs (as it does at twice and four times the CPUs): that measurement is
+// the choice.
+const Measured = "measured"
+
+// Threads.Source values besides Measured.
 const (
-	// SourceMeasured: the check measured this thread count.
-	SourceMeasured = "measured"
 	// SourceInferred: the entry was inferred from another thread count
 	// (InferredFrom) by a rule (Rule), not measured.
 	SourceInferred = "inferred"
@@ -190,18 +200,12 @@ type CPUIdentity struct {
 	Hypervisor string `json:"hypervisor,omitempty"`
 }
 
-// HostCPU returns the identity of the CPU this program runs on (empty
-// fields where CPUID is unavailable, as on non-x86 machines).
-func HostCPU() CPUIdentity {
-	c := cpuid.CPU
-	return CPUIdentity{
-		Vendor:     c.VendorString,
-		Family:     c.Family,
-		Model:      c.Model,
-		Stepping:   c.Stepping,
-		Name:       c.BrandName,
-		Hypervisor: c.HypervisorVendorString,
-	}
+// hostCPU returns the identity of the CPU this program runs on
+// (internal/rawcpuid, the one source of it; empty fields where the system
+// says nothing).
+func hostCPU() CPUIdentity {
+	c := rawcpuid.Identify()
+	return CPUIdentity{Vendor: c.Vendor, Family: c.Family, Model: c.Model, Stepping: c.Stepping, Name: c.Name, Hypervisor: c.Hypervisor}
 }
 
 // Tool names the program and version that wrote the file.
@@ -293,7 +297,7 @@ type Repeat struct {
 // Threads holds everything measured for one thread count.
 type Threads struct {
 	Threads int `json:"threads"`
-	// Source is SourceMeasured, or SourceInferred for an entry derived
+	// Source is Measured, or SourceInferred for an entry derived
 	// from the measured entry for InferredFrom threads by Rule.
 	Source       string `json:"source"`
 	InferredFrom int    `json:"inferred_from,omitempty"`
@@ -445,13 +449,13 @@ func (s Spec) Describe() string {
 // (Spec has no String method on purpose: embedded, it would replace the
 // default formatting of every Measurement, Choice and Selection.)
 
-// Host returns this machine's light fingerprint, computed without reading
+// host returns this machine's light fingerprint, computed without reading
 // the CPU tree: CPU identity (CPUID), the allowed CPU set given (Linux
 // list form), kernel, Go version and GOMAXPROCS. Topology and TopologyHash
 // are left empty; the check fills them from the tree it measured on.
-func Host(allowedCPUs string) Machine {
+func host(allowedCPUs string) Machine {
 	return Machine{
-		CPU:         HostCPU(),
+		CPU:         hostCPU(),
 		AllowedCPUs: allowedCPUs,
 		Kernel:      kernel(),
 		GoVersion:   runtime.Version(),
@@ -580,7 +584,7 @@ func Parse(data []byte, name string) (*File, error) {
 	}
 	for i := range f.Threads {
 		if f.Threads[i].Source == "" {
-			f.Threads[i].Source = SourceMeasured // v1.0 files
+			f.Threads[i].Source = Measured // v1.0 files
 		}
 	}
 	if err := f.validate(); err != nil {

@@ -12,15 +12,15 @@ import (
 
 func sample(t *testing.T) *File {
 	t.Helper()
-	m := Host("0-7")
+	m := host("0-7")
 	m.Topology, m.TopologyHash = "pack:2 core:2 pu:2", "0123456789abcdef"
 	return &File{
 		Schema: Schema, Tool: Tool{"barriertune", "test"}, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
 		Machine: m, Budget: "1m0s", Cuts: []string{},
 		Floor: []Floor{{Level: "Core", CPUs: [2]int{0, 1}, MedianNs: 20}},
 		Threads: []Threads{
-			{Threads: 2, Source: SourceMeasured, Complete: true, Best: &Choice{CPUs: []int{0, 1}, MedianNs: 50, Spec: Spec{Algorithm: "dissemination", Policy: "spin"}}, Measurements: []Measurement{}},
-			{Threads: 4, Source: SourceMeasured, Complete: true, Best: &Choice{CPUs: []int{0, 1, 2, 3}, MedianNs: 90, Spec: Spec{Algorithm: "mcs", Policy: "spin"}}, Measurements: []Measurement{}},
+			{Threads: 2, Source: Measured, Complete: true, Best: &Choice{CPUs: []int{0, 1}, MedianNs: 50, Spec: Spec{Algorithm: "dissemination", Policy: "spin"}}, Measurements: []Measurement{}},
+			{Threads: 4, Source: Measured, Complete: true, Best: &Choice{CPUs: []int{0, 1, 2, 3}, MedianNs: 90, Spec: Spec{Algorithm: "mcs", Policy: "spin"}}, Measurements: []Measurement{}},
 		},
 	}
 }
@@ -64,7 +64,7 @@ func TestMismatch(t *testing.T) {
 	if why := a.Mismatch(a); why != "" {
 		t.Errorf("a machine mismatches itself: %s", why)
 	}
-	b := Host("0-15")
+	b := host("0-15")
 	b.Topology, b.TopologyHash = "pack:4 core:2 pu:2", "fedcba9876543210"
 	why := a.Mismatch(b)
 	if !strings.Contains(why, "topology") || !strings.Contains(why, "allowed CPUs") {
@@ -117,7 +117,7 @@ func TestReadsMinorVersions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("v1 file: %v", err)
 	}
-	if f.Threads[0].Source != SourceMeasured {
+	if f.Threads[0].Source != Measured {
 		t.Errorf("v1 entry source %q, want measured", f.Threads[0].Source)
 	}
 	extra := strings.Replace(string(data), `"partial":`, `"future_field":1,"partial":`, 1)

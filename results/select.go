@@ -10,18 +10,10 @@ import (
 	"github.com/barriertune/barriertune/internal/text"
 )
 
-// Selection rules (Selection.Rule): how a choice for n threads inside an
-// allowed CPU set was made. One rule, File.Select, serves barriers.Auto,
-// `barriertune show`, `export` and `plot`.
+// Selection rules (Selection.Rule) besides Measured: how a choice for n
+// threads inside an allowed CPU set was made. One rule, File.Select,
+// serves barriers.Auto, `barriertune show`, `export` and `plot`.
 const (
-	// RuleMeasured: the fastest recorded (algorithm, placement class) for
-	// exactly n threads whose class fits inside the allowed CPUs: the
-	// check's best when it fits, else the next fastest measurement that
-	// does, moved onto allowed CPUs by a symmetry of the machine's tree.
-	// More threads than allowed CPUs are measured too when the check
-	// measured n round-robin on exactly these CPUs (as it does at twice
-	// and four times the CPUs): that measurement is the choice.
-	RuleMeasured = "measured"
 	// RuleNearest: no recorded class for n fits inside the allowed CPUs (or
 	// n was not measured): the best algorithm and policy of the nearest
 	// measured thread count (ties go to the larger; n itself when it was
@@ -29,40 +21,31 @@ const (
 	RuleNearest = "nearest"
 	// RuleOversubscribed: more threads than allowed CPUs, not measured so
 	// on them: the algorithm of the nearest count measured oversubscribed
-	// (else OversubscribedAlgorithm with policy auto), threads round-robin
+	// (else algname.Oversubscribed, goroutine, with policy auto), threads round-robin
 	// over the allowed CPUs in tree order.
 	RuleOversubscribed = "oversubscribed"
 )
-
-// OversubscribedAlgorithm (goroutine) is the algorithm for more threads than CPUs when
-// the file measured none: barriers' goroutine barrier (a lock-free counter,
-// one yield, then parking), the barriers.Auto fallback in that regime.
-const OversubscribedAlgorithm = algname.Goroutine
-
-// FallbackAlgorithm (dissemination) is the algorithm for threads that fit the CPUs when the
-// file holds nothing usable (barriers.Auto's fallback there).
-const FallbackAlgorithm = algname.Dissemination
 
 // Selection is the one choice for n threads inside an allowed CPU set.
 type Selection struct {
 	Threads int `json:"threads"`
 	// Spec is the barrier chosen; a hybrid's composition and level keys
-	// are kept only under RuleMeasured, where its groups fit the
+	// are kept only under Measured, where its groups fit the
 	// placement.
 	Spec
 	// CPUs is the OS CPU of each rank, inside the allowed set (repeated,
 	// round-robin, when oversubscribed).
 	CPUs []int `json:"cpus"`
 	// MedianNs is the recorded time of this algorithm on this placement
-	// class; 0 when the rule is not RuleMeasured (the class was not measured).
+	// class; 0 when the rule is not Measured (the class was not measured).
 	MedianNs float64 `json:"median_ns"`
-	// Rule is RuleMeasured, RuleNearest or RuleOversubscribed; Why says
+	// Rule is Measured, RuleNearest or RuleOversubscribed; Why says
 	// it for people (which class, which count, what did not fit).
 	Rule string `json:"rule"`
 	Why  string `json:"why"`
 	// From is the measured thread count the choice comes from (0: none).
 	From int `json:"from,omitempty"`
-	// Label and Config are the recorded placement class (RuleMeasured).
+	// Label and Config are the recorded placement class (Measured).
 	Label  string `json:"label,omitempty"`
 	Config string `json:"config,omitempty"`
 	// Best is true when the choice is the check's best for n as recorded.
@@ -134,17 +117,17 @@ func (s *Selector) CheckAllowed(allowed cpuset.Set) error {
 //  1. n at most the allowed CPUs and measured: the check's best when its
 //     placement class fits inside allowed, else the fastest other
 //     measurement (by median) whose class fits, on CPUs inside allowed
-//     (RuleMeasured). "Fits": an automorphism of the machine's tree takes
+//     (Measured). "Fits": an automorphism of the machine's tree takes
 //     the placement into allowed, so it meets the same caches, cores and
 //     packages as the measured one.
 //  2. n at most the allowed CPUs, no class fits or n not measured: the best
 //     of the nearest measured count, on the first n allowed CPUs in tree
 //     order (RuleNearest).
 //  3. n above the allowed CPUs: measured round-robin on exactly these
-//     CPUs, that measurement (RuleMeasured); else RuleOversubscribed.
+//     CPUs, that measurement (Measured); else RuleOversubscribed.
 //
 // A hybrid keeps its composition only under rule 1; elsewhere its
-// runner-up (or FallbackAlgorithm) stands in, as its groups were measured
+// runner-up (or algname.Fallback) stands in, as its groups were measured
 // for another placement.
 func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 	if n < 1 {
@@ -166,7 +149,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 				continue
 			}
 			sel.Algorithm, sel.Policy, sel.CPUs, sel.MedianNs = m.Algorithm, m.Policy, cpus, m.MedianNs
-			sel.Rule, sel.From, sel.Label, sel.Config, sel.Best = RuleMeasured, n, m.Label, m.Config, i == 0
+			sel.Rule, sel.From, sel.Label, sel.Config, sel.Best = Measured, n, m.Label, m.Config, i == 0
 			sel.FanIn, sel.Composition, sel.LevelKeys = m.FanIn, m.Composition, m.LevelKeys
 			switch {
 			case i == 0 && slices.Equal(cpus, m.CPUs):
@@ -185,7 +168,7 @@ func (s *Selector) Select(n int, allowed cpuset.Set) (Selection, error) {
 	}
 	sel.Rule, sel.CPUs = RuleNearest, s.p.inOrder(allowed)[:n]
 	if src == nil {
-		sel.Algorithm, sel.Policy = FallbackAlgorithm, "auto"
+		sel.Algorithm, sel.Policy = algname.Fallback, "auto"
 		sel.Why = "the file holds no winner: the fallback, packed on the allowed CPUs"
 		return sel, nil
 	}
@@ -211,7 +194,7 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 		b := e.Best
 		sel.Algorithm, sel.Policy, sel.MedianNs, sel.From, sel.Best = b.Algorithm, b.Policy, b.MedianNs, n, true
 		sel.FanIn, sel.Label, sel.Composition, sel.LevelKeys = b.FanIn, b.Label, b.Composition, b.LevelKeys
-		sel.Rule = RuleMeasured
+		sel.Rule = Measured
 		sel.Why = "the check's best for " + threadsWord(n) + ", measured round-robin on these CPUs"
 		if !rebuildable(b.Algorithm, b.Composition, b.LevelKeys) {
 			sel.Algorithm, sel.FanIn = portable(b)
@@ -223,14 +206,14 @@ func (s *Selector) oversubscribed(sel Selection, n int, allowed cpuset.Set) Sele
 	}
 	src := s.nearest(n, func(t *Threads) bool { return cpuset.Placement(t.Best.CPUs).Oversubscribed() })
 	if src == nil {
-		sel.Algorithm, sel.Policy = OversubscribedAlgorithm, "auto"
+		sel.Algorithm, sel.Policy = algname.Oversubscribed, "auto"
 		sel.Why = "more threads than allowed CPUs and none measured so: the oversubscribed fallback, round-robin"
 		return sel
 	}
 	sel.From, sel.Policy = src.Threads, src.Best.Policy
 	sel.Algorithm, sel.FanIn = portable(src.Best)
-	if sel.Algorithm == FallbackAlgorithm && src.Best.Algorithm == algname.Hybrid {
-		sel.Algorithm = OversubscribedAlgorithm
+	if sel.Algorithm == algname.Fallback && src.Best.Algorithm == algname.Hybrid {
+		sel.Algorithm = algname.Oversubscribed
 	}
 	sel.Why = fmt.Sprintf("more threads than allowed CPUs: the best of %s measured oversubscribed, round-robin", threadsWord(src.Threads))
 	return sel
@@ -303,7 +286,7 @@ func portable(b *Choice) (string, int) {
 	if b.RunnerUp != "" && b.RunnerUp != algname.Hybrid {
 		return b.RunnerUp, 0
 	}
-	return FallbackAlgorithm, 0
+	return algname.Fallback, 0
 }
 
 // rebuildable reports whether a recorded barrier can be built again: a

@@ -187,7 +187,7 @@ func runBench(ctx context.Context, opts *benchOptions, w, stderr io.Writer) erro
 	if !opts.policySet {
 		policy = measure.DefaultPolicy(cpus)
 	}
-	if policy == barriers.Spin && cpus.OversubscribedHere() && !opts.global.quiet {
+	if policy == barriers.Spin && osal.OversubscribedHere(cpus) && !opts.global.quiet {
 		fmt.Fprintf(stderr, "warning: pure spinning with %s on %s can cost milliseconds per episode\n", text.Plural(len(cpus), "thread"), text.Plural(len(cpus.CPUs()), "CPU"))
 	}
 	var cands []measure.Candidate

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
 	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cmd/internal/sysload"
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/results"
 )
 

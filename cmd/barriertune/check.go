@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -387,10 +385,4 @@ func progressFraction(p check.Progress) float64 {
 		return 0
 	}
 	return float64(p.Done) / float64(p.Total)
-}
-
-// missing reports whether err says a path does not exist, also when a
-// file stands where a directory of the path should be.
-func missing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }

@@ -119,13 +119,10 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	rs, err := openResults(o.path, o.allowed)
+	rs, err := openAndWarn(o.path, o.allowed, o.global, stderr, "results file", true) // kv has no comment to name it in
 	if err != nil {
 		return err
 	}
-	warnNotices(stderr, o.global, rs)
-	warnOtherMachine(stderr, o.global, rs)
-	o.global.verbosef(stderr, "results file: %s", rs.Summary()) // kv has no comment to name it in
 	if err := export.Write(w, rs.File, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -15,7 +15,7 @@ func TestExportCommand(t *testing.T) {
 	}
 	// 3 threads were not measured: the nearest count's best, packed on the
 	// file's first CPUs (the file is another machine's: its whole set).
-	if want := "threads=3 measured_threads=4 algorithm=static-tree fan_in=4 policy=spin pinned=1 cpus=0,1,2 rule=nearest\n"; out != want { // issue 26: no median_ns=0.0 claim
+	if want := "threads=3 measured_threads=4 algorithm=static-tree fan_in=4 policy=spin pinned=1 cpus=0,1,2 rule=nearest\n"; out != want { // formerly no median_ns=0.0 claim
 		t.Errorf("export --format kv --threads 3 = %q, want %q", out, want)
 	}
 	golden, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "c-header.golden"))

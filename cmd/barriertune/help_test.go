@@ -12,7 +12,7 @@ import (
 
 // TestHelpTextRuns: every path an example names (an input, not an output)
 // exists from the repository root, where the README's commands run, and
-// sets' example runs there (issue 26: it named testdata/paper-example3.json,
+// sets' example runs there (formerly it named testdata/paper-example3.json,
 // which exists only in cmd/internal/configsets); no help names ../shared, a
 // path beside the repository, for a format docs/ describes; the help says
 // each default once.

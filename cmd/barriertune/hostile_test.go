@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
+	"github.com/barriertune/barriertune/internal/cpuhog"
 )
 
 // childEnv makes the test binary run barriertune's main instead of the

@@ -40,7 +40,7 @@ func recordedFile(t *testing.T, topo, whole *hwtree.Topology, counts []int) stri
 		Budget: "1m", Cuts: []string{}, Floor: []results.Floor{}}
 	cpus := topo.CPUs()
 	for _, n := range counts {
-		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
+		e := results.Threads{Threads: n, Source: results.Measured, Complete: true}
 		if n > len(cpus) {
 			rr := make([]int, n)
 			for i := range rr {
@@ -85,7 +85,7 @@ type shownJSON struct {
 	Algorithm string   `json:"algorithm"`
 	Policy    string   `json:"policy"`
 	CPUs      []int    `json:"cpus"`
-	MedianNs  *float64 `json:"median_ns"` // null: not measured (issue 26)
+	MedianNs  *float64 `json:"median_ns"` // null: not measured
 	Rule      string   `json:"rule"`
 	Source    string   `json:"source"`
 	Allowed   string   `json:"allowed"`
@@ -140,7 +140,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 	if field("pinned") == "0" {
 		cpus = ""
 	}
-	wantNs := "" // absent when not measured (issue 26: it was 0.0)
+	wantNs := "" // absent when not measured (formerly it was 0.0)
 	if tu.MedianNs > 0 {
 		wantNs = strconv.FormatFloat(tu.MedianNs, 'f', 1, 64)
 	}
@@ -152,7 +152,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 		return
 	}
 	if procs, err := osal.Allowed(); err == nil && n > procs.Len() {
-		// Above the CPUs kv names what OS threads run (issue 44): the
+		// Above the CPUs kv names what OS threads run: the
 		// check's choice on OS threads or a stand-in, never a goroutine
 		// algorithm or a goroutine time.
 		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
@@ -169,7 +169,7 @@ func agree(t *testing.T, path string, n int, allowed string, tu barriers.Tuning)
 		limit = procs.Len()
 	}
 	if limit >= 0 && n > limit {
-		// Above the CPUs kv names what OS threads run (issue 44): the
+		// Above the CPUs kv names what OS threads run: the
 		// check's choice on OS threads or a stand-in, never a goroutine
 		// algorithm or a goroutine time.
 		if alg := field("algorithm"); alg == "goroutine" || alg == "cond" || alg == "channel" || field("median_ns") != "" && field("rule") != "measured" {
@@ -251,7 +251,7 @@ func TestShowSubsetChoice(t *testing.T) {
 		if sh.Allowed != c.allowed || !slices.Equal(sh.CPUs, want.CPUs) || sh.Algorithm != want.Algorithm {
 			t.Errorf("--allowed %s --threads %d: %+v, want %+v", c.allowed, c.n, sh, want)
 		}
-		if c.allowed == "0-31" && (!slices.Equal(sh.CPUs, f.Lookup(c.n).Best.CPUs) || sh.Rule != results.RuleMeasured) {
+		if c.allowed == "0-31" && (!slices.Equal(sh.CPUs, f.Lookup(c.n).Best.CPUs) || sh.Rule != results.Measured) {
 			t.Errorf("whole machine: %+v, want the best %v", sh, f.Lookup(c.n).Best)
 		}
 		text, err := run(t, "show", path, "--threads", strconv.Itoa(c.n), "--allowed", c.allowed)
@@ -418,7 +418,7 @@ func TestTasksetChoosesInside(t *testing.T) {
 		if sh.Allowed != strconv.Itoa(last) || len(sh.CPUs) != n || slices.ContainsFunc(sh.CPUs, func(c int) bool { return c != last }) {
 			t.Errorf("taskset -c %d, %d threads: %+v, want every rank on CPU %d", last, n, sh, last)
 		}
-		if want := map[int]string{1: results.RuleMeasured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
+		if want := map[int]string{1: results.Measured, 2: results.RuleOversubscribed, 3: results.RuleOversubscribed}[n]; sh.Rule != want {
 			t.Errorf("taskset -c %d, %d threads: rule %s, want %s", last, n, sh.Rule, want)
 		}
 	}
@@ -428,14 +428,14 @@ func TestTasksetChoosesInside(t *testing.T) {
 // once than it may use (GOMAXPROCS here; a cgroup CPU quota alike),
 // barriers.Tuned and show --threads select within that many, so two
 // participants under GOMAXPROCS=1 take the oversubscribed rule instead of
-// a placement measured with two spinning threads (issue 47); show says
+// a placement measured with two spinning threads; show says
 // why.
 func TestAutoAndShowWithinGOMAXPROCS(t *testing.T) {
 	live, err := hwtree.FromSysfs("/")
 	if err != nil {
 		t.Skip(err)
 	}
-	if len(live.CPUs()) < 2 || cpuset.Usable() < 2 {
+	if len(live.CPUs()) < 2 || osal.Usable() < 2 {
 		t.Skip("needs 2 usable CPUs")
 	}
 	path := recordedFile(t, live, check.WholeTopology(live), []int{1, 2, 4})

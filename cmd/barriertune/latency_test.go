@@ -46,7 +46,7 @@ func TestLatencyFrom(t *testing.T) {
 
 // TestLatencySaveReadBack: latency -o writes the matrix (CSV, or the
 // --json object for .json) and latency --from and model --latency read it
-// back, as they read latency --json's output (issue 26: no CSV could be
+// back, as they read latency --json's output (formerly no CSV could be
 // written, and --json output was refused).
 func TestLatencySaveReadBack(t *testing.T) {
 	allowed, err := osal.Allowed()

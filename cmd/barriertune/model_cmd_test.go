@@ -354,7 +354,7 @@ func TestCPUList(t *testing.T) {
 	}
 }
 
-// Issue 20: 1000 threads on a 4-CPU matrix print one short line per
+// 1000 threads on a 4-CPU matrix print one short line per
 // prediction, the placement as its block and count.
 func TestModelManyThreadsShortLines(t *testing.T) {
 	var out bytes.Buffer

@@ -71,13 +71,10 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 	if err := outfile.Check("-o", o.out); err != nil {
 		return err
 	}
-	rs, err := openResults(o.path, o.allowed)
+	rs, err := openAndWarn(o.path, o.allowed, o.global, stderr, "plot", true)
 	if err != nil {
 		return err
 	}
-	warnNotices(stderr, o.global, rs)
-	warnOtherMachine(stderr, o.global, rs)
-	o.global.verbosef(stderr, "plot: %s", rs.Summary())
 	p, err := resultsPlot(rs.File, rs)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // TestReadmeAllowedExamplesSayTheirMachine: a README command whose
 // --allowed list names a CPU a 2-CPU machine lacks says, in its comment,
 // the machine it needs ("on a machine with N CPUs or more", N above its
-// largest CPU); the others run on any machine with 2 CPUs (issue 44: show
+// largest CPU); the others run on any machine with 2 CPUs (formerly show
 // --allowed 0-3,64-67 failed everywhere else).
 func TestReadmeAllowedExamplesSayTheirMachine(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")

@@ -6,7 +6,7 @@ import (
 )
 
 // TestSetsLabelsFilled: sets with the same paper config are told apart by
-// their labels (issue 20: two rows "(a2, b0)" with an empty label).
+// their labels (formerly two rows "(a2, b0)" with an empty label).
 func TestSetsLabelsFilled(t *testing.T) {
 	out, err := run(t, "sets", "--synthetic", "pack:2 core:2 pu:2", "--threads", "2")
 	if err != nil {

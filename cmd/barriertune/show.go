@@ -104,14 +104,9 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if opts.threads == 0 && opts.allowed != "" && opts.json {
 		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")
 	}
-	rs, err := openResults(opts.path, opts.allowed)
+	rs, err := openAndWarn(opts.path, opts.allowed, opts.global, stderr, "show", opts.threads == 0)
 	if err != nil {
 		return err
-	}
-	warnNotices(stderr, opts.global, rs)
-	opts.global.verbosef(stderr, "show: %s", rs.Summary())
-	if opts.threads == 0 {
-		warnOtherMachine(stderr, opts.global, rs)
 	}
 	if opts.threads > 0 {
 		// Where barriers.Auto would select: within what the process

@@ -54,7 +54,7 @@ func TestSkewOneThread(t *testing.T) {
 	}
 }
 
-// TestBenchSkewPlot: --plot with --skew draws the skew run (issue 20: it
+// TestBenchSkewPlot: --plot with --skew draws the skew run (formerly it
 // wrote nothing), a line per algorithm.
 func TestBenchSkewPlot(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "skew.svg")

@@ -13,6 +13,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/cpumodel"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/capped"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
@@ -96,6 +97,23 @@ func warnNotices(stderr io.Writer, g *globalOptions, rs *resultsSource) {
 	}
 }
 
+// openAndWarn is the opening every reading command shares: the results
+// file (openResults), its notices on stderr, that it is another machine's
+// when otherMachine (unless --quiet), and, with --verbose, which file it
+// read, after the command's name.
+func openAndWarn(path, allowed string, g *globalOptions, stderr io.Writer, command string, otherMachine bool) (*resultsSource, error) {
+	rs, err := openResults(path, allowed)
+	if err != nil {
+		return nil, err
+	}
+	warnNotices(stderr, g, rs)
+	if otherMachine {
+		warnOtherMachine(stderr, g, rs)
+	}
+	g.verbosef(stderr, "%s: %s", command, rs.Summary())
+	return rs, nil
+}
+
 // openResults opens the results file path, or, when path is "", this
 // machine's file (results.FindHere: the one barriers.Auto uses), and sets
 // the allowed CPUs: allowedFlag when given (else a usage error naming it),
@@ -113,7 +131,7 @@ func openResults(path, allowedFlag string) (*resultsSource, error) {
 		return nil, err
 	}
 	rs := &resultsSource{}
-	if path == "" || results.IsDirPath(path) {
+	if path == "" || capped.IsDirPath(path) {
 		if path != "" {
 			fd = fd.Only(path)
 		}

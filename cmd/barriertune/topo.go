@@ -6,13 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/barriertune/barriertune/internal/rawcpuid"
 	"github.com/barriertune/barriertune/internal/text"
 
 	"github.com/spf13/cobra"
 
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
-	"github.com/barriertune/barriertune/results"
 )
 
 // topoFormats are the output formats of `topo --of`, as lstopo names them.
@@ -162,7 +162,7 @@ func runTopo(_ context.Context, opts *topoOptions, w, _ io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nAllowed CPUs: %s (%s)\n", topo.Allowed(), text.Plural(len(topo.PUs()), "PU"))
 	if opts.src.live() {
-		id := results.HostCPU()
+		id := rawcpuid.Identify()
 		fmt.Fprintf(w, "CPU model (cpuid): %s (vendor %s, family %d, model %d, stepping %d)\n", id.Name, id.Vendor, id.Family, id.Model, id.Stepping)
 	} else if pk := topo.Objects(hwtree.Package); len(pk) > 0 && pk[0].Attrs.Model != "" {
 		fmt.Fprintf(w, "CPU model: %s\n", pk[0].Attrs.Model)

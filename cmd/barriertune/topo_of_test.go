@@ -74,7 +74,7 @@ func TestTopoOutputFormatsReadBack(t *testing.T) {
 }
 
 func TestTopoJSONSaysXMLVersion(t *testing.T) {
-	// Issue 11: `topo --json` says which hwloc XML version a file is in.
+	// `topo --json` says which hwloc XML version a file is in.
 	dir := t.TempDir()
 	for version, head := range map[string]string{"3.0": `<topology version="3.0">`, "1.x": `<topology>`} {
 		path := filepath.Join(dir, "v.xml")

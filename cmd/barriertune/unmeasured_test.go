@@ -6,13 +6,13 @@ import (
 )
 
 // TestNoClaimWithoutMeasurement: a count not measured says so and shows
-// no time (issue 26: kv printed measured_threads=8 median_ns=0.0, omp-env
+// no time (formerly kv printed measured_threads=8 median_ns=0.0, omp-env
 // "0.0 ns/episode" and "measured unpinned", show --json "median_ns": 0);
 // show says what barriers.Auto builds apart from what was measured.
 func TestNoClaimWithoutMeasurement(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	// 12 threads on the file's 8 CPUs: not measured; 16's algorithm
-	// (cond) runs only in Go, so what OS threads run stands in (issue 44).
+	// (cond) runs only in Go, so what OS threads run stands in.
 	code, out, errOut := execLine("export", "--format", "kv", "--threads", "12", exportTestdata)
 	if code != 0 || strings.Contains(out, "median_ns") || !strings.Contains(out, "measured_threads=16") || !strings.Contains(out, "rule=substituted") || strings.Contains(out, "cond") {
 		t.Errorf("kv --threads 12: exit %d\n%s%s", code, out, errOut)

@@ -148,7 +148,7 @@ func TestEveryUsageErrorExits2(t *testing.T) {
 	cases := walkUsageCases(t, newRootCmd())
 	cases = append(cases,
 		usageCase{args: []string{"completion", "tcsh"}, want: `"tcsh"`},
-		usageCase{args: []string{"completion"}, want: "bash, fish"}, // issue 26: was help, exit 0
+		usageCase{args: []string{"completion"}, want: "bash, fish"}, // formerly was help, exit 0
 		usageCase{args: []string{"help", "frobnicate"}, want: `"frobnicate"`},
 		usageCase{args: []string{"help", "completion", "tcsh"}, want: `"completion tcsh"`},
 		usageCase{args: []string{"frobnicate"}, want: `"frobnicate"`},

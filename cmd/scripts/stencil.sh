@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs the stencil benchmark of issue 18 (barriers/stencil_bench_test.go,
+# Runs the stencil benchmark (barriers/stencil_bench_test.go,
 # TestStencilTable): a 1D Jacobi stencil with one barrier per step, fine
 # (256 cells per participant) at 2 participants and at GOMAXPROCS, coarse
 # (65536 cells), oversubscribed (4 x GOMAXPROCS participants) and pinned,

@@ -25,6 +25,17 @@ const (
 	Channel       = "channel"
 )
 
+// The fallbacks, where no results file speaks for a count: Fallback
+// (dissemination, the fewest sequential steps) for threads that fit the
+// CPUs; Oversubscribed (goroutine: a lock-free counter, one yield, then
+// parking) for more threads than CPUs. barriers.Auto, the selection
+// (results.Selector.Select) and the C header's export all fall back to
+// them.
+const (
+	Fallback       = Dissemination
+	Oversubscribed = Goroutine
+)
+
 // All returns every name in barriers' catalog order.
 func All() []string {
 	return []string{Central, StaticTree, AllStaticTree, Combining, Dissemination, Tournament,

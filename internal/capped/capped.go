@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/barriertune/barriertune/internal/text"
 )
@@ -191,3 +192,9 @@ func readDirChecked(path string, fi os.FileInfo, n int) (entries []os.DirEntry, 
 	}
 	return entries, false, nil
 }
+
+// IsDirPath reports whether path, given for a results file
+// ($BARRIERTUNE_RESULTS, -o, a command's file argument), names a directory
+// of machines' files: it ends in a slash ("/site/barriertune/"). A
+// directory named without one is refused as a file would be.
+func IsDirPath(path string) bool { return strings.HasSuffix(path, string(os.PathSeparator)) }

@@ -12,14 +12,97 @@ import (
 	"github.com/barriertune/barriertune/cpuset"
 )
 
-// Allowed returns the CPUs this process may run on (sched_getaffinity),
-// which a container's cpuset restricts.
+// Allowed returns the CPUs this process may run on: those it started
+// with (the affinity read when this package was initialised, before main
+// and before anything pinned a thread: taskset, a batch system's binding
+// and a container's cpuset all restrict it) that one of its threads may
+// still run on (the union of their affinities, sched_getaffinity of every
+// thread listed in /proc/self/task). It is the process's set, never the
+// calling thread's: a main thread (or an OpenMP runtime's initial thread,
+// or a pinned team's) pinned to one CPU narrows only itself, while the Go
+// runtime's other threads (sysmon, started before main, and the threads
+// of the Ps, which the runtime starts from an unpinned template thread
+// once a locked thread asks for one) keep the affinity the process
+// started with; and a thread the process itself pins to a CPU outside
+// its start (which the kernel allows within the cpuset) does not widen
+// it. A process that narrows every thread narrows it. Where /proc is not
+// mounted it is the start set, else the calling thread's affinity.
 func Allowed() (cpuset.Set, error) {
+	threads, ok := threadsAffinity()
+	switch {
+	case ok && !startAffinity.IsEmpty():
+		if both := threads.And(startAffinity); !both.IsEmpty() {
+			return both, nil
+		}
+		return threads, nil
+	case ok:
+		return threads, nil
+	case !startAffinity.IsEmpty():
+		return startAffinity, nil
+	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return cpuset.Set{}, fmt.Errorf("sched_getaffinity: %w", err)
 	}
 	return fromUnix(&set), nil
+}
+
+// startAffinity is the process's affinity at start: read once, while the
+// packages are initialised (the runtime runs them on the main thread,
+// locked to it), and never written again, like epoch; empty when it
+// could not be read.
+var startAffinity = func() cpuset.Set {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return cpuset.Set{}
+	}
+	return fromUnix(&set)
+}()
+
+// maxThreads caps the threads Allowed reads (a Go program has a few
+// dozen; one that has more is far past caring which of them is read).
+const maxThreads = 4096
+
+// threadsAffinity returns the union of the affinities of the process's
+// threads, false when /proc/self/task cannot be listed or no thread's
+// affinity could be read (a thread that exited since the listing is
+// passed over).
+func threadsAffinity() (cpuset.Set, bool) {
+	fd, err := unix.Open("/proc/self/task", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return cpuset.Set{}, false
+	}
+	defer unix.Close(fd)
+	var union unix.CPUSet
+	read := 0
+	buf := make([]byte, 8192)
+	for read < maxThreads {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		_, _, names := unix.ParseDirent(buf[:n], -1, nil)
+		for _, name := range names {
+			tid, err := strconv.Atoi(name)
+			if err != nil || tid <= 0 {
+				continue
+			}
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(tid, &set) != nil {
+				continue
+			}
+			for i := range union {
+				union[i] |= set[i]
+			}
+			if read++; read >= maxThreads {
+				break
+			}
+		}
+	}
+	if read == 0 || union.Count() == 0 {
+		return cpuset.Set{}, false
+	}
+	return fromUnix(&union), true
 }
 
 func fromUnix(set *unix.CPUSet) cpuset.Set {

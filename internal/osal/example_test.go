@@ -120,8 +120,9 @@ func ExamplePin() {
 	}
 }
 
-// Allowed is the set of CPUs this process may run on (its affinity mask on
-// Linux; every CPU elsewhere).
+// Allowed is the set of CPUs this process may run on (on Linux, the CPUs
+// it started with that its threads may still run on, whichever thread
+// asks; every CPU elsewhere).
 func ExampleAllowed() {
 	allowed, err := osal.Allowed()
 	if err != nil {

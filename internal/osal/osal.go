@@ -27,14 +27,14 @@ var epoch = time.Now()
 func Nanotime() int64 { return int64(time.Since(epoch)) }
 
 // AtOnce is the part of allowed that this process runs at once: its first
-// k CPUs, where k, the fewest of cpuset.Usable (the CPUs at start within
+// k CPUs, where k, the fewest of Usable (the CPUs at start within
 // the cgroup's cpuset and CPU quota) and GOMAXPROCS, is fewer than allowed
 // holds; else allowed. A results file's selection inside it takes the
 // oversubscribed rule for more participants than k, as the fallback
-// (cpuset.Oversubscribed) and the C header do: inside a half-CPU quota two
+// (Oversubscribed) and the C header do: inside a half-CPU quota two
 // goroutines must not spin for each other.
 func AtOnce(allowed cpuset.Set) cpuset.Set {
-	k := min(cpuset.Usable(), runtime.GOMAXPROCS(0))
+	k := min(Usable(), runtime.GOMAXPROCS(0))
 	if k < 1 || k >= allowed.Len() {
 		return allowed
 	}

@@ -175,13 +175,13 @@ func TestAtOnce(t *testing.T) {
 		t.Errorf("GOMAXPROCS 1: AtOnce(%s) = %s, want 2", allowed, got)
 	}
 	runtime.GOMAXPROCS(1000)
-	k := min(cpuset.Usable(), 1000)
+	k := min(Usable(), 1000)
 	want := allowed
 	if k < allowed.Len() {
 		want = cpuset.Of(allowed.Members()[:k]...)
 	}
 	if got := AtOnce(allowed); !got.Equal(want) {
-		t.Errorf("GOMAXPROCS 1000, %d usable: AtOnce(%s) = %s, want %s", cpuset.Usable(), allowed, got, want)
+		t.Errorf("GOMAXPROCS 1000, %d usable: AtOnce(%s) = %s, want %s", Usable(), allowed, got, want)
 	}
 	if got := AtOnce(cpuset.Set{}); !got.IsEmpty() {
 		t.Errorf("AtOnce(empty) = %s", got)

@@ -128,22 +128,12 @@ func (e dirFull) Is(target error) bool { return target == ErrNodeDirFull }
 
 // NodesAt lists the NUMA nodes of the sysfs tree under root, in node
 // order, with their CPUs (node/nodeN/cpumap, which snapshots hold, else
-// cpulist), as hwtree places them. The error says why there are none to
-// list: the node directory is missing or is not one (no NUMA
-// information), or it holds more than MaxNodeDirEntries entries
+// cpulist): the one reader of the node directory, for hwtree's tree and
+// the results lookup's fingerprint (NUMANodesAt) alike. The error says why
+// there are none to list: the node directory is missing or is not one (no
+// NUMA information), or it holds more than MaxNodeDirEntries entries
 // (ErrNodeDirFull).
 func NodesAt(root string) ([]Node, error) {
-	return nodesAt(root, func(dir string) (cpuset.Set, bool) {
-		if s, ok := readCPUs(filepath.Join(dir, "cpumap"), cpuset.ParseMask); ok {
-			return s, true
-		}
-		return readCPUs(filepath.Join(dir, "cpulist"), cpuset.ParseList)
-	})
-}
-
-// nodesAt lists the node directories under root, within the caps, and
-// reads each node's CPUs with cpusOf (given the node's directory).
-func nodesAt(root string, cpusOf func(dir string) (cpuset.Set, bool)) ([]Node, error) {
 	dir := filepath.Join(root, "sys", "devices", "system", "node")
 	entries, more, err := capped.ReadDir(dir, MaxNodeDirEntries)
 	if err != nil {
@@ -169,7 +159,10 @@ func nodesAt(root string, cpusOf func(dir string) (cpuset.Set, bool)) ([]Node, e
 	nodes := make([]Node, 0, len(ids))
 	for _, id := range ids {
 		n := Node{ID: id}
-		n.CPUs, n.Read = cpusOf(filepath.Join(dir, names[id]))
+		nd := filepath.Join(dir, names[id])
+		if n.CPUs, n.Read = readCPUs(filepath.Join(nd, "cpumap"), cpuset.ParseMask); !n.Read {
+			n.CPUs, n.Read = readCPUs(filepath.Join(nd, "cpulist"), cpuset.ParseList)
+		}
 		nodes = append(nodes, n)
 	}
 	return nodes, nil
@@ -179,14 +172,11 @@ func nodesAt(root string, cpusOf func(dir string) (cpuset.Set, bool)) ([]Node, e
 // root that has CPUs, in node order, or nil when they are unknown: no node
 // directory, one node's CPUs unreadable, or two nodes overlapping (the
 // kernel's NUMA information is then wrong: hwtree, as hwloc, places no
-// node). It reads one small file per node (its cpulist: a program that
-// only looks up its results file links no mask parser), not the CPU tree:
-// the results lookup's light fingerprint compares it with a file's
-// recorded tree.
+// node). It reads the nodes as NodesAt does (one small file per node),
+// not the CPU tree: the results lookup's light fingerprint compares it
+// with a file's recorded tree.
 func NUMANodesAt(root string) []cpuset.Set {
-	nodes, err := nodesAt(root, func(dir string) (cpuset.Set, bool) {
-		return readCPUs(filepath.Join(dir, "cpulist"), cpuset.ParseList)
-	})
+	nodes, err := NodesAt(root)
 	if err != nil {
 		return nil
 	}

@@ -33,19 +33,6 @@ const (
 	Wait
 )
 
-// String names the kind.
-func (k Kind) String() string {
-	switch k {
-	case Write:
-		return "write"
-	case Saw:
-		return "saw"
-	case Wait:
-		return "wait"
-	}
-	return "kind(" + strconv.Itoa(int(k)) + ")"
-}
-
 // Event is one recorded event: participant Participant did Kind on
 // the flag or counter at address Loc. Events are in the order they were
 // recorded, so each participant's events are in its program order.

@@ -78,7 +78,7 @@ func TestRefitRecordsResiduals(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &results.File{}
-	e := results.Threads{Threads: 2, Source: results.SourceMeasured}
+	e := results.Threads{Threads: 2, Source: results.Measured}
 	for _, l := range strings.Split(string(b), "\n") {
 		r := strings.Split(l, ",")
 		if len(r) != 8 || r[0] != "a" {

@@ -3,10 +3,10 @@
 // measures the core-to-core floor at each level of the CPU tree, and picks
 // the winners, within a time budget. The outcome is a results.File.
 //
-// Run is one pipeline of four steps, one file each: plan (plan.go:
-// validate the Config, choose thread counts, placements, candidates and
-// samples to fit the budget, pruning with the cost model when the space
-// is too big), measure (measure.go: the floors and every candidate on
+// Run is one pipeline of four steps: plan (defaults.go: validate the
+// Config and fill in its defaults; plan.go: choose thread counts,
+// placements, candidates and samples to fit the budget; prune.go: prune
+// with the cost model when the space is too big), measure (measure.go: the floors and every candidate on
 // every placement, in interleaved rounds, then a play-off of the closest),
 // select (select.go: the winner and the robust choice of each thread
 // count) and assemble (write.go: the results.File, what is partial and

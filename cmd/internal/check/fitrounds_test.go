@@ -10,7 +10,7 @@ import (
 
 // TestFitRoundsRevisits: one slow round cuts the rounds to what the time
 // left allows at its pace; later fast rounds restore them, up to the
-// plan's and never beyond (issue 26: a budget of 10 s cut 9 rounds to 4
+// plan's and never beyond (formerly a budget of 10 s cut 9 rounds to 4
 // after one slow round and finished in 7.5 s with budget left).
 func TestFitRoundsRevisits(t *testing.T) {
 	p := &plan{rounds: 9, units: []unit{{threads: 2, sets: make([]configsets.Set, 2)}}}

@@ -115,14 +115,3 @@ func annotate(f *results.File, notes map[string]annotation) {
 		}
 	}
 }
-
-// HybridCandidate composes the hybrid barrier the live check measures on a
-// placement (see newHybridComposer): the options that build it with
-// barriers.New(algname.Hybrid, len(cpus), opts...) and its composition string.
-func HybridCandidate(topo *hwtree.Topology, cpus []int, floors []results.Floor) (opts []barriers.Option, composition string, err error) {
-	comp, err := newHybridComposer(topo, floors, nil).compose(cpus)
-	if err != nil {
-		return nil, "", err
-	}
-	return []barriers.Option{barriers.WithHierarchy(comp.Levels)}, comp.String(), nil
-}

@@ -13,7 +13,7 @@ import (
 
 // CurrentMachine returns the full fingerprint of this machine with
 // topology topo (the CPUs the check may use): the light fingerprint
-// (results.Host) with topo's allowed CPUs, plus the whole machine's tree
+// (results.HereFinder's Host) with topo's allowed CPUs, plus the whole machine's tree
 // (WholeTopology: CPUs a cgroup or affinity leaves out included), its
 // synthetic string and canonical hash, which the check records and the
 // library then trusts, and what the allowed CPUs could not measure.
@@ -26,11 +26,7 @@ func CurrentMachine(topo *hwtree.Topology) results.Machine {
 // the allowed-set restriction; other sources (synthetic, XML, JSON) are
 // whole as given. When the whole tree cannot be read, topo is returned.
 func WholeTopology(topo *hwtree.Topology) *hwtree.Topology {
-	root, ok := strings.CutPrefix(topo.Source, "sysfs:")
-	if !ok {
-		return topo
-	}
-	whole, err := hwtree.FromSysfsWhole(root)
+	whole, err := topo.Whole()
 	if err != nil || !topo.Allowed().SubsetOf(whole.Allowed()) {
 		return topo
 	}
@@ -40,7 +36,11 @@ func WholeTopology(topo *hwtree.Topology) *hwtree.Topology {
 // MachineOn is the fingerprint of a check run on topo, part of the machine
 // whole (CurrentMachine finds whole itself).
 func MachineOn(topo, whole *hwtree.Topology) results.Machine {
-	m := results.Host(topo.Allowed().String())
+	var m results.Machine // this machine's light fingerprint, for topo's CPUs
+	if fd, err := results.HereFinder(); err == nil {
+		m = fd.Host
+	}
+	m.AllowedCPUs = topo.Allowed().String()
 	m.TopologyHash = whole.CanonicalHash()
 	if s, err := whole.Synthetic(); err == nil {
 		m.Topology = s

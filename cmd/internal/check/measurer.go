@@ -155,7 +155,7 @@ func (Hardware) LevelLatencies(ctx context.Context, topo *hwtree.Topology, opts 
 // The check writes a results file; it never measures through one.
 func (Hardware) Policy(cpus cpuset.Placement) barriers.Policy {
 	p := measure.DefaultPolicy(cpus)
-	if p == barriers.AutoPolicy && !cpuset.Oversubscribed(len(cpus)) {
+	if p == barriers.AutoPolicy && !osal.Oversubscribed(len(cpus)) {
 		return barriers.Park
 	}
 	return p

@@ -27,7 +27,7 @@ func TestSimulatedFileRecordsNothingOfTheHost(t *testing.T) {
 	if f.BlockWakeNs != 0 {
 		t.Errorf("simulated file records block_wake_ns %v, measured on this host", f.BlockWakeNs)
 	}
-	if !strings.HasPrefix(f.Machine.CPU.Name, "simulated: ") || f.Machine.CPU == results.HostCPU() {
+	if !strings.HasPrefix(f.Machine.CPU.Name, "simulated: ") || f.Machine.CPU == hostCPU() {
 		t.Errorf("simulated file's CPU identity %+v is not the simulated machine's", f.Machine.CPU)
 	}
 	if f.Machine.AllowedCPUs != topo.Allowed().String() || f.Machine.TopologyHash != topo.CanonicalHash() {
@@ -89,4 +89,10 @@ func simulatedMeasurer(t *testing.T, topo *hwtree.Topology) *ModelMeasurer {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// hostCPU is this machine's CPU identity as a results file records it.
+func hostCPU() results.CPUIdentity {
+	fd, _ := results.HereFinder()
+	return fd.Host.CPU
 }

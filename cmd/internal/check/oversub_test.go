@@ -21,8 +21,8 @@ func TestOversubscribedThreadCounts(t *testing.T) {
 }
 
 // TestDefaultCheckMeasuresOversubscribed: a default check on 2 PUs
-// measures 2, 4 and 8 threads, the two larger round-robin with goroutines
-// (issue 24), so the selection for 8 threads on those CPUs is measured;
+// measures 2, 4 and 8 threads, the two larger round-robin with goroutines,
+// so the selection for 8 threads on those CPUs is measured;
 // counts given explicitly are measured as given.
 func TestDefaultCheckMeasuresOversubscribed(t *testing.T) {
 	topo, err := hwtree.FromSynthetic("pack:1 core:2 pu:1")
@@ -49,7 +49,7 @@ func TestDefaultCheckMeasuresOversubscribed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sel.Rule != results.RuleMeasured || !sel.Best {
+		if sel.Rule != results.Measured || !sel.Best {
 			t.Errorf("%d threads on the 2 PUs: rule %s (%s), want measured", n, sel.Rule, sel.Why)
 		}
 	}

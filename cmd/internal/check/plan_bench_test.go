@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkPlan plans the default check (DryRun, as check --plan does) of
-// a 256-PU and a 4096-PU synthetic machine (hwtree's cap): issue 28's
+// a 256-PU and a 4096-PU synthetic machine (hwtree's cap): the
 // targets are 5 s for both on the development VM.
 func BenchmarkPlan(b *testing.B) {
 	for _, s := range []string{"pack:2 l3:4 core:16 pu:2", "pack:8 l3:8 core:32 pu:2"} {

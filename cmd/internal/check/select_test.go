@@ -127,7 +127,7 @@ func TestBestPicksByShownMedian(t *testing.T) {
 	}
 }
 
-// TestRobustConsistentWithBest is the case: NormalizedNs once made
+// TestRobustConsistentWithBest is a reported case: NormalizedNs once made
 // robust report "central (worst 134 ns)" beside a best of 135 ns. Robust
 // reports shown medians only, and best's algorithm is its own robust
 // choice when it is fastest everywhere.

@@ -38,13 +38,13 @@ func TestTieBySignificance(t *testing.T) {
 	}
 }
 
-// TestTieWording: the "margin -7.5% tie" naming the slower one
+// TestTieWording: a reported "margin -7.5% tie" naming the slower one
 // best cannot happen; within 3% the tie says so and the margin is within
 // ±3%; beyond 3% an inseparable tie says the test could not separate them
 // and the margin is positive.
 func TestTieWording(t *testing.T) {
 	p := []int{0, 1}
-	// The case: central (simplest) 7.5% slower than mcs, samples
+	// The reported case: central (simplest) 7.5% slower than mcs, samples
 	// overlapping.
 	ms := []results.Measurement{m("mcs", p, 100), m("central", p, 107.5)}
 	ss := []scoringSamples{{raw: spread(100, 40, 15)}, {raw: spread(107.5, 40, 15)}}

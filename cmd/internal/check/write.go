@@ -163,7 +163,7 @@ func (s *samples) rawSamples(ui int, u unit) [][]float64 {
 // entry is the results entry of unit ui: every measurement, the winner and
 // the robust choice.
 func (s *samples) entry(ui int, u unit, rounds int) results.Threads {
-	entry := results.Threads{Threads: u.threads, Source: results.SourceMeasured, Measurements: []results.Measurement{}, Complete: true, Rounds: rounds}
+	entry := results.Threads{Threads: u.threads, Source: results.Measured, Measurements: []results.Measurement{}, Complete: true, Rounds: rounds}
 	var scoring []scoringSamples
 	entry.Measurements, scoring, _, entry.Complete = s.measurements(ui, u)
 	entry.Best = best(entry.Measurements, scoring)

@@ -211,9 +211,6 @@ func (sp *Space) PaperCounts() ([]*big.Int, error) {
 	return sp.paperCounts, sp.paperErr
 }
 
-// Describe writes threads per paper configuration for a placement.
-func (sp *Space) Describe(cpus cpuset.Placement) string { return sp.pc.describe(cpus) }
-
 // Enumerate returns the configuration sets for threads threads, lazily and
 // in a deterministic order. The exact method lists one representative per
 // orbit; the paper method lists Algorithm 1's sets. It fails when threads is

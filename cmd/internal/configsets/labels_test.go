@@ -8,7 +8,7 @@ import (
 )
 
 // TestExactLabelsTellClassesApart: every set the exact method lists for a
-// thread count on a symmetric tree has its own label (issue 20: two
+// thread count on a symmetric tree has its own label (formerly two
 // classes printed the same config "(a2, b0)" with empty labels), and a
 // balanced label is the one Representatives gives the same class.
 func TestExactLabelsTellClassesApart(t *testing.T) {

@@ -120,11 +120,11 @@ const osThreadsAlgorithm = algname.Central
 
 // forThreads returns s as a program of OS threads can run it. Above the
 // allowed CPUs (size) that is the check's measurement on OS threads
-// (results.Threads.OSThreads) of s's count (RuleMeasured), else of the
+// (results.Threads.OSThreads) of s's count (Measured), else of the
 // nearest count that has one (Substituted); without any, or when s's
 // algorithm is one the header does not carry, a stand-in (Substituted):
 // osThreadsAlgorithm above the allowed CPUs, else
-// results.FallbackAlgorithm, with no time. hybrids: the format carries a
+// algname.Fallback, with no time. hybrids: the format carries a
 // hybrid whose levels C runs (cHybrid); else every hybrid substitutes.
 func forThreads(f *results.File, s results.Selection, size int, hybrids bool) results.Selection {
 	if s.Threads > size {
@@ -133,7 +133,7 @@ func forThreads(f *results.File, s results.Selection, size int, hybrids bool) re
 			s.Spec = results.Spec{Algorithm: o.Algorithm, Policy: o.Policy, FanIn: o.FanIn}
 			s.From, s.Best, s.MedianNs = t, false, 0
 			if t == s.Threads && slices.Equal(o.CPUs, s.CPUs) {
-				s.Rule, s.MedianNs = results.RuleMeasured, o.MedianNs
+				s.Rule, s.MedianNs = results.Measured, o.MedianNs
 				s.Why = fmt.Sprintf("the check's best for %d threads on OS threads (the goroutines' is %s)", t, was)
 			} else {
 				s.Rule = Substituted
@@ -162,7 +162,7 @@ func forThreads(f *results.File, s results.Selection, size int, hybrids bool) re
 		s.Algorithm = osThreadsAlgorithm
 		s.Why = fmt.Sprintf("the choice (%s) runs only in Go: OS threads outnumbering the CPUs block on a central counter (not measured on OS threads)", was)
 	} else {
-		s.Algorithm = results.FallbackAlgorithm
+		s.Algorithm = algname.Fallback
 		s.Why = fmt.Sprintf("the choice (%s) cannot run in C%s: the fallback stands in (not measured)", was, why)
 	}
 	s.Rule = Substituted
@@ -343,11 +343,4 @@ func levelSets(t *results.Tree) []string {
 		out = append(out, l.Sets...)
 	}
 	return out
-}
-
-func treeCPUs(t *results.Tree) string {
-	if t == nil {
-		return ""
-	}
-	return t.CPUs
 }

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // An outnumbered central barrier counts its arrivals per CPU, and a
 // waiter whose CPU holds no participant still to arrive spins instead of
-// yielding (issue 47). The words' protocol, step by step and under
+// yielding. The words' protocol, step by step and under
 // concurrent arrivals.
 func TestCBarrierCPUWords(t *testing.T) {
 	eachCC(t, func(t *testing.T, cc, path string) {
@@ -30,7 +30,7 @@ func TestCBarrierCPUWords(t *testing.T) {
 // the C library's sched_getcpu tells the CPU with or without _GNU_SOURCE.
 // (A binding CPU quota: none; TestCBarrierCgroupQuota.)
 func TestCBarrierCPUWordsSized(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs CPUs 0 and 1")
 	}
 	taskset, err := exec.LookPath("taskset")

@@ -13,7 +13,7 @@ import (
 // Destroy-and-free right after the serial return, while the others may
 // still be leaving their waits (one partner is late, so they sleep), is
 // AddressSanitizer-clean: destroy waits until every thread that entered a
-// wait has left it (issue 43). gcc always, clang in the full C matrix.
+// wait has left it. gcc always, clang in the full C matrix.
 func TestCBarrierDestroyAfterSerial(t *testing.T) {
 	iters := "100"
 	if fullMatrix {

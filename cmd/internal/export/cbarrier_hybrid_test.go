@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -47,7 +48,7 @@ func TestCBarrierExportsHybrid(t *testing.T) {
 		"static const int barriertune_level_keys_7[21] = {0, 0, 1, 1, 2, 2, 3, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};",
 		"\t{7, 7, BARRIERTUNE_ALG_HYBRID, 0, 1, 7, barriertune_cpus_7, 120.0, \"measured: ",
 		", 3, barriertune_levels_7, barriertune_level_keys_7},",
-		"\t{4, 4, BARRIERTUNE_ALG_" + cIdent(results.FallbackAlgorithm) + ", ",
+		"\t{4, 4, BARRIERTUNE_ALG_" + cIdent(algname.Fallback) + ", ",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("c-barrier lacks %s:\n%s", want, b.String())

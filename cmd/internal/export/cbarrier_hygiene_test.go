@@ -9,7 +9,7 @@ import (
 
 // The header leaks no <cpuid.h> macro (a program's own bit_AVX compiles
 // after it) and reads no wall clock: no CLOCK_REALTIME and no TIME_UTC,
-// so a step of the clock never lengthens a spin (issue 43).
+// so a step of the clock never lengthens a spin.
 func TestCBarrierHygiene(t *testing.T) {
 	var b strings.Builder
 	if err := Write(&b, fixture(t), "c-barrier", Options{}); err != nil {

@@ -12,7 +12,7 @@ import (
 // On arm64 the header recognises the machine by its MIDR_EL1 (sysfs'
 // midr_el1), read as Go's klauspost/cpuid reads it for the results file:
 // the implementer's name, (variant, architecture) as the family, (part
-// number, revision) as the model, no brand (issue 43). Built with the
+// number, revision) as the model, no brand. Built with the
 // aarch64 cross compiler and run under qemu-user, in the full C matrix.
 func TestCBarrierMIDR(t *testing.T) {
 	if !fullMatrix {

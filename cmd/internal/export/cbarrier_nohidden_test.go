@@ -8,7 +8,7 @@ import (
 )
 
 // Twenty waits whose partner is 3 ms late (so they sleep) make no malloc
-// or fopen call and leave errno as it was (issue 43): the program wraps
+// or fopen call and leave errno as it was: the program wraps
 // malloc and fopen with the linker and counts calls inside the waits.
 func TestCBarrierNothingHiddenInWait(t *testing.T) {
 	path := cTool(t, "gcc")

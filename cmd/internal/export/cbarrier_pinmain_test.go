@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // A main thread pinned to one CPU before init keeps a 2-thread barrier in
-// its spinning mode, on the first init and after a re-init (issue 47):
+// its spinning mode, on the first init and after a re-init:
 // the header reads the process's CPUs when the program is loaded, never
 // the caller's affinity at init.
 func TestCBarrierMainPinnedBeforeInit(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs 2 allowed CPUs: with one, 2 threads do outnumber them")
 	}
 	path := cTool(t, "gcc")

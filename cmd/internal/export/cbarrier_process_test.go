@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // processFacts runs the process program and returns its "key value"
@@ -55,7 +55,7 @@ func processFacts(t *testing.T, dir, bin string, env []string, taskset string) (
 // BARRIERTUNE_WAIT_POLICY sets the process's wait policy (read once, when
 // the program is loaded); barriertune_barrier_init_policy overrides it for
 // one barrier; an invalid value gives auto and one line on standard error
-// naming the value and the accepted ones (issue 47, item 4).
+// naming the value and the accepted ones.
 func TestCBarrierWaitPolicy(t *testing.T) {
 	path := cTool(t, "gcc")
 	dir := headerDir(t, fixture(t))
@@ -89,10 +89,10 @@ func TestCBarrierWaitPolicy(t *testing.T) {
 
 // The CPUs the process may use are its affinity within its cgroup's CPU
 // quota, the least of the cgroup's and its ancestors' (v2's cpu.max, v1's
-// cfs quota), as Go's cpuset.Usable reads them (issue 47, item 1); two
+// cfs quota), as Go's osal.Usable reads them; two
 // threads under a quota of one CPU take the blocking wait.
 func TestCBarrierCgroupQuota(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs 2 usable CPUs, to see a quota of 1 limit them")
 	}
 	path := cTool(t, "gcc")
@@ -137,7 +137,7 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 			want := c.want
 			if want == "" {
 				want = facts["allowed"] // the affinity's count, checked below
-				if n := cpuset.Usable(); want != strconv.Itoa(n) {
+				if n := osal.Usable(); want != strconv.Itoa(n) {
 					t.Errorf("allowed %s, want the affinity's %d", facts["allowed"], n)
 				}
 			}
@@ -154,10 +154,10 @@ func TestCBarrierCgroupQuota(t *testing.T) {
 }
 
 // barriertune_barrier_pin places a participant within the CPUs the process
-// may use (issue 43): the table's CPU where the process may use every CPU
+// may use: the table's CPU where the process may use every CPU
 // the choice places on, else the (id mod k)th of its own.
 func TestCBarrierPinWithinAllowed(t *testing.T) {
-	if cpuset.Usable() < 2 {
+	if osal.Usable() < 2 {
 		t.Skip("needs CPUs 0 and 1")
 	}
 	path := cTool(t, "gcc")

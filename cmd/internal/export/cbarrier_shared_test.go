@@ -10,7 +10,7 @@ import (
 // The process's facts and its count of spinning threads are one object
 // per program, shared by every translation unit that includes the header,
 // and the count returns to 0 once every wait has returned, with two
-// barriers' waiters spinning at once (issue 47, item 1).
+// barriers' waiters spinning at once.
 func TestCBarrierSharedAcrossUnits(t *testing.T) {
 	eachCC(t, func(t *testing.T, cc, path string) {
 		dir := headerDir(t, fixture(t))

@@ -9,8 +9,7 @@ import (
 
 // With spin bound 0 every wait that finds its flag unset sleeps, with no
 // timed backstop: a lost wake-up between a setter's release store and a
-// sleeper's announcement hangs, and the program's alarm fails it (issue
-// 47). gcc always, clang in the full C matrix.
+// sleeper's announcement hangs, and the program's alarm fails it. gcc always, clang in the full C matrix.
 func TestCBarrierSleepStress(t *testing.T) {
 	episodes := "3000"
 	if fullMatrix {

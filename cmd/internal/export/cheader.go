@@ -80,7 +80,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int, hybrids bool) 
 			return nil, nil, err
 		}
 		s = osThreadsSelection(f, s, size, hybrids)
-		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.RuleMeasured}}, order, nil
+		return []headerEntry{{lo: single, hi: single, sel: s, own: s.Rule == results.Measured}}, order, nil
 	}
 	last := size + 1
 	for _, t := range f.Threads {
@@ -97,7 +97,7 @@ func headerTable(f *results.File, allowed cpuset.Set, single int, hybrids bool) 
 		s = osThreadsSelection(f, s, size, hybrids)
 		// A measured choice has its own row (its CPUs and time); the
 		// others share the allowed CPUs' order and no time.
-		own := s.Rule == results.RuleMeasured || s.MedianNs > 0
+		own := s.Rule == results.Measured || s.MedianNs > 0
 		if k := len(rows) - 1; !own && k >= 0 && !rows[k].own && sameChoice(rows[k].sel, s) {
 			rows[k].hi = n
 			continue

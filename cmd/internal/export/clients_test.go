@@ -43,7 +43,7 @@ func compile(t *testing.T, cc string, dir, src string, flags ...string) string {
 // TestCHeaderCompilesAndLooksUp compiles a C99 program with the header
 // (strict warnings as errors) and checks what barriertune_lookup returns
 // for every count from 0 to 40 against results.Selector.Select, the rule
-// of barriers.Auto, show and the other exports (issue 26: the header took
+// of barriers.Auto, show and the other exports (formerly the header took
 // the nearest measured count's row where they chose goroutine, round-robin,
 // for more threads than CPUs).
 func TestCHeaderCompilesAndLooksUp(t *testing.T) {

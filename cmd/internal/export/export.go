@@ -97,7 +97,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 				// Above the CPUs the check's best is what goroutines
 				// need; the readers of these formats run OS threads:
 				// the choice measured on OS threads, or a stand-in that
-				// says it is one (issue 44).
+				// says it is one.
 				s = osThreadsSelection(f, s, allowed.Len(), false)
 			}
 			es = append(es, entryOf(f, s))
@@ -180,7 +180,7 @@ func entryOf(f *results.File, s results.Selection) entry {
 		c.Pinned, c.CILowNs, c.CIHighNs = b.Pinned, b.CILowNs, b.CIHighNs
 		c.RunnerUp, c.MarginPct, c.Tie, c.TieRule = b.RunnerUp, b.MarginPct, b.Tie, b.TieRule
 	}
-	return entry{threads: s.Threads, t: &results.Threads{Threads: from, Source: results.SourceMeasured, Complete: true, Best: c}, sel: s}
+	return entry{threads: s.Threads, t: &results.Threads{Threads: from, Source: results.Measured, Complete: true, Best: c}, sel: s}
 }
 
 // fanIn is the fan-in the choice was built with, 0 for algorithms that
@@ -258,7 +258,7 @@ func osThreadsSelection(f *results.File, s results.Selection, size int, hybrids 
 		return out
 	}
 	if t, o := osThreadsChoice(f, s.Threads); o == nil || t != s.Threads || out.Algorithm != o.Algorithm {
-		if out.MedianNs > 0 || out.Rule == results.RuleMeasured {
+		if out.MedianNs > 0 || out.Rule == results.Measured {
 			out.MedianNs, out.Best, out.Rule = 0, false, Substituted
 			out.Why = fmt.Sprintf("more threads than allowed CPUs: %s was timed as goroutines, not on OS threads (no time)", out.Algorithm)
 		}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/barriertune/barriertune/barriers"
-	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -165,46 +164,6 @@ func kvField(line, key string) string {
 		}
 	}
 	return ""
-}
-
-func TestCanonical(t *testing.T) {
-	for alias, want := range map[string]string{
-		"rice_tree": "mcs", "static_tree": "static-tree", "all_static_tree": "all-static-tree",
-		"central": "central", "butterfly": "butterfly", "dissemination": "dissemination", "mcs": "mcs",
-	} {
-		got, err := Canonical(alias)
-		if err != nil || got != want {
-			t.Errorf("Canonical(%q) = %q, %v; want %q", alias, got, err, want)
-		}
-	}
-	for _, bad := range []string{"pthread", "rice-tree", ""} {
-		if got, err := Canonical(bad); err == nil {
-			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
-		}
-	}
-}
-
-// TestMappingsCoverCatalog keeps the name mapping complete: every
-// algorithm of the catalog has one, and every alias names a real one.
-func TestMappingsCoverCatalog(t *testing.T) {
-	for _, n := range catalog.Names() {
-		if _, ok := MappingFor(n); !ok {
-			t.Errorf("algorithm %q has no mapping in export/names.go (and docs/results.md)", n)
-		}
-	}
-	for _, m := range Mappings() {
-		if m.OSAL != "" && osalAliases[m.OSAL] != m.Algorithm {
-			t.Errorf("mapping %s names OSAL %q, alias table says %q", m.Algorithm, m.OSAL, osalAliases[m.OSAL])
-		}
-	}
-	for _, tc := range []struct {
-		fanIn, bits int
-		exact       bool
-	}{{2, 1, true}, {4, 2, true}, {8, 3, true}, {3, 2, false}, {5, 2, false}, {6, 3, false}, {7, 3, false}} {
-		if b, ok := branchBits(tc.fanIn); b != tc.bits || ok != tc.exact {
-			t.Errorf("branchBits(%d) = %d, %v; want %d, %v", tc.fanIn, b, ok, tc.bits, tc.exact)
-		}
-	}
 }
 
 // TestFanInAndTie uses the results field Choice.FanIn: kv and env give

@@ -170,7 +170,7 @@ func TestOMPEnvSetsOnlyMeasured(t *testing.T) {
 
 // goroutineWords are what an export read by C, C++ or OpenMP programs
 // never names: the algorithms that run only as goroutines or through the
-// Go runtime (issue 44).
+// Go runtime.
 var goroutineWords = regexp.MustCompile(`\b(goroutine|cond|channel)\b`)
 
 // TestExportsAboveCPUsNameOSThreads: above the allowed CPUs, omp-env,

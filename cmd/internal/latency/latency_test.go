@@ -5,12 +5,12 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 
 	"github.com/barriertune/barriertune/hwtree"
 )
@@ -87,14 +87,9 @@ func TestClusterShared(t *testing.T) {
 		t.Skip("../shared/latency is absent")
 	}
 	for _, path := range files {
-		f, err := os.Open(path)
+		m, err := ReadCSVFile(path)
 		if err != nil {
 			t.Fatal(err)
-		}
-		m, err := ReadCSV(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
 		}
 		topo, err := Cluster(m)
 		if err != nil {

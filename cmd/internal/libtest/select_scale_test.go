@@ -45,11 +45,11 @@ func TestSelectLargeMachine(t *testing.T) {
 		alg     string
 		cpus    []int // nil: any inside allowed
 	}{
-		{64, pkg1, results.RuleMeasured, "mcs", pkg1.Members()},
-		{16, pkg1, results.RuleMeasured, "dissemination", nil},
-		{32, pkg1, results.RuleMeasured, "central", all[64:96]},
-		{32, cpuset.Range(0, 31), results.RuleMeasured, "central", all[:32]},
-		{32, cpuset.Range(0, 15).Or(cpuset.Range(64, 79)), results.RuleMeasured, "butterfly", both},
+		{64, pkg1, results.Measured, "mcs", pkg1.Members()},
+		{16, pkg1, results.Measured, "dissemination", nil},
+		{32, pkg1, results.Measured, "central", all[64:96]},
+		{32, cpuset.Range(0, 31), results.Measured, "central", all[:32]},
+		{32, cpuset.Range(0, 15).Or(cpuset.Range(64, 79)), results.Measured, "butterfly", both},
 		{32, cpuset.Range(0, 14).Or(cpuset.Range(64, 80)), results.RuleNearest, "butterfly", append(all[:15:15], all[64:81]...)},
 		{32, cpuset.Range(0, 30), results.RuleOversubscribed, "goroutine", nil},
 	} {
@@ -86,7 +86,7 @@ func BenchmarkSelectSubset(b *testing.B) {
 	}
 	pkg1 := topo.Objects(hwtree.Package)[1].CPUSet
 	for b.Loop() {
-		if s, err := sel.Select(32, pkg1); err != nil || s.Rule != results.RuleMeasured {
+		if s, err := sel.Select(32, pkg1); err != nil || s.Rule != results.Measured {
 			b.Fatal(s, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/configsets"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/hwtree"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -31,7 +32,7 @@ func synthFile(t *testing.T, spec string, counts []int, algs []string, seed uint
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
+		e := results.Threads{Threads: n, Source: results.Measured, Complete: true}
 		for set := range sets {
 			for _, a := range algs {
 				e.Measurements = append(e.Measurements, results.Measurement{
@@ -148,7 +149,7 @@ func TestSelectFastestClassInsideSubsets(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if whole.Rule != results.RuleMeasured || !whole.Best || whole.Algorithm != e.Best.Algorithm || !slices.Equal(whole.CPUs, e.Best.CPUs) || whole.MedianNs != e.Best.MedianNs {
+				if whole.Rule != results.Measured || !whole.Best || whole.Algorithm != e.Best.Algorithm || !slices.Equal(whole.CPUs, e.Best.CPUs) || whole.MedianNs != e.Best.MedianNs {
 					t.Errorf("%d threads on the whole machine: %+v, want the best %+v unchanged", n, whole, e.Best)
 				}
 				ms := slices.Clone(e.Measurements)
@@ -181,7 +182,7 @@ func TestSelectFastestClassInsideSubsets(t *testing.T) {
 					if want == nil {
 						t.Fatalf("%d threads in %s: no class fits, but %d CPUs hold some class", n, name, s.Len())
 					}
-					if got.Rule != results.RuleMeasured || got.Algorithm != want.Algorithm || got.MedianNs != want.MedianNs {
+					if got.Rule != results.Measured || got.Algorithm != want.Algorithm || got.MedianNs != want.MedianNs {
 						t.Errorf("%d threads in %s (%s): %s %s %.1f ns, want %s %.1f ns", n, name, s, got.Rule, got.Algorithm, got.MedianNs, want.Algorithm, want.MedianNs)
 						continue
 					}
@@ -218,7 +219,7 @@ func TestSelectNearestAndOversubscribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := core.Members()
-	if got.Rule != results.RuleOversubscribed || !slices.Equal(got.CPUs, []int{c[0], c[1], c[0], c[1], c[0]}) || got.Algorithm != results.OversubscribedAlgorithm || got.Policy != "auto" {
+	if got.Rule != results.RuleOversubscribed || !slices.Equal(got.CPUs, []int{c[0], c[1], c[0], c[1], c[0]}) || got.Algorithm != algname.Oversubscribed || got.Policy != "auto" {
 		t.Errorf("5 threads on one core: %+v, want the goroutine barrier round-robin", got)
 	}
 	for _, bad := range []cpuset.Set{{}, cpuset.Of(32), cpuset.Of(0, 99)} {
@@ -253,16 +254,16 @@ func TestSelectorRecordsWholeTreeFromRestrictedCheck(t *testing.T) {
 			t.Errorf("unmeasured %q does not say %q", m.Unmeasured, w)
 		}
 	}
-	if why := f.Machine.Mismatch(results.Host("8-15")); why != "" {
+	if why := f.Machine.Mismatch(hostMachine("8-15")); why != "" {
 		t.Errorf("a job allowed 8-15 on the same machine: %q", why)
 	}
-	if why := f.Machine.Mismatch(results.Host("30-40")); !strings.Contains(why, "30-40") {
+	if why := f.Machine.Mismatch(hostMachine("30-40")); !strings.Contains(why, "30-40") {
 		t.Errorf("a job allowed CPUs outside the machine: %q", why)
 	}
 }
 
 // TestSelectMeasuredOversubscribed: a count above the allowed CPUs that
-// the check measured round-robin on exactly them (issue 24: twice and four
+// the check measured round-robin on exactly them (formerly twice and four
 // times the CPUs) is served by that measurement, rule measured; a count
 // between measured ones, or on other CPUs, stays rule oversubscribed,
 // from the nearest count measured so.
@@ -273,7 +274,7 @@ func TestSelectMeasuredOversubscribed(t *testing.T) {
 		for i := range rr {
 			rr[i] = i % 2
 		}
-		e := results.Threads{Threads: n, Source: results.SourceMeasured, Complete: true}
+		e := results.Threads{Threads: n, Source: results.Measured, Complete: true}
 		e.Measurements = []results.Measurement{{Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 100 * float64(n)}, Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}},
 			{Label: "oversubscribed round-robin", CPUs: rr, Summary: results.Summary{MedianNs: 150 * float64(n)}, Spec: results.Spec{Algorithm: "cond", Policy: "auto"}}}
 		e.Best = &results.Choice{CPUs: rr, Label: e.Measurements[0].Label, MedianNs: 100 * float64(n), Spec: results.Spec{Algorithm: "goroutine", Policy: "auto"}}
@@ -284,7 +285,7 @@ func TestSelectMeasuredOversubscribed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Rule != results.RuleMeasured || !got.Best || got.From != n || got.Algorithm != "goroutine" || got.MedianNs != 100*float64(n) || len(got.CPUs) != n {
+		if got.Rule != results.Measured || !got.Best || got.From != n || got.Algorithm != "goroutine" || got.MedianNs != 100*float64(n) || len(got.CPUs) != n {
 			t.Errorf("%d threads on 2 CPUs: %+v, want the measured goroutine barrier, rule measured", n, got)
 		}
 	}
@@ -348,4 +349,13 @@ func TestSelectSkipsRejected(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no subset exercised the rejected measurement")
 	}
+}
+
+// hostMachine is this machine's light fingerprint (results.HereFinder's)
+// for the allowed CPUs given.
+func hostMachine(allowed string) results.Machine {
+	fd, _ := results.HereFinder()
+	m := fd.Host
+	m.AllowedCPUs = allowed
+	return m
 }

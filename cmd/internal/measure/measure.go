@@ -181,7 +181,7 @@ func team(cpus cpuset.Placement) (*osal.Team, error) {
 			}
 		}
 	}
-	if cpus.OversubscribedHere() {
+	if osal.OversubscribedHere(cpus) {
 		return osal.NewUnpinnedTeam(len(cpus))
 	}
 	return osal.NewTeam(cpus)
@@ -268,7 +268,7 @@ func Barriers(cpus cpuset.Placement, cands []Candidate, opts Options) (Run, erro
 		}
 		works = append(works, instancesWorkload(bs))
 	}
-	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !cpus.OversubscribedHere()
+	floor := opts.Floor && n >= 2 && cpus[0] != cpus[1] && !osal.OversubscribedHere(cpus)
 	if floor {
 		fws, err := floorWorkloads()
 		if err != nil {
@@ -285,7 +285,7 @@ func Barriers(cpus cpuset.Placement, cands []Candidate, opts Options) (Run, erro
 		r := summarise(samples[i])
 		r.Algorithm, r.Policy, r.Threads = c.Algorithm, c.Policy.String(), n
 		r.FanIn, r.Composition = c.FanIn, c.composition()
-		r.CPUs, r.Pinned = append([]int(nil), cpus...), !cpus.OversubscribedHere()
+		r.CPUs, r.Pinned = append([]int(nil), cpus...), !osal.OversubscribedHere(cpus)
 		r.EpisodesPerRep, r.Dropped, r.Samples = eps[i], dropped[i], samples[i]
 		r.SkewNs = float64(opts.Skew.Nanoseconds())
 		run.Results = append(run.Results, r)
@@ -633,7 +633,7 @@ func summarise(s []float64) Result {
 // wake-up cost of the results file barriers finds, and a check that is
 // about to write that file must not measure through what it read there.
 func controlPolicy(cpus cpuset.Placement) barriers.Policy {
-	if cpus.OversubscribedHere() {
+	if osal.OversubscribedHere(cpus) {
 		return barriers.Park
 	}
 	return barriers.Spin
@@ -643,7 +643,7 @@ func controlPolicy(cpus cpuset.Placement) barriers.Policy {
 // spin when every thread has a CPU of its own, else Auto, which parks at
 // once and so never lets spinners starve the participant they wait for.
 func DefaultPolicy(cpus cpuset.Placement) barriers.Policy {
-	if cpus.OversubscribedHere() {
+	if osal.OversubscribedHere(cpus) {
 		return barriers.AutoPolicy
 	}
 	return barriers.Spin

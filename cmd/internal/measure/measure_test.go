@@ -11,6 +11,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 func TestSummarise(t *testing.T) {
@@ -77,7 +78,7 @@ func TestBarriersMeasures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cpus) == 2 && !cpuset.Placement(cpus).OversubscribedHere() {
+	if len(cpus) == 2 && !osal.OversubscribedHere(cpuset.Placement(cpus)) {
 		if f := run.Floor; f == nil || f.Reps != 5 || f.MedianNs <= 0 {
 			t.Errorf("floor %+v: want 5 samples interleaved with the candidates", f)
 		}
@@ -94,7 +95,7 @@ func TestBarriersMeasures(t *testing.T) {
 
 func TestOversubscribedRunsUnpinned(t *testing.T) {
 	cpus := []int{0, 0, 0, 0, 0}
-	if !cpuset.Placement(cpus).OversubscribedHere() || cpuset.Placement([]int{0}).OversubscribedHere() {
+	if !osal.OversubscribedHere(cpuset.Placement(cpus)) || osal.OversubscribedHere(cpuset.Placement([]int{0})) {
 		t.Fatal("Oversubscribed is wrong")
 	}
 	run, err := Barriers(cpus, []Candidate{{Algorithm: "combining", Policy: barriers.AutoPolicy}}, Options{Samples: 3, SampleTarget: 20 * time.Microsecond, Floor: true})

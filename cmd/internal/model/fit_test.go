@@ -33,20 +33,7 @@ type vm2Run struct {
 
 func readVM2(t *testing.T) map[string]*vm2Run {
 	t.Helper()
-	b, err := os.ReadFile("testdata/vm2-measured.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			rows = append(rows, l)
-		}
-	}
-	recs, err := csv.NewReader(strings.NewReader(strings.Join(rows, "\n"))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTestCSV(t, "testdata/vm2-measured.csv")
 	runs := map[string]*vm2Run{}
 	for _, r := range recs[1:] {
 		n, err0 := strconv.Atoi(r[1])
@@ -392,4 +379,25 @@ func TestPriceCompositionMatchesHybrid(t *testing.T) {
 	if levels == 0 {
 		t.Fatal("no composition of levels to price")
 	}
+}
+
+// readTestCSV reads a CSV file of testdata, its "#" comment lines and
+// empty lines left out.
+func readTestCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			rows = append(rows, l)
+		}
+	}
+	recs, err := csv.NewReader(strings.NewReader(strings.Join(rows, "\n"))).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
 }

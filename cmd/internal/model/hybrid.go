@@ -138,13 +138,6 @@ func HybridWith(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, prm 
 	return hybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS, prm)
 }
 
-// HybridAgainst is Hybrid with the best flat algorithm already predicted
-// (BestFlat's results), for callers that predict every flat algorithm
-// anyway.
-func HybridAgainst(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, flatAlg string, flatK int, flatNS float64) (Composition, float64, error) {
-	return hybridAgainst(k, levels, cpus, c, flatAlg, flatK, flatNS, DefaultParams())
-}
-
 func hybridAgainst(k Kind, levels []LevelKeys, cpus cpuset.Placement, c Costs, flatAlg string, flatK int, flatNS float64, prm Params) (Composition, float64, error) {
 	n := len(cpus)
 	flat := Composition{Levels: []barriers.Level{{Name: "flat", Algorithm: flatAlg, FanIn: flatK, Groups: [][]int{seqInts(n)}}}}

@@ -2,7 +2,6 @@ package model
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -133,14 +132,9 @@ func TestDisseminationOnSharedMatrices(t *testing.T) {
 		t.Skip("../shared/latency is absent")
 	}
 	for _, path := range files {
-		f, err := os.Open(path)
+		m, err := latency.ReadCSVFile(path)
 		if err != nil {
 			t.Fatal(err)
-		}
-		m, err := latency.ReadCSV(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
 		}
 		for _, n := range []int{2, 3, len(m.CPUs) / 2, len(m.CPUs)} {
 			cpus := seq(n)

@@ -1,11 +1,8 @@
 package model
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/barriertune/barriertune/cmd/internal/latency"
@@ -22,20 +19,7 @@ type episode16 struct {
 
 func readEpisodes16(t *testing.T) []episode16 {
 	t.Helper()
-	b, err := os.ReadFile("testdata/vcpu16-measured.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			rows = append(rows, l)
-		}
-	}
-	recs, err := csv.NewReader(strings.NewReader(strings.Join(rows, "\n"))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readTestCSV(t, "testdata/vcpu16-measured.csv")
 	var out []episode16
 	for _, r := range recs[1:] {
 		n, err1 := strconv.Atoi(r[0])

@@ -40,34 +40,24 @@ func Union(a, b Setting) Setting { return NewSetting(append(slices.Clone(a), b..
 // GOMP_CPU_AFFINITY, GOMP_STACKSIZE): setting it for one runtime sets it
 // for the other.
 func (s Setting) Shared() Setting {
-	var out Setting
-	for _, kv := range s {
-		name, _, _ := strings.Cut(kv, "=")
-		if ReadBy(name, LibGOMP) && ReadBy(name, LibOMP) {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return s.where(func(name string) bool { return ReadBy(name, LibGOMP) && ReadBy(name, LibOMP) })
 }
 
 // Own is the part of s that only runtime reads.
 func (s Setting) Own(runtime string) Setting {
-	var out Setting
-	for _, kv := range s {
-		name, _, _ := strings.Cut(kv, "=")
-		if ReadBy(name, runtime) && !ReadBy(name, other(runtime)) {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return s.where(func(name string) bool { return ReadBy(name, runtime) && !ReadBy(name, other(runtime)) })
 }
 
 // For is the part of s that runtime reads.
 func (s Setting) For(runtime string) Setting {
+	return s.where(func(name string) bool { return ReadBy(name, runtime) })
+}
+
+// where is the part of s whose variables' names keep holds for.
+func (s Setting) where(keep func(name string) bool) Setting {
 	var out Setting
 	for _, kv := range s {
-		name, _, _ := strings.Cut(kv, "=")
-		if ReadBy(name, runtime) {
+		if name, _, _ := strings.Cut(kv, "="); keep(name) {
 			out = append(out, kv)
 		}
 	}

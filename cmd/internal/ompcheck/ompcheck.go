@@ -18,7 +18,6 @@
 package ompcheck
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -34,9 +33,6 @@ import (
 
 //go:embed csrc/omploop.c
 var loopSource []byte
-
-// LoopSource is the C source of the OpenMP barrier loop the check times.
-func LoopSource() []byte { return bytes.Clone(loopSource) }
 
 // The runtimes' names, as the results file records them.
 const (

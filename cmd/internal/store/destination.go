@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/barriertune/barriertune/internal/capped"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -76,9 +77,9 @@ func SystemDestination(path string) Destination {
 }
 
 // OutputDestination is the destination `-o PATH` names: the directory
-// PATH when it ends in a slash (results.IsDirPath), else the file PATH.
+// PATH when it ends in a slash (capped.IsDirPath), else the file PATH.
 func OutputDestination(flag, path string) Destination {
-	if results.IsDirPath(path) {
+	if capped.IsDirPath(path) {
 		return Destination{Dir: filepath.Clean(path), Flag: flag}
 	}
 	return Destination{File: path, Flag: flag}

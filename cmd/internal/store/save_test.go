@@ -13,15 +13,15 @@ import (
 
 func sample(t *testing.T) *results.File {
 	t.Helper()
-	m := results.Host("0-7")
+	m := hostMachine("0-7")
 	m.Topology, m.TopologyHash = "pack:2 core:2 pu:2", "0123456789abcdef"
 	return &results.File{
 		Schema: results.Schema, Tool: results.Tool{Name: "barriertune", Version: "test"}, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
 		Machine: m, Budget: "1m0s", Cuts: []string{},
 		Floor: []results.Floor{{Level: "Core", CPUs: [2]int{0, 1}, MedianNs: 20}},
 		Threads: []results.Threads{
-			{Threads: 2, Source: results.SourceMeasured, Complete: true, Best: &results.Choice{CPUs: []int{0, 1}, MedianNs: 50, Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}}, Measurements: []results.Measurement{}},
-			{Threads: 4, Source: results.SourceMeasured, Complete: true, Best: &results.Choice{CPUs: []int{0, 1, 2, 3}, MedianNs: 90, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}, Measurements: []results.Measurement{}},
+			{Threads: 2, Source: results.Measured, Complete: true, Best: &results.Choice{CPUs: []int{0, 1}, MedianNs: 50, Spec: results.Spec{Algorithm: "dissemination", Policy: "spin"}}, Measurements: []results.Measurement{}},
+			{Threads: 4, Source: results.Measured, Complete: true, Best: &results.Choice{CPUs: []int{0, 1, 2, 3}, MedianNs: 90, Spec: results.Spec{Algorithm: "mcs", Policy: "spin"}}, Measurements: []results.Measurement{}},
 		},
 	}
 }
@@ -51,7 +51,7 @@ func TestSaveKeepsTheCompleteFile(t *testing.T) {
 	// A complete run as wide as the old one replaces it; a partial file is
 	// replaced by anything.
 	wider := sample(t)
-	wider.Threads = append(wider.Threads, results.Threads{Threads: 8, Source: results.SourceMeasured, Complete: true,
+	wider.Threads = append(wider.Threads, results.Threads{Threads: 8, Source: results.Measured, Complete: true,
 		Best: &results.Choice{CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Spec: results.Spec{Algorithm: "central"}}, Measurements: []results.Measurement{}})
 	if got, err := Save(path, wider); err != nil || got != path {
 		t.Errorf("wider run saved to %s (%v)", got, err)
@@ -196,4 +196,13 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if back, _ := results.Read(path); !back.Partial {
 		t.Error("rewrite not seen")
 	}
+}
+
+// hostMachine is this machine's light fingerprint (results.HereFinder's)
+// for the allowed CPUs given.
+func hostMachine(allowed string) results.Machine {
+	fd, _ := results.HereFinder()
+	m := fd.Host
+	m.AllowedCPUs = allowed
+	return m
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/barriertune/barriertune/cmd/internal/cpuhog"
+	"github.com/barriertune/barriertune/internal/cpuhog"
 )
 
 func TestMain(m *testing.M) {

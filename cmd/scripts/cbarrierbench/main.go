@@ -53,6 +53,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/internal/rawcpuid"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -186,7 +187,7 @@ func run() error {
 	}
 	active := []string{"OMP_WAIT_POLICY=active"}
 
-	fmt.Printf("# cbarrierbench: %s, CPUs %s, load %s, %s\n\n", results.HostCPU().Name, allowed, lab.Load(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Printf("# cbarrierbench: %s, CPUs %s, load %s, %s\n\n", rawcpuid.Identify().Name, allowed, lab.Load(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	want := strings.Split(*only, ",")
 
 	if slices.Contains(want, "pinned") {

@@ -1,7 +1,7 @@
 // Command fieldbench runs barriers.Auto the way a new user's program runs
 // it, against the textbook sync.Cond barrier such a user writes,
-// and prints the median and the worst round of each, with the issue's
-// Done-when verdicts:
+// and prints the median and the worst round of each, with the
+// verdicts of its targets:
 //
 //   - tight: n goroutines doing nothing but meeting at one barrier, built
 //     once per process and reused across rounds; the goroutines are
@@ -53,21 +53,18 @@ import (
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/algname"
+	"github.com/barriertune/barriertune/internal/cpuhog"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/internal/workload"
 	"github.com/barriertune/barriertune/results"
 )
 
-// Child and hog modes: this binary re-executed.
-const (
-	childEnv = "FIELDBENCH_CHILD" // "workload impl rounds size n"
-	hogEnv   = "FIELDBENCH_HOG"   // the hog's deadline, Unix ns
-)
+// Child mode: this binary re-executed ("workload impl rounds size n"); a
+// hog is this binary re-executed too (internal/cpuhog).
+const childEnv = "FIELDBENCH_CHILD"
 
 func main() {
-	if v := os.Getenv(hogEnv); v != "" {
-		hog(v)
-		return
-	}
+	cpuhog.Main()
 	if v := os.Getenv(childEnv); v != "" {
 		if err := child(v); err != nil {
 			fmt.Fprintln(os.Stderr, "fieldbench child:", err)
@@ -204,7 +201,7 @@ func cleanEnv(set map[string]string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case results.ResultsEnv, results.ForceEnv, "XDG_CONFIG_DIRS", "XDG_CONFIG_HOME", childEnv, hogEnv:
+		case results.ResultsEnv, results.ForceEnv, "XDG_CONFIG_DIRS", "XDG_CONFIG_HOME", childEnv:
 			continue
 		}
 		if _, ok := set[k]; ok {
@@ -220,14 +217,13 @@ func cleanEnv(set map[string]string) []string {
 
 func regime(o options, self, fm, rg string, env, workloads []string) error {
 	var wrap []string // command prefix putting a program in the quota's cgroup
-	var hogs []*exec.Cmd
 	switch rg {
 	case "loaded":
-		var err error
-		if hogs, err = startHogs(self, o.hogs, o.life); err != nil {
+		hogs, err := cpuhog.Spawn(o.hogs, o.life, cleanEnv(nil))
+		if err != nil {
 			return err
 		}
-		defer stopHogs(hogs)
+		defer hogs.Stop()
 	case "quota":
 		dir, cleanup, err := makeQuota(o.quota)
 		if err != nil {
@@ -288,7 +284,7 @@ func regime(o options, self, fm, rg string, env, workloads []string) error {
 }
 
 // report prints the median and worst round of each implementation and
-// the verdicts for the regime.
+// the targets' verdicts for the regime.
 func report(w, rg string, cells map[string]*cell, extra []string) {
 	a, c := cells["auto"], cells[algname.Cond]
 	unit := "ns/episode"
@@ -331,7 +327,7 @@ func report(w, rg string, cells map[string]*cell, extra []string) {
 	case w == "stencil" && rg == "quiet":
 		fmt.Printf("   verdict: quiet, auto median %.2fx cond's (target: lead kept, < 1x): %s\n", med, verdict(med < 1))
 	case rg != "loaded":
-		// The targets are for the quiet and loaded regimes; here
+		// The targets are for the quiet and loaded regimes; here
 		// the ratios are figures, and cond's own worst says how bad the
 		// regime is.
 		fmt.Printf("   %s (no target): auto median %.2fx cond's, auto worst %.2fx cond's median, cond's worst %.2fx its median\n",
@@ -414,7 +410,7 @@ func child(spec string) error {
 		}
 		fmt.Printf("tuning %s %s, block-wake %s (%s)\n", t.Algorithm, t.Rule, bw, src)
 	case algname.Cond:
-		b = newCondBarrier(n)
+		b = workload.NewCondBarrier(n)
 	case "spin", "park":
 		pol, _ := barriers.ParsePolicy(f[1])
 		t := barriers.Tuned(n)
@@ -432,9 +428,9 @@ func child(spec string) error {
 	default:
 		return fmt.Errorf("unknown implementation %q", f[1])
 	}
-	var st *stencil
+	var st *workload.Stencil
 	if f[0] == "stencil" {
-		st = newStencil(n, 256)
+		st = workload.NewStencil(n, 256)
 	}
 	for r := 0; r < rounds; r++ {
 		var wg sync.WaitGroup
@@ -450,7 +446,7 @@ func child(spec string) error {
 					return
 				}
 				for t := 0; t < size; t++ {
-					st.step(p, t)
+					st.Step(p, t)
 					b.Wait(p)
 				}
 			}()
@@ -459,98 +455,6 @@ func child(spec string) error {
 		fmt.Println(float64(time.Since(start).Nanoseconds()) / float64(size))
 	}
 	return nil
-}
-
-// condBarrier is the textbook barrier a Go programmer writes.
-type condBarrier struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	n, in int
-	gen   uint64
-}
-
-func newCondBarrier(n int) *condBarrier {
-	b := &condBarrier{n: n}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-func (b *condBarrier) Wait(int) {
-	b.mu.Lock()
-	g := b.gen
-	if b.in++; b.in == b.n {
-		b.in = 0
-		b.gen++
-		b.cond.Broadcast()
-	} else {
-		for g == b.gen {
-			b.cond.Wait()
-		}
-	}
-	b.mu.Unlock()
-}
-
-// stencil is two buffers of n*cells cells and a fixed boundary cell at
-// each end.
-type stencil struct {
-	buf [2][]float64
-	c   int
-}
-
-func newStencil(n, cells int) *stencil {
-	s := &stencil{c: cells}
-	for i := range s.buf {
-		s.buf[i] = make([]float64, n*cells+2)
-		s.buf[i][0], s.buf[i][n*cells+1] = 1, -1
-	}
-	return s
-}
-
-func (s *stencil) step(p, t int) {
-	src, dst := s.buf[t&1], s.buf[(t+1)&1]
-	for i := 1 + p*s.c; i <= (p+1)*s.c; i++ {
-		dst[i] = (src[i-1] + src[i] + src[i+1]) * (1.0 / 3)
-	}
-}
-
-// hog spins until the deadline in v (Unix ns), at most an hour.
-func hog(v string) {
-	until, err := strconv.ParseInt(v, 10, 64)
-	if limit := time.Now().Add(time.Hour); err != nil || time.Unix(0, until).After(limit) {
-		until = limit.UnixNano()
-	}
-	x := uint64(1)
-	for time.Now().UnixNano() < until {
-		for i := 0; i < 1<<20; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	if x == 0 {
-		fmt.Println(x)
-	}
-}
-
-func startHogs(self string, k int, life time.Duration) ([]*exec.Cmd, error) {
-	var hs []*exec.Cmd
-	for i := 0; i < k; i++ {
-		cmd := exec.Command(self)
-		cmd.Env = append(cleanEnv(nil), hogEnv+"="+strconv.FormatInt(time.Now().Add(life).UnixNano(), 10))
-		if err := cmd.Start(); err != nil {
-			stopHogs(hs)
-			return nil, err
-		}
-		hs = append(hs, cmd)
-	}
-	time.Sleep(50 * time.Millisecond)
-	return hs, nil
-}
-
-// stopHogs kills every hog by its pid and reaps it.
-func stopHogs(hs []*exec.Cmd) {
-	for _, c := range hs {
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	}
 }
 
 // makeQuota creates a cgroup limited to cpus CPUs and returns its
