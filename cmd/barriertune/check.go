@@ -37,6 +37,7 @@ type checkOptions struct {
 	budget     time.Duration
 	sampleTime time.Duration
 	json       bool
+	runtimes   string      // --runtimes; "" is every runtime found
 	plan       planOptions // --plan, --simulate and friends (check_plan.go)
 	system     systemFlag  // --system (check_system.go)
 }
@@ -136,6 +137,7 @@ results.json and write beside it under that name.`,
 	opts.system.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE`, or DIR/ for this machine's file in a directory of several machines' files (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
+	f.StringVar(&opts.runtimes, "runtimes", "", "runtimes measured after the algorithms, in what they leave of a third of the budget: `LIST` of "+strings.Join(check.Runtimes(), ", ")+", or none (default: every one installed; the OpenMP runtimes through gcc and clang, Open MPI and MPICH through their compiler wrappers and launchers)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
 	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))
@@ -197,6 +199,12 @@ func (o *checkOptions) config() (check.Config, error) {
 		var err error
 		if cfg.Algorithms, err = algorithmNames("--algorithms", o.algorithms); err != nil {
 			return cfg, err
+		}
+	}
+	if o.runtimes != "" {
+		var err error
+		if cfg.Runtimes, err = check.ParseRuntimes(o.runtimes); err != nil {
+			return cfg, usageErrorf("--runtimes %q: %v", elided(o.runtimes), err)
 		}
 	}
 	return cfg, nil
