@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,6 +26,8 @@ type exportOptions struct {
 	threadsSet bool
 	allowed    string
 	path       string // results file; "" is the lookup order
+	output     string // -o: the file written; "" is stdout
+	verify     bool   // --verify: run the MPI loop through the written file
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
@@ -96,6 +101,8 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f.StringVar(&o.format, "format", "", "output format: "+strings.Join(export.Formats(), ", ")+" (required)")
 	f.IntVarP(&o.threads, "threads", "t", 0, "export only the choice for this many threads (default: every measured count)")
 	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
+	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
+	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count that chose a setting, and fail unless it is faster (needs -o)")
 	registerCompletions(cmd, map[string][]string{"format": export.Formats()})
 	return cmd
 }
@@ -108,6 +115,9 @@ func (o *exportOptions) validate() error {
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
+	if o.verify && (o.format != "openmpi" && o.format != "mpich" || o.output == "") {
+		return usageErrorf("--verify: only with --format openmpi or mpich and -o FILE (it runs the loop through the file written)")
+	}
 	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > barriers.MaxParticipants) {
 		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, barriers.MaxParticipants)
 	}
@@ -115,7 +125,7 @@ func (o *exportOptions) validate() error {
 }
 
 // runExport reads the results file and writes the export to w.
-func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
+func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -126,8 +136,36 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	warnNotices(stderr, o.global, rs)
 	warnOtherMachine(stderr, o.global, rs)
 	o.global.verbosef(stderr, "results file: %s", rs.Summary()) // kv has no comment to name it in
-	if err := export.Write(w, rs.File, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}); err != nil {
+	opts := export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}
+	var rules bytes.Buffer
+	if o.output != "" && o.format == "openmpi" {
+		abs, err := filepath.Abs(o.output)
+		if err != nil {
+			return fmt.Errorf("export: -o %s: %w", o.output, err)
+		}
+		opts.RulesPath, opts.Rules = abs+export.MPIRulesSuffix, &rules
+	}
+	if o.output == "" {
+		if err := export.Write(w, rs.File, o.format, opts); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		return nil
+	}
+	var b bytes.Buffer
+	if err := export.Write(&b, rs.File, o.format, opts); err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	if rules.Len() > 0 {
+		if err := os.WriteFile(opts.RulesPath, rules.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("export: writing the rules file: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s and its dynamic rules file %s\n", o.output, opts.RulesPath)
+	}
+	if err := os.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if o.verify {
+		return verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
 	}
 	return nil
 }

@@ -58,12 +58,14 @@ func ParseRuntimes(s string) ([]string, error) {
 
 // wants reports whether the check measures runtime r (Config.Runtimes:
 // nil is every runtime found).
-func (cfg Config) wants(r string) bool { return cfg.Runtimes == nil || slices.Contains(cfg.Runtimes, r) }
+func (cfg Config) wants(r string) bool {
+	return cfg.Runtimes == nil || slices.Contains(cfg.Runtimes, r)
+}
 
-// mpiSeconds is one run's timed chunks (6 chunks of 4 ms).
+// mpiChunk and mpiChunks make one run's timed chunks (5 chunks of 2 ms).
 const (
-	mpiChunk  = 0.004
-	mpiChunks = 6
+	mpiChunk  = 0.002
+	mpiChunks = 5
 )
 
 // minMPIWindow is the least time the step starts with: a launch takes a

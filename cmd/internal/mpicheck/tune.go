@@ -65,8 +65,8 @@ type Config struct {
 	Now func() time.Time
 	// Candidates lists the settings tried (default Candidates).
 	Candidates func(impl string, n int) []string
-	// Chunk is one chunk's target time (default 0.004 s), Chunks the
-	// chunks of one run (default 6), RunLimit the wall time of one run
+	// Chunk is one chunk's target time (default 0.002 s), Chunks the
+	// chunks of one run (default 5), RunLimit the wall time of one run
 	// before its launch is killed as hung (default 10 s).
 	Chunk    float64
 	Chunks   int
@@ -78,7 +78,8 @@ type Choice struct {
 	Impl  string
 	Ranks int
 	// Measured is false when the count was not reached or its defaults
-	// could not be timed; Why says which.
+	// could not be timed; Why says which (without a "not measured"
+	// prefix).
 	Measured bool
 	// DefaultNs is the median of the defaults' runs paired with the
 	// chosen setting, or of every run of the defaults when none was
@@ -111,10 +112,10 @@ func withDefaults(cfg Config) Config {
 		cfg.Candidates = Candidates
 	}
 	if cfg.Chunk <= 0 {
-		cfg.Chunk = 0.004
+		cfg.Chunk = 0.002
 	}
 	if cfg.Chunks < 3 {
-		cfg.Chunks = 6
+		cfg.Chunks = 5
 	}
 	if cfg.RunLimit <= 0 {
 		cfg.RunLimit = 10 * time.Second
@@ -135,21 +136,47 @@ func withDefaults(cfg Config) Config {
 // launch, and nothing is chosen.
 func Tune(ctx context.Context, cfg Config) []Choice {
 	cfg = withDefaults(cfg)
-	var out []Choice
-	cells := len(cfg.Ranks) * len(cfg.Programs)
-	for ri, n := range cfg.Ranks {
-		for pi, p := range cfg.Programs {
-			left := cells - (ri*len(cfg.Programs) + pi)
-			share := remaining(ctx, cfg.Now) / time.Duration(left)
-			cctx, cancel := context.WithDeadline(ctx, cfg.Now().Add(share))
-			if d, ok := ctx.Deadline(); ok && d.Before(cfg.Now().Add(share)) {
-				cctx, cancel = context.WithDeadline(ctx, d)
+	type cellRef struct {
+		p        *Program
+		n        int
+		costOnly bool
+	}
+	// Each implementation's counts in turn (the first implementation
+	// first), the cells that only time the defaults last: they take one
+	// bounded launch, and the even shares are for the searches.
+	var cells, last []cellRef
+	for _, p := range cfg.Programs {
+		for _, n := range cfg.Ranks {
+			c := cellRef{p, n, p.Name == MPICH && cfg.CPUs > 0 && n > cfg.CPUs}
+			if c.costOnly {
+				last = append(last, c)
+			} else {
+				cells = append(cells, c)
 			}
-			out = append(out, cfg.cell(cctx, p, n))
-			cancel()
+		}
+	}
+	searches := len(cells)
+	cells = append(cells, last...)
+	byKey := map[[2]int]Choice{}
+	for i, c := range cells {
+		byKey[[2]int{progIndex(cfg.Programs, c.p), c.n}] = cfg.cell(ctx, c.p, c.n, max(searches-i, 1), c.costOnly)
+	}
+	var out []Choice
+	for _, n := range cfg.Ranks {
+		for pi := range cfg.Programs {
+			out = append(out, byKey[[2]int{pi, n}])
 		}
 	}
 	return out
+}
+
+func progIndex(ps []*Program, p *Program) int {
+	for i, q := range ps {
+		if q == p {
+			return i
+		}
+	}
+	return -1
 }
 
 func remaining(ctx context.Context, now func() time.Time) time.Duration {
@@ -160,15 +187,20 @@ func remaining(ctx context.Context, now func() time.Time) time.Duration {
 	return max(d.Sub(now()), 0)
 }
 
-// cell measures one implementation at n ranks.
-func (cfg Config) cell(ctx context.Context, p *Program, n int) Choice {
+// cell measures one implementation at n ranks, in a share of the time
+// left: 1/left of it once its launch has started (a launch takes a second
+// or more, and the time it takes is not the comparison's).
+func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bool) Choice {
 	ch := Choice{Impl: p.Name, Ranks: n}
 	if ctx.Err() != nil {
-		ch.Why = "not measured: the MPI share of the budget ran out"
+		ch.Why = "the MPI share of the budget ran out"
 		return ch
 	}
-	if p.Name == MPICH && cfg.CPUs > 0 && n > cfg.CPUs {
+	if costOnly {
 		return cfg.costOnly(ctx, p, n)
+	}
+	share := func() (context.Context, context.CancelFunc) {
+		return context.WithDeadline(ctx, cfg.Now().Add(remaining(ctx, cfg.Now)/time.Duration(left)))
 	}
 	cands := cfg.Candidates(p.Name, n)
 	spreads := map[string][]float64{}
@@ -189,13 +221,16 @@ func (cfg Config) cell(ctx context.Context, p *Program, n int) Choice {
 		cfg.Progress(fmt.Sprintf("MPI %s, %d ranks: launching the loop with a communicator per barrier algorithm", p.Name, n))
 		s, err := p.StartSession(ctx, SessionConfig{Ranks: n, Settings: cands, Env: []string{"OMPI_MCA_coll_tuned_use_dynamic_rules=1"}, Chunk: cfg.Chunk})
 		if err != nil {
-			ch.Why = "not measured: the launch failed: " + err.Error()
+			ch.Why = "the launch failed: " + err.Error()
 			if ctx.Err() != nil {
-				ch.Why = "not measured: the MPI share of the budget ran out"
+				ch.Why = "the MPI share of the budget ran out"
 			}
 			return ch
 		}
 		defer s.Close()
+		var cancel context.CancelFunc
+		ctx, cancel = share()
+		defer cancel()
 		run = func(ctx context.Context, setting string) (pairs.Sample, error) {
 			ns, sp, err := s.Run(ctx, index[setting], cfg.Chunks, cfg.RunLimit)
 			if err != nil {
@@ -204,6 +239,9 @@ func (cfg Config) cell(ctx context.Context, p *Program, n int) Choice {
 			return record(setting, ns, sp)
 		}
 	default:
+		var cancel context.CancelFunc
+		ctx, cancel = share()
+		defer cancel()
 		run = func(ctx context.Context, setting string) (pairs.Sample, error) {
 			var env []string
 			if setting != "" {
@@ -237,9 +275,9 @@ func (cfg Config) cell(ctx context.Context, p *Program, n int) Choice {
 		defs = append(defs, d[0])
 	}
 	if len(defs) == 0 {
-		ch.Why = "not measured: " + strings.TrimPrefix(res.Why, "not decided: ")
+		ch.Why = strings.TrimPrefix(res.Why, "not decided: ")
 		if ctx.Err() != nil && res.Why == "" {
-			ch.Why = "not measured: the MPI share of the budget ran out"
+			ch.Why = "the MPI share of the budget ran out"
 		}
 		return ch
 	}
@@ -266,9 +304,9 @@ func (cfg Config) costOnly(ctx context.Context, p *Program, n int) Choice {
 	cfg.Progress(fmt.Sprintf("MPI %s, %d ranks on %d CPUs: timing the defaults once (it busy-polls above the CPUs)", p.Name, n, cfg.CPUs))
 	t, err := p.Run(ctx, Sample{Ranks: n, Seconds: 0.05, Chunk: 0.01, MaxBarriers: 40, Limit: 15 * time.Second})
 	if err != nil {
-		ch.Why = "not measured: " + err.Error()
+		ch.Why = err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
-			ch.Why = "not measured: the MPI share of the budget ran out"
+			ch.Why = "the MPI share of the budget ran out"
 		}
 		return ch
 	}
