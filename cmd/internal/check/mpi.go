@@ -209,7 +209,15 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	} else if why := busyProbe(); why != "" {
 		busy = why
 	}
-	for _, c := range mpicheck.Tune(ctx, tune) {
+	choices := mpicheck.Tune(ctx, tune)
+	for _, p := range progs { // the version is the first launch's report
+		for i := range rec.Implementations {
+			if rec.Implementations[i].Name == p.Name && rec.Implementations[i].NotMeasured == "" {
+				rec.Implementations[i].Version = p.Version
+			}
+		}
+	}
+	for _, c := range choices {
 		var r *results.MPIImplementation
 		for i := range rec.Implementations {
 			if rec.Implementations[i].Name == c.Impl && rec.Implementations[i].NotMeasured == "" {

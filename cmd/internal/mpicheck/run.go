@@ -126,6 +126,9 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 		return Timing{}, fmt.Errorf("%w: %s", ErrRefused, w)
 	}
 	t.NsPerBarrier, t.SpreadNs = median(t.Chunks), median(spreads)
+	if p.Version == "" {
+		p.Version = t.Library
+	}
 	return t, nil
 }
 

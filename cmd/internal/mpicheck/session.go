@@ -127,8 +127,11 @@ func (p *Program) StartSession(ctx context.Context, c SessionConfig) (*Session, 
 		case len(f) >= 2 && f[0] == "dropped":
 			i, _ := strconv.Atoi(f[1])
 			s.Dropped[i] = strings.Join(f[2:], " ")
-		case len(f) == 2 && f[0] == "ready":
+		case len(f) >= 2 && f[0] == "ready":
 			s.K, _ = strconv.Atoi(f[1])
+			if len(f) > 2 && p.Version == "" {
+				p.Version = strings.Join(f[2:], " ")
+			}
 			return s, nil
 		}
 	}

@@ -155,11 +155,22 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 			}
 		}
 	}
-	searches := len(cells)
 	cells = append(cells, last...)
 	byKey := map[[2]int]Choice{}
 	for i, c := range cells {
-		byKey[[2]int{progIndex(cfg.Programs, c.p), c.n}] = cfg.cell(ctx, c.p, c.n, max(searches-i, 1), c.costOnly)
+		// The first implementation's searches share the time left with
+		// one share for all the others' (Open MPI first: MPICH gets
+		// what it leaves); theirs share it evenly.
+		left := 0
+		for _, d := range cells[i:] {
+			if !d.costOnly && (d.p == c.p || c.p != cfg.Programs[0]) {
+				left++
+			}
+		}
+		if c.p == cfg.Programs[0] && len(cfg.Programs) > 1 {
+			left++
+		}
+		byKey[[2]int{progIndex(cfg.Programs, c.p), c.n}] = cfg.cell(ctx, c.p, c.n, max(left, 1), c.costOnly)
 	}
 	var out []Choice
 	for _, n := range cfg.Ranks {
@@ -190,8 +201,8 @@ func remaining(ctx context.Context, now func() time.Time) time.Duration {
 // cell measures one implementation at n ranks, in a share of the time
 // left: 1/left of it once its launch has started (a launch takes a second
 // or more, and the time it takes is not the comparison's).
-func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bool) Choice {
-	ch := Choice{Impl: p.Name, Ranks: n}
+func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bool) (ch Choice) {
+	ch = Choice{Impl: p.Name, Ranks: n}
 	if ctx.Err() != nil {
 		ch.Why = "the MPI share of the budget ran out"
 		return ch
@@ -257,6 +268,16 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 			return record(setting, t.Chunks, []float64{t.SpreadNs})
 		}
 	}
+	var screened []string
+	if p.Name == OpenMPI {
+		var defs []float64
+		cands, screened, defs = cfg.screen(ctx, run, cands)
+		if len(cands) == 0 && len(defs) > 0 {
+			ch.Measured, ch.DefaultNs, ch.DefaultSpreadNs = true, median(defs), median(spreads[""])
+			ch.Settings, ch.Why = len(screened), "every setting was more than 1.3x the defaults in each screening run: the defaults stay ("+strings.Join(screened, "; ")+")"
+			return ch
+		}
+	}
 	res := pairs.Compare(ctx, pairs.Config{
 		Candidates: cands, Run: run, Verdict: cfg.Verdict, Now: cfg.Now,
 		Progress: func(s string) { cfg.Progress(fmt.Sprintf("MPI %s, %d ranks: %s", p.Name, n, s)) },
@@ -283,6 +304,9 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 	}
 	ch.Measured = true
 	ch.DefaultNs, ch.DefaultSpreadNs = median(defs), median(spreads[""])
+	if len(screened) > 0 {
+		defer func() { ch.Why = strings.TrimSpace(ch.Why + " (screened out before the pairs: " + strings.Join(screened, "; ") + ")") }()
+	}
 	if res.Chosen == nil {
 		ch.Why = res.Why
 		if ch.Why == "" {
@@ -334,4 +358,49 @@ func (c Choice) Describe() string {
 		return fmt.Sprintf("%s %d ranks: defaults %s; %s", c.Impl, c.Ranks, fmtDur(c.DefaultNs), c.Why)
 	}
 	return fmt.Sprintf("%s %d ranks: %s %s against the defaults' %s (%+.1f%%, %s)", c.Impl, c.Ranks, c.Setting, fmtDur(c.Ns), fmtDur(c.DefaultNs), c.MarginPct, c.Test)
+}
+
+// screenRuns and screenSlower: a candidate is screened out before the
+// pairs when each of screenRuns runs of it took more than screenSlower
+// times the defaults' run beside it (in-process runs of Open MPI's
+// communicators cost milliseconds: the screening spares the pairs for
+// the settings that may win).
+const (
+	screenRuns   = 2
+	screenSlower = 1.3
+)
+
+// screen runs each candidate screenRuns times beside the defaults and
+// keeps those not clearly slower; it returns the kept and, for the
+// others, why. A candidate whose run fails is kept (the pairs record the
+// failure).
+func (cfg Config) screen(ctx context.Context, run func(context.Context, string) (pairs.Sample, error), cands []string) (kept, out []string, defs []float64) {
+	slower := map[string]int{}
+	ratios := map[string][]string{}
+	for r := 0; r < screenRuns; r++ {
+		for _, c := range cands {
+			if ctx.Err() != nil {
+				return cands, nil, defs
+			}
+			cfg.Progress(fmt.Sprintf("screening %s, run %d/%d", c, r+1, screenRuns))
+			d, derr := run(ctx, "")
+			x, xerr := run(ctx, c)
+			if derr != nil || xerr != nil || len(d) == 0 || len(x) == 0 || !(d[0] > 0) {
+				continue
+			}
+			defs = append(defs, d[0])
+			ratios[c] = append(ratios[c], fmt.Sprintf("%.2fx", x[0]/d[0]))
+			if x[0] > screenSlower*d[0] {
+				slower[c]++
+			}
+		}
+	}
+	for _, c := range cands {
+		if slower[c] == screenRuns {
+			out = append(out, fmt.Sprintf("%s at %s the defaults", c, strings.Join(ratios[c], ", ")))
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	return kept, out, defs
 }

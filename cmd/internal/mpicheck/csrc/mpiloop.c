@@ -27,7 +27,7 @@
  * its chunks; their values at start are written back for the others; Open
  * MPI's coll/tuned reads its forced algorithm when a communicator is
  * made, so each communicator keeps its setting) and one for the defaults,
- * warms them up, prints "ready K" and serves commands read by rank 0 on
+ * warms them up, prints "ready K TEXT" (TEXT as in the trailer) and serves commands read by rank 0 on
  * its standard input (what the launcher forwards), one a line:
  * "run I N" times N chunks on setting I's communicator (0: the defaults;
  * SETTINGs count from 1) and prints "result I NS... spread SPREAD..." (N
@@ -266,7 +266,12 @@ int main(int argc, char **argv)
 	}
 
 	if (rank == 0) {
-		printf("ready %ld\n", set[0].k);
+		char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+		int len = 0;
+		MPI_Get_library_version(lib, &len);
+		lib[len < 0 ? 0 : len] = 0;
+		lib[strcspn(lib, "\r\n")] = 0;
+		printf("ready %ld %s\n", set[0].k, lib);
 		fflush(stdout);
 	}
 	for (;;) {
