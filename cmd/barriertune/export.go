@@ -33,8 +33,8 @@ type exportOptions struct {
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := &exportOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "export --format omp-env|c-header|c-barrier|env|kv [--threads N] [--allowed CPULIST] [FILE]",
-		Short: "Export the winners for OpenMP runtimes, C and C++ programs or scripts",
+		Use:   "export --format omp-env|c-header|c-barrier|env|kv|openmpi|mpich [--threads N] [--allowed CPULIST] [-o OUT [--verify]] [FILE]",
+		Short: "Export the winners for OpenMP runtimes, MPI implementations, C and C++ programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
 this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
@@ -77,6 +77,18 @@ groups, substitutes every hybrid.
   env       KEY=VALUE shell variables (BARRIERTUNE_ALGORITHM_8=..., or
             unsuffixed with --threads).
   kv        one line per thread count of key=value pairs.
+  openmpi   an Open MPI MCA parameter file (name = value lines, for
+            ~/.openmpi/mca-params.conf, mpirun --tune FILE, or the node's
+            etc/openmpi-mca-params.conf) and, where a rank count chose a
+            barrier algorithm, its dynamic rules file OUT.rules (classic
+            format, Open MPI 4.1 and 5.0: the measured counts only,
+            Open MPI's own decision elsewhere); needs -o OUT then.
+  mpich     MPICH CVAR assignments measured faster (with --threads N, the
+            rank count: NAME=VALUE lines; without it a case on
+            $BARRIERTUNE_MPI_RANKS); above the CPUs it says what MPICH's
+            busy-polling barrier costs. docs/mpi.md says how to install
+            and undo both; --verify runs the MPI loop through the written
+            file against the defaults and fails unless it is faster.
 
 Each choice is the one barriers.Auto and ` + "`show --threads`" + ` make inside the
 allowed CPUs (--allowed; default: this process's allowed CPUs when the
@@ -85,6 +97,7 @@ placement class that fits them, else the nearest measured count's algorithm
 packed on them, round-robin when the threads outnumber them. docs/results.md
 maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
+  barriertune export --format openmpi -o barrier.conf --verify && mpirun --tune barrier.conf -np 8 ./app
   barriertune export --format c-header > barriertune_choices.h
   barriertune export --format c-barrier > barriertune.h
   barriertune export --format kv --threads 8 --allowed 0-3 results.json`,

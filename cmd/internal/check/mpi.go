@@ -177,8 +177,20 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 		return
 	}
 	defer os.RemoveAll(dir)
-	var progs []*mpicheck.Program
-	for _, im := range found {
+	cpus := len(counts)
+	if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
+		cpus = s.Len()
+	}
+	busy := ""
+	if f.Busy() {
+		busy = f.Load.Why
+	} else if why := busyProbe(); why != "" {
+		busy = why
+	}
+	// One implementation at a time, built when its turn comes (Open MPI
+	// first): each but the last leaves one count's share to those after.
+	var choices []mpicheck.Choice
+	for i, im := range found {
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Step: fmt.Sprintf("MPI: building the barrier loop with %s (%s)", im.Compiler, im.Name)})
 		}
@@ -187,35 +199,21 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 			notMeasured(im, err.Error())
 			continue
 		}
-		rec.Implementations = append(rec.Implementations, results.MPIImplementation{Name: im.Name, Compiler: p.Compiler, Launcher: p.Launcher, Version: p.Version, Root: p.Root})
-		progs = append(progs, p)
-	}
-	if len(progs) == 0 {
-		return
-	}
-	cpus := len(counts)
-	if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
-		cpus = s.Len()
-	}
-	tune := mpicheck.Config{Programs: progs, Ranks: counts, CPUs: cpus, Verdict: mpiVerdict, Now: m.Now, Chunk: mpiChunk, Chunks: mpiChunks}
-	if cfg.Progress != nil {
-		tune.Progress = func(s string) {
-			cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: end.Sub(m.Now())})
+		rec.Implementations = append(rec.Implementations, results.MPIImplementation{Name: im.Name, Compiler: p.Compiler, Launcher: p.Launcher, Root: p.Root})
+		ictx, icancel := ctx, context.CancelFunc(func() {})
+		if i < len(found)-1 {
+			left := end.Sub(m.Now())
+			ictx, icancel = m.Bound(ctx, m.Now().Add(left*time.Duration(len(counts))/time.Duration(len(counts)+1)))
 		}
-	}
-	busy := ""
-	if f.Busy() {
-		busy = f.Load.Why
-	} else if why := busyProbe(); why != "" {
-		busy = why
-	}
-	choices := mpicheck.Tune(ctx, tune)
-	for _, p := range progs { // the version is the first launch's report
-		for i := range rec.Implementations {
-			if rec.Implementations[i].Name == p.Name && rec.Implementations[i].NotMeasured == "" {
-				rec.Implementations[i].Version = p.Version
+		tune := mpicheck.Config{Programs: []*mpicheck.Program{p}, Ranks: counts, CPUs: cpus, Verdict: mpiVerdict, Now: m.Now, Chunk: mpiChunk, Chunks: mpiChunks}
+		if cfg.Progress != nil {
+			tune.Progress = func(s string) {
+				cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: end.Sub(m.Now())})
 			}
 		}
+		choices = append(choices, mpicheck.Tune(ictx, tune)...)
+		icancel()
+		rec.Implementations[len(rec.Implementations)-1].Version = p.Version // the first launch's report
 	}
 	for _, c := range choices {
 		var r *results.MPIImplementation
