@@ -22,6 +22,7 @@ import (
 // values from the walk itself.
 var badFlagValues = map[string][]string{
 	"bench --algorithm":   {"fastest", "central,central", ""},
+	"check --runtimes":    {"intelmpi", "none,openmp", "mpich,mpich"},
 	"bench --cpus":        {"x", "3-1", "0,0", "0-1000000000"},
 	"bench --policy":      {"busy"},
 	"bench --skew":        {"-5", "1h", "x"},

@@ -62,10 +62,11 @@ func (cfg Config) wants(r string) bool {
 	return cfg.Runtimes == nil || slices.Contains(cfg.Runtimes, r)
 }
 
-// mpiChunk and mpiChunks make one run's timed chunks (5 chunks of 2 ms).
+// mpiChunk and mpiChunks make one run's timed chunks (9 chunks of 1 ms:
+// thirds of 3 for pairs.Steady).
 const (
-	mpiChunk  = 0.002
-	mpiChunks = 5
+	mpiChunk  = 0.001
+	mpiChunks = 9
 )
 
 // minMPIWindow is the least time the step starts with: a launch takes a

@@ -65,8 +65,8 @@ type Config struct {
 	Now func() time.Time
 	// Candidates lists the settings tried (default Candidates).
 	Candidates func(impl string, n int) []string
-	// Chunk is one chunk's target time (default 0.002 s), Chunks the
-	// chunks of one run (default 5), RunLimit the wall time of one run
+	// Chunk is one chunk's target time (default 0.001 s), Chunks the
+	// chunks of one run (default 9), RunLimit the wall time of one run
 	// before its launch is killed as hung (default 10 s).
 	Chunk    float64
 	Chunks   int
@@ -112,10 +112,10 @@ func withDefaults(cfg Config) Config {
 		cfg.Candidates = Candidates
 	}
 	if cfg.Chunk <= 0 {
-		cfg.Chunk = 0.002
+		cfg.Chunk = 0.001
 	}
 	if cfg.Chunks < 3 {
-		cfg.Chunks = 5
+		cfg.Chunks = 9
 	}
 	if cfg.RunLimit <= 0 {
 		cfg.RunLimit = 10 * time.Second
@@ -271,7 +271,9 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 	var screened []string
 	if p.Name == OpenMPI {
 		var defs []float64
-		cands, screened, defs = cfg.screen(ctx, run, cands)
+		// The screening takes at most a third of the share (checked
+		// between runs: a run stopped by a context kills its launch).
+		cands, screened, defs = cfg.screen(ctx, cfg.Now().Add(remaining(ctx, cfg.Now)/3), run, cands)
 		if len(cands) == 0 && len(defs) > 0 {
 			ch.Measured, ch.DefaultNs, ch.DefaultSpreadNs = true, median(defs), median(spreads[""])
 			ch.Settings, ch.Why = len(screened), "every setting was more than 1.3x the defaults in each screening run: the defaults stay ("+strings.Join(screened, "; ")+")"
@@ -305,7 +307,9 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 	ch.Measured = true
 	ch.DefaultNs, ch.DefaultSpreadNs = median(defs), median(spreads[""])
 	if len(screened) > 0 {
-		defer func() { ch.Why = strings.TrimSpace(ch.Why + " (screened out before the pairs: " + strings.Join(screened, "; ") + ")") }()
+		defer func() {
+			ch.Why = strings.TrimSpace(ch.Why + " (screened out before the pairs: " + strings.Join(screened, "; ") + ")")
+		}()
 	}
 	if res.Chosen == nil {
 		ch.Why = res.Why
@@ -370,17 +374,18 @@ const (
 	screenSlower = 1.3
 )
 
-// screen runs each candidate screenRuns times beside the defaults and
-// keeps those not clearly slower; it returns the kept and, for the
+// screen runs each candidate screenRuns times beside the defaults, until
+// until (then it keeps every candidate), and keeps those not clearly
+// slower; it returns the kept and, for the
 // others, why. A candidate whose run fails is kept (the pairs record the
 // failure).
-func (cfg Config) screen(ctx context.Context, run func(context.Context, string) (pairs.Sample, error), cands []string) (kept, out []string, defs []float64) {
+func (cfg Config) screen(ctx context.Context, until time.Time, run func(context.Context, string) (pairs.Sample, error), cands []string) (kept, out []string, defs []float64) {
 	slower := map[string]int{}
 	ratios := map[string][]string{}
 	for r := 0; r < screenRuns; r++ {
 		for _, c := range cands {
-			if ctx.Err() != nil {
-				return cands, nil, defs
+			if ctx.Err() != nil || cfg.Now().After(until) {
+				return cands, nil, nil
 			}
 			cfg.Progress(fmt.Sprintf("screening %s, run %d/%d", c, r+1, screenRuns))
 			d, derr := run(ctx, "")
