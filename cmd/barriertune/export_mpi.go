@@ -58,9 +58,6 @@ func verifyMPI(ctx context.Context, f *results.File, format, path string, thread
 	if p.Root != "" {
 		fmt.Fprintf(stderr, "verify: %s\n", p.Root)
 	}
-	if im.Version != "" && p.Version != im.Version {
-		fmt.Fprintf(stderr, "verify: the file was measured with %s, this is %s\n", im.Version, p.Version)
-	}
 	vc := mpicheck.VerifyConfig{Margin: check.TieFraction, Progress: func(s string) { fmt.Fprintf(stderr, "\r%-100s", s) }}
 	switch format {
 	case mpicheck.OpenMPI:
@@ -73,8 +70,12 @@ func verifyMPI(ctx context.Context, f *results.File, format, path string, thread
 		vc.Env = env
 	}
 	bad := 0
-	for _, v := range p.Verify(ctx, vc, checks) {
-		fmt.Fprintf(stderr, "\r%-100s\r", "")
+	vs := p.Verify(ctx, vc, checks)
+	fmt.Fprintf(stderr, "\r%-100s\r", "")
+	if im.Version != "" && p.Version != "" && p.Version != im.Version {
+		fmt.Fprintf(stderr, "verify: the file was measured with %s, this is %s\n", im.Version, p.Version)
+	}
+	for _, v := range vs {
 		fmt.Fprintf(w, "verify %s, %s\n", format, v.Describe())
 		if v.Err != nil || !v.Faster {
 			bad++
