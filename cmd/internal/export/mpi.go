@@ -139,6 +139,9 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 		b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
 		return nil
 	}
+	if v := openMPIMajor(im.Version); v >= 6 {
+		return fmt.Errorf("the check measured %s: Open MPI 6 reads a classic rules file's communicator sizes as the ends of ranges, not their starts, and its JSON rules format is not written yet; set the algorithm by hand (docs/mpi.md)", im.Version)
+	}
 	if opts.RulesPath == "" || opts.Rules == nil {
 		return ErrRulesPath
 	}
@@ -212,4 +215,15 @@ func mpichExport(b *strings.Builder, f *results.File, threads int) {
 		fmt.Fprintf(b, "%d) export %s=%s ;;\n", c.Ranks, name, shellQuote(value))
 	}
 	b.WriteString("esac\n")
+}
+
+// openMPIMajor is the major version in Open MPI's report ("Open MPI
+// v4.1.4, ..."), 0 when it does not say.
+func openMPIMajor(version string) int {
+	_, rest, ok := strings.Cut(version, "Open MPI v")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+	return n
 }
