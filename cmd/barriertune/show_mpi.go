@@ -24,7 +24,11 @@ func mpiLines(f *results.File) []string {
 			lines = append(lines, fmt.Sprintf("%s not measured: %s", im.Name, im.NotMeasured))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s (%s)", im.Name, im.Version, im.Launcher))
+		version := im.Version
+		if version == "" {
+			version = "version not known (no launch finished)"
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s (%s)", im.Name, version, im.Launcher))
 		if im.Root != "" {
 			lines = append(lines, fmt.Sprintf("%s: %s", im.Name, im.Root))
 		}
