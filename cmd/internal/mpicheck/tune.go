@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,8 +131,8 @@ func withDefaults(cfg Config) Config {
 // against the candidate settings with pairs.Compare (paired, interleaved
 // runs; the caller's verdict; confirmation in fresh pairs; failures never
 // chosen), inside ctx's deadline, shared evenly by the cells not yet
-// measured. Open MPI's runs are chunks of one launch per count (Session);
-// MPICH's are launches. MPICH above the CPUs busy-polls (milliseconds a
+// measured, the largest count first. Open MPI's runs are chunks of one
+// launch per count (Session); MPICH's are launches. MPICH above the CPUs busy-polls (milliseconds a
 // barrier): there only the defaults' cost is measured, in one bounded
 // launch, and nothing is chosen.
 func Tune(ctx context.Context, cfg Config) []Choice {
@@ -145,8 +146,14 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 	// first), the cells that only time the defaults last: they take one
 	// bounded launch, and the even shares are for the searches.
 	var cells, last []cellRef
+	// The largest count first: a launch there costs the most, and there
+	// a fixed rule of the rank count is the likeliest to be wrong; when
+	// the time runs out, the small counts keep their defaults.
+	desc := slices.Clone(cfg.Ranks)
+	slices.Sort(desc)
+	slices.Reverse(desc)
 	for _, p := range cfg.Programs {
-		for _, n := range cfg.Ranks {
+		for _, n := range desc {
 			c := cellRef{p, n, p.Name == MPICH && cfg.CPUs > 0 && n > cfg.CPUs}
 			if c.costOnly {
 				last = append(last, c)
