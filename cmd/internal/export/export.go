@@ -106,7 +106,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	var b strings.Builder
 	switch format {
 	case "omp-env":
-		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
+		fmt.Fprintf(&b, "%s\n# OpenMP environment %s\n", ompUsage, source(f))
 		allowed := opts.Allowed
 		if allowed.IsEmpty() {
 			if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {

@@ -114,7 +114,7 @@ func Build(ctx context.Context, tc Toolchain, dir string) (*Program, error) {
 	if v, err := child.Run(bctx, nil, cc, "-dumpversion"); err == nil {
 		p.CompilerVersion = strings.TrimSpace(string(v.Stdout))
 	}
-	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
+	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Shapes: "barrier", Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
 	if err != nil {
 		return nil, fmt.Errorf("the program %s -fopenmp built does not run: %w", tc.Compiler, err)
 	}

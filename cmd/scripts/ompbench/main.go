@@ -217,7 +217,7 @@ func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds flo
 	if err != nil {
 		return 0, err
 	}
-	return t.NsPerBarrier, nil
+	return t.NsPerBarrier(), nil
 }
 
 // parseExports reads the `export NAME=VALUE ...` lines of an omp-env
