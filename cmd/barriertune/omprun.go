@@ -58,7 +58,15 @@ really gets.`,
 		Example: `  barriertune omp-run -- ./prog
   OMP_NUM_THREADS=8 barriertune omp-run -- ./prog input.dat
   barriertune omp-run --print -- ./prog`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if o.runtime != "" && o.runtime != ompcheck.LibGOMP && o.runtime != ompcheck.LibOMP {
+				return usageErrorf("--runtime %q: want libgomp or libomp", o.runtime)
+			}
+			if len(args) == 0 {
+				return usageErrorf("omp-run: no program given (usage: barriertune omp-run [--results FILE] -- PROGRAM [ARGS...])")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runOMPRun(o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -110,9 +118,6 @@ func programRuntime(path string) string {
 }
 
 func runOMPRun(o *ompRunOptions, args []string, stdout, stderr io.Writer) error {
-	if o.runtime != "" && o.runtime != ompcheck.LibGOMP && o.runtime != ompcheck.LibOMP {
-		return usageErrorf("--runtime %q: want libgomp or libomp", o.runtime)
-	}
 	prog, err := exec.LookPath(args[0])
 	if err != nil {
 		return usageErrorf("omp-run: program %q: %v", args[0], err)

@@ -6,9 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"slices"
 	"testing"
 
 	"github.com/barriertune/barriertune/cpuset"
