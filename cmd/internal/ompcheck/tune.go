@@ -45,7 +45,7 @@ type Choice struct {
 	Threads int
 	// Measured is false when no pair of runs was recorded (the budget
 	// ran out before the count, or its defaults could not be timed); Why
-	// says which.
+	// says which (without a "not measured" of its own).
 	Measured bool
 	// Decided is false when the runs were too few to decide; Why then
 	// says how many there were, how many are needed and the budget that
@@ -109,7 +109,9 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 			if cost == 0 {
 				cost = cfg.runCost() * 2
 			}
-			need := cost * time.Duration(4*len(cands)+3) * 5 / 4
+			// The least a decision needs: 2 pairs of each candidate, 2 more
+			// of the fastest, 3 to confirm (pairs.Compare narrows to it).
+			need := cost * time.Duration(2*len(cands)+2+3) * 5 / 4
 			share := max(left/time.Duration(cells), min(need, left))
 			cells--
 			cctx, cancel := context.WithDeadline(ctx, cfg.Now().Add(share))
@@ -212,9 +214,9 @@ func choiceOf(runtime string, n int, r pairs.Result) Choice {
 	if len(r.DefaultTimes) == 0 {
 		ch.Decided = false
 		if ch.Why == "" || !strings.HasPrefix(ch.Why, "not decided") {
-			ch.Why = "not measured: the OpenMP share of the budget ran out"
+			ch.Why = "the OpenMP share of the budget ran out"
 		} else {
-			ch.Why = "not measured: " + strings.TrimPrefix(ch.Why, "not decided: ")
+			ch.Why = strings.TrimPrefix(ch.Why, "not decided: ")
 		}
 		return ch
 	}
@@ -239,7 +241,7 @@ func choiceOf(runtime string, n int, r pairs.Result) Choice {
 // Describe is the choice in one line, for a progress or a report.
 func (c Choice) Describe() string {
 	if !c.Measured {
-		return fmt.Sprintf("%s %d threads: %s", c.Runtime, c.Threads, c.Why)
+		return fmt.Sprintf("%s %d threads: not measured: %s", c.Runtime, c.Threads, c.Why)
 	}
 	if c.Setting == nil {
 		return fmt.Sprintf("%s %d threads: defaults %.0f ns; %s", c.Runtime, c.Threads, c.DefaultNs, c.Why)

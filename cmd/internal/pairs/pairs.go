@@ -32,7 +32,7 @@ var ErrUnsteady = errors.New("run not in steady state")
 // A run is in transition, and Steady returns an error wrapping
 // ErrUnsteady, when its first chunk is more than 3 times the median of
 // the others (the run's start was timed), or when the median of its first
-// third and that of its last third differ by more than a factor of 1.5 (a
+// third and that of its last third differ by more than a factor of 2 (a
 // trend: the runtime or the kernel was still settling). One chunk hit by
 // a lost time slice is not a transition: the median of the chunks ignores
 // it. It needs at least 3 chunks, all positive and finite.
@@ -50,8 +50,8 @@ func Steady(chunks []float64) error {
 	}
 	k := len(chunks) / 3
 	first, last := Median(chunks[:k]), Median(chunks[len(chunks)-k:])
-	if first > 1.5*last || last > 1.5*first {
-		return fmt.Errorf("%w: the first third's median %.3g and the last third's %.3g differ by more than 1.5x", ErrUnsteady, first, last)
+	if first > 2*last || last > 2*first {
+		return fmt.Errorf("%w: the first third's median %.3g and the last third's %.3g differ by more than 2x", ErrUnsteady, first, last)
 	}
 	return nil
 }
@@ -200,7 +200,9 @@ const SlowerBound = 1.10
 //     pair, the candidates in a shuffled order; after MinPairs rounds a
 //     candidate that is not faster than the defaults in the median of
 //     its pairs is dropped; rounds go on up to MaxPairs while the time
-//     left holds a round and the confirmation;
+//     left holds a round and the confirmation; past half of MinPairs,
+//     when the time left cannot give every live candidate MinPairs and
+//     the confirmation, only the fastest so far goes on;
 //  2. a candidate with MinPairs pairs or more is eligible when the
 //     verdict finds it faster on the primary measure and it slows no
 //     other measure (SlowerBound, and the verdict with the roles
@@ -229,6 +231,14 @@ func Compare(ctx context.Context, cfg Config) Result {
 		if len(live) == 0 || ctx.Err() != nil || s.dead != "" {
 			break
 		}
+		// Past half of MinPairs, when the time left does not hold MinPairs
+		// for every live candidate and the confirmation, only the one
+		// fastest so far goes on.
+		if half := (cfg.MinPairs + 1) / 2; round >= half && round < cfg.MinPairs && len(live) > 1 && s.pairs > 0 &&
+			s.left(ctx) < s.pairCost()*time.Duration((cfg.MinPairs-round)*len(live)+cfg.ConfirmPairs) {
+			best := slices.MinFunc(live, func(a, b *Outcome) int { return cmpFloat(ratioOr1(a), ratioOr1(b)) })
+			live = []*Outcome{best}
+		}
 		// Stop when the time left does not hold this round and the
 		// confirmation (a first round always starts).
 		if s.pairs > 0 && s.left(ctx) < s.pairCost()*time.Duration(len(live)+cfg.ConfirmPairs) {
@@ -246,6 +256,14 @@ func Compare(ctx context.Context, cfg Config) Result {
 	}
 	s.decide(ctx)
 	return res
+}
+
+// ratioOr1 is o's primary ratio, 1 without pairs.
+func ratioOr1(o *Outcome) float64 {
+	if o.Pairs() == 0 {
+		return 1
+	}
+	return o.Ratio(0)
 }
 
 func withDefaults(cfg Config) Config {
