@@ -19,10 +19,12 @@ import (
 )
 
 // The OpenMP step: where a compiler builds with -fopenmp against a runtime
-// (gcc: libgomp; clang: libomp), the check times an OpenMP barrier loop
-// under the runtime's defaults and under settings of the runtime's own
-// knobs, per measured thread count (cmd/internal/ompcheck), and records what
-// it found in the file (results.OpenMP). It runs after the algorithms'
+// (gcc: libgomp; clang: libomp), the check times OpenMP loops (a plain
+// barrier loop and a stencil, steady runs) under the runtime's defaults
+// and under settings of the runtime's own variables, per measured thread
+// count (cmd/internal/ompcheck, cmd/internal/pairs), and records what it
+// found in the file (results.OpenMP): a count whose runs were too few to
+// decide says so with the budget that would decide it. It runs after the algorithms'
 // measurement, in what the budget left of it, and takes at most
 // OpenMPShare of the budget: the algorithms' results are those of a check
 // without it.

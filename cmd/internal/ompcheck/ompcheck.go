@@ -1,9 +1,12 @@
 // Package ompcheck measures the OpenMP runtimes on this machine: it finds
 // a C compiler that builds with -fopenmp against a runtime (gcc: GNU
-// libgomp; clang: LLVM libomp), builds a small OpenMP barrier loop
-// (csrc/omploop.c) with it, and times the loop under the runtime's defaults and
-// under candidate settings of the runtime's own knobs, each candidate run
-// paired with a run of the defaults in the same round (Tune).
+// libgomp; clang: LLVM libomp), builds small OpenMP loops (csrc/omploop.c:
+// an untimed warm-up, then a plain barrier loop and a stencil, each timed
+// in chunks) with it, and times them under the runtime's defaults and
+// under candidate settings of the runtime's own variables through
+// cmd/internal/pairs: every run checked for steady state, every
+// candidate's run paired with a run of the defaults in the same round,
+// nothing decided on too few pairs (Tune).
 //
 // Every run of the loop is a child process in a process group of its own,
 // under a time limit: a setting that hangs the runtime is killed by its
