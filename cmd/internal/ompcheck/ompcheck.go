@@ -17,7 +17,7 @@
 // values each accepts (Candidates holds only values checked against the
 // runtimes' own parsers: libgomp's env.c, libomp's kmp_settings.cpp). How
 // a setting is judged faster than the defaults is the caller's (the
-// check's tie margin and significance test, Config.Faster).
+// check's tie margin and significance test, Config.Verdict).
 package ompcheck
 
 import (
