@@ -19,6 +19,7 @@
 //
 //	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -agree
 //	go run ./cmd/scripts/ompbench -threads 2,4,8 -rounds 7 -shape stencil -results FILE
+//	go run ./cmd/scripts/ompbench -threads 8 -rounds 7 -shape stencil -results SECOND -second FIRST
 //
 // Run it from the module root:
 //
@@ -32,8 +33,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -76,6 +75,7 @@ func run() error {
 	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
 	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
 	shape := flag.String("shape", "barrier", "the loop timed: barrier (the plain barrier loop) or stencil (256 points per thread, a barrier per step)")
+	second := flag.String("second", "", "a second results file (a check run right after the first): print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
 	agree := flag.Bool("agree", false, "also time every setting the file records (defaults and chosen, per runtime and count) in 3 runs of 0.5 s and print each recorded time over that run's median")
 	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
 	flag.Parse()
@@ -133,6 +133,22 @@ func run() error {
 		if out, err := lab.Run(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
 			return fmt.Errorf("barriertune check: %v\n%s", err, out)
 		}
+	}
+
+	if *second != "" {
+		fa, err := readResults(*resultsFile)
+		if err != nil {
+			return err
+		}
+		fb, err := readResults(*second)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Two checks' OpenMP choices (%s, then %s):\n\n| runtime | threads | first | second | |\n|---|---|---|---|---|\n", *resultsFile, *second)
+		for _, r := range stability(fa, fb) {
+			fmt.Println(r)
+		}
+		fmt.Println()
 	}
 
 	var rts []*runtimeBin
@@ -229,11 +245,7 @@ func run() error {
 // 0.5 s of the plain barrier loop and prints the recorded time over the
 // median of those runs.
 func agreement(resultsFile string, rts []*runtimeBin, limit time.Duration) error {
-	data, err := os.ReadFile(resultsFile)
-	if err != nil {
-		return err
-	}
-	f, err := results.Parse(data, resultsFile)
+	f, err := readResults(resultsFile)
 	if err != nil {
 		return err
 	}
@@ -298,45 +310,69 @@ func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds flo
 	return t.NsPerBarrier(), nil
 }
 
-// parseExports reads the `export NAME=VALUE ...` lines of an omp-env
-// export with one block (--threads), undoing the export's single quotes.
-func parseExports(out []byte) ([]string, error) {
-	var vars []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		rest, ok := strings.CutPrefix(line, "export ")
-		if !ok {
-			return nil, fmt.Errorf("line %q is not an export (want the output of export --threads N)", line)
-		}
-		for _, kv := range strings.Fields(rest) {
-			name, value, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, fmt.Errorf("line %q: %q is not NAME=VALUE", line, kv)
+// stability compares the OpenMP choices of two results files (two checks
+// in a row): per runtime and count, the same setting, or settings whose
+// recorded times are within 3% of each other (the check's margin), or
+// not. It returns the table's rows.
+func stability(a, b *results.File) []string {
+	var rows []string
+	for _, ra := range a.OpenMP.Runtimes {
+		rb := b.OpenMP.Runtime(ra.Name)
+		for _, ca := range ra.Counts {
+			cb := rb.Count(ca.Threads)
+			if cb == nil {
+				rows = append(rows, fmt.Sprintf("| %s | %d | %s | (not in the second) | - |", ra.Name, ca.Threads, choiceName(ca)))
+				continue
 			}
-			if strings.HasPrefix(value, "'") {
-				value = strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(value, "'"), "'"), `'\''`, "'")
+			verdict := "differ"
+			ta, tb := chosenNs(ca), chosenNs(*cb)
+			switch {
+			case choiceName(ca) == choiceName(*cb):
+				verdict = "same"
+			case ta > 0 && tb > 0 && max(ta, tb) <= 1.03*min(ta, tb):
+				verdict = "within 3%"
 			}
-			vars = append(vars, name+"="+value)
+			rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s |", ra.Name, ca.Threads, choiceName(ca), choiceName(*cb), verdict))
 		}
 	}
-	return vars, sc.Err()
+	return rows
 }
 
-// runtimeNotes are the export's comments on what it set for each
-// runtime, and why.
-func runtimeNotes(out []byte) []string {
-	var notes []string
-	for _, l := range strings.Split(string(out), "\n") {
-		l = strings.TrimSpace(l)
-		if rest, ok := strings.CutPrefix(l, "# lib"); ok {
-			notes = append(notes, "lib"+rest)
-		}
+// choiceName is a count's choice in words: its setting, "defaults", or
+// "not decided"/"not measured".
+func choiceName(c results.OpenMPCount) string {
+	switch {
+	case c.NotMeasured != "":
+		return "not measured"
+	case c.NotDecided != "":
+		return "not decided"
+	case len(c.Best) == 0:
+		return "defaults"
 	}
-	return notes
+	return strings.Join(c.Best, " ")
+}
+
+// chosenNs is the recorded time of a count's choice.
+func chosenNs(c results.OpenMPCount) float64 {
+	if len(c.Best) > 0 {
+		return c.BestNs
+	}
+	return c.DefaultNs
+}
+
+func readResults(path string) (*results.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := results.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if f.OpenMP == nil {
+		return nil, fmt.Errorf("%s has no OpenMP measurement", path)
+	}
+	return f, nil
 }
 
 func formatNs(ns float64) string {
