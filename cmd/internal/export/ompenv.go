@@ -326,8 +326,10 @@ func OMPRunEnv(f *results.File, runtime string, threads int, allowed cpuset.Set)
 	switch {
 	case r == nil || r.NotMeasured != "":
 		return nil, []string{fmt.Sprintf("%s was not measured: nothing set", runtime)}
-	case c == nil || c.NotMeasured != "":
+	case c == nil:
 		return nil, []string{fmt.Sprintf("%s at %d threads was not measured: nothing set", runtime, m)}
+	case c.NotMeasured != "":
+		return nil, []string{fmt.Sprintf("%s at %d threads was not measured (%s): nothing set", runtime, m, oneLine(c.NotMeasured))}
 	case c.NotDecided != "":
 		return nil, []string{fmt.Sprintf("%s at %d threads: %s: nothing set", runtime, m, oneLine(c.NotDecided))}
 	case len(c.Best) == 0:
