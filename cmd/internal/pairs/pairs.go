@@ -471,7 +471,12 @@ func (s *session) decide(ctx context.Context) {
 	}
 	ok, v, why := s.eligible(pick)
 	res.Verdict = v
+	fresh := pick.Pairs() - before
 	switch {
+	case ctx.Err() != nil && fresh < cfg.ConfirmPairs && s.dead == "" && pick.Failed == "":
+		res.Decided = false
+		res.Why = fmt.Sprintf("not decided: %s was faster (%+.1f%%), but the time ran out after %d of the %d fresh pairs that confirm it", pick.Setting, v.MarginPct, fresh, cfg.ConfirmPairs)
+		res.Need = s.pairCost() * time.Duration(cfg.ConfirmPairs-fresh)
 	case s.dead != "" || pick.Failed != "":
 		res.Why = fmt.Sprintf("%s was faster (%+.1f%%), but its confirmation failed (%s%s): the defaults stay", pick.Setting, v.MarginPct, s.dead, pick.Failed)
 	case 2*faster <= cfg.ConfirmPairs:

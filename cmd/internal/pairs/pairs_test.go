@@ -244,6 +244,28 @@ func TestNarrowsWhenShort(t *testing.T) {
 	}
 }
 
+// TestConfirmationCut: a deadline that ends the confirmation early
+// decides nothing, and says so.
+func TestConfirmationCut(t *testing.T) {
+	f := &fake{truth: map[string][]float64{"": {1000}, "fast": {500}}}
+	f.clock = time.Unix(1e9, 0)
+	f.runCost = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	run := func(c context.Context, s string) (Sample, error) {
+		runs++
+		if runs == 2*4+2 { // the first fresh pair's second run
+			cancel()
+		}
+		return f.run(c, s)
+	}
+	r := Compare(ctx, Config{Candidates: []string{"fast"}, Run: run, Verdict: verdict, Now: f.now})
+	if r.Decided || r.Chosen != nil || !strings.Contains(r.Why, "the time ran out after") {
+		t.Fatalf("decided %v, chose %v, why %q; want not decided, the confirmation cut", r.Decided, r.Chosen, r.Why)
+	}
+}
+
 // TestDeadlineKept: the comparison ends within its time (one pair of
 // slack), however many candidates.
 func TestDeadlineKept(t *testing.T) {
