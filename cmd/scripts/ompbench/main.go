@@ -17,9 +17,10 @@
 //
 // The lab note's figures:
 //
-//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -agree
-//	go run ./cmd/scripts/ompbench -threads 2,4,8 -rounds 7 -shape stencil -results FILE
-//	go run ./cmd/scripts/ompbench -threads 8 -rounds 7 -shape stencil -results SECOND -second FIRST
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -agree -keep /tmp/omp-a.json
+//	go run ./cmd/scripts/ompbench -threads 2,4,8 -rounds 7 -shape stencil -results /tmp/omp-a.json
+//	go run ./cmd/scripts/ompbench -threads 8 -rounds 7 -shape stencil -before /tmp/omp-a.json -keep /tmp/omp-b.json
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -budget 20s
 //
 // Run it from the module root:
 //
@@ -75,7 +76,8 @@ func run() error {
 	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
 	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
 	shape := flag.String("shape", "barrier", "the loop timed: barrier (the plain barrier loop) or stencil (256 points per thread, a barrier per step)")
-	second := flag.String("second", "", "a second results file (a check run right after the first): print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
+	before := flag.String("before", "", "the results file of a check run just before this one's: print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
+	keep := flag.String("keep", "", "with no -results: copy the check's results file to this path (for later runs' -results and -before)")
 	agree := flag.Bool("agree", false, "also time every setting the file records (defaults and chosen, per runtime and count) in 3 runs of 0.5 s and print each recorded time over that run's median")
 	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
 	flag.Parse()
@@ -130,21 +132,41 @@ func run() error {
 			list[i] = strconv.Itoa(n)
 		}
 		fmt.Fprintf(os.Stderr, "ompbench: no -results: running barriertune check --threads %s --budget %s\n", strings.Join(list, ","), *budget)
+		fmt.Printf("Check: barriertune check --threads %s --budget %s, load before %s\n", strings.Join(list, ","), *budget, lab.Load())
 		if out, err := lab.Run(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
 			return fmt.Errorf("barriertune check: %v\n%s", err, out)
 		}
+		fmt.Printf("load after %s\n\n", lab.Load())
+		if *keep != "" {
+			data, err := os.ReadFile(*resultsFile)
+			if err == nil {
+				err = os.WriteFile(*keep, data, 0o644)
+			}
+			if err != nil {
+				return fmt.Errorf("-keep: %w", err)
+			}
+		}
+		if f, err := readResults(*resultsFile); err == nil {
+			fmt.Printf("The check's OpenMP record (%g s):\n\n", f.OpenMP.Seconds)
+			for _, r := range f.OpenMP.Runtimes {
+				for _, c := range r.Counts {
+					fmt.Printf("- %s, %d threads: %s (defaults %s, pairs %d, runs %d)%s%s\n", r.Name, c.Threads, choiceName(c), formatNs(c.DefaultNs), c.Pairs, c.Runs, oneLine(" "+c.NotDecided), oneLine(" "+c.NotMeasured))
+				}
+			}
+			fmt.Println()
+		}
 	}
 
-	if *second != "" {
-		fa, err := readResults(*resultsFile)
+	if *before != "" {
+		fa, err := readResults(*before)
 		if err != nil {
 			return err
 		}
-		fb, err := readResults(*second)
+		fb, err := readResults(*resultsFile)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("Two checks' OpenMP choices (%s, then %s):\n\n| runtime | threads | first | second | |\n|---|---|---|---|---|\n", *resultsFile, *second)
+		fmt.Printf("Two checks' OpenMP choices (%s, then this one's):\n\n| runtime | threads | first | second | |\n|---|---|---|---|---|\n", *before)
 		for _, r := range stability(fa, fb) {
 			fmt.Println(r)
 		}
@@ -373,6 +395,14 @@ func readResults(path string) (*results.File, error) {
 		return nil, fmt.Errorf("%s has no OpenMP measurement", path)
 	}
 	return f, nil
+}
+
+// oneLine keeps s to one line, "" when it is blank.
+func oneLine(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func formatNs(ns float64) string {
