@@ -150,7 +150,7 @@ func run() error {
 			fmt.Printf("The check's OpenMP record (%g s):\n\n", f.OpenMP.Seconds)
 			for _, r := range f.OpenMP.Runtimes {
 				for _, c := range r.Counts {
-					fmt.Printf("- %s, %d threads: %s (defaults %s, pairs %d, runs %d)%s%s\n", r.Name, c.Threads, choiceName(c), formatNs(c.DefaultNs), c.Pairs, c.Runs, oneLine(" "+c.NotDecided), oneLine(" "+c.NotMeasured))
+					fmt.Printf("- %s, %d threads: %s (defaults %s, pairs %d, runs %d) %s\n", r.Name, c.Threads, choiceName(c), formatNs(c.DefaultNs), c.Pairs, c.Runs, oneLine(c.NotDecided+" "+c.NotMeasured+" "+c.Why))
 				}
 			}
 			fmt.Println()
