@@ -19,7 +19,7 @@
 //
 //	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -agree -keep /tmp/omp-a.json
 //	go run ./cmd/scripts/ompbench -threads 2,4,8 -rounds 7 -shape stencil -results /tmp/omp-a.json
-//	go run ./cmd/scripts/ompbench -threads 8 -rounds 7 -shape stencil -before /tmp/omp-a.json -keep /tmp/omp-b.json
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 7 -shape stencil -before /tmp/omp-a.json -keep /tmp/omp-b.json
 //	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -budget 20s
 //
 // Run it from the module root:
