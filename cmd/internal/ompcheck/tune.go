@@ -213,10 +213,13 @@ func choiceOf(runtime string, n int, r pairs.Result) Choice {
 	}
 	if len(r.DefaultTimes) == 0 {
 		ch.Decided = false
-		if ch.Why == "" || !strings.HasPrefix(ch.Why, "not decided") {
-			ch.Why = "the OpenMP share of the budget ran out"
-		} else {
+		switch {
+		case strings.HasPrefix(ch.Why, "not decided: the defaults' run failed"):
 			ch.Why = strings.TrimPrefix(ch.Why, "not decided: ")
+		case ch.Unsteady > 0:
+			ch.Why = fmt.Sprintf("the OpenMP share of the budget ran out before a pair of steady runs (%d pairs dropped in transition); the count needs %d pairs or more", ch.Unsteady, pairs.DefaultMinPairs)
+		default:
+			ch.Why = fmt.Sprintf("the OpenMP share of the budget ran out before a pair of runs; the count needs %d pairs or more", pairs.DefaultMinPairs)
 		}
 		return ch
 	}

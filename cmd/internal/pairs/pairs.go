@@ -187,6 +187,10 @@ type Result struct {
 	Runs         int
 }
 
+// DefaultMinPairs is Config.MinPairs's default: 4 pairs, the fewest on
+// which a Mann-Whitney U test can separate two sets at p < 0.05.
+const DefaultMinPairs = 4
+
 // SlowerBound is the most a chosen candidate may slow a secondary
 // measure: the median of its paired ratios there must not pass it (nor
 // may the verdict find the defaults faster there).
@@ -276,7 +280,7 @@ func withDefaults(cfg Config) Config {
 		}
 	}
 	if cfg.MinPairs <= 0 {
-		cfg.MinPairs = 4
+		cfg.MinPairs = DefaultMinPairs
 	}
 	if cfg.MaxPairs < cfg.MinPairs {
 		cfg.MaxPairs = max(8, cfg.MinPairs)
