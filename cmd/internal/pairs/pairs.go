@@ -171,13 +171,14 @@ type Result struct {
 	// none is chosen.
 	Verdict Verdict
 	// Decided is false when no candidate got MinPairs pairs (the time
-	// ran out, or the defaults failed); Why then says so.
+	// ran out, or the defaults failed), or when the time ran out during
+	// the confirmation; Why then says so.
 	Decided bool
 	// Why says why the defaults stay, or why the chosen candidate is not
 	// the fastest measured; empty when the fastest was chosen.
 	Why string
-	// Need is the time a decision would have taken, from the pairs' cost
-	// here; set when Decided is false and a pair was timed.
+	// Need is the time the missing pairs would have taken, from the
+	// pairs' cost here; set when Decided is false and a pair was timed.
 	Need time.Duration
 	// Outcomes are every candidate's runs, in Config.Candidates' order.
 	Outcomes []*Outcome
