@@ -177,8 +177,10 @@ type Result struct {
 	// Why says why the defaults stay, or why the chosen candidate is not
 	// the fastest measured; empty when the fastest was chosen.
 	Why string
-	// Need is the time the missing pairs would have taken, from the
-	// pairs' cost here; set when Decided is false and a pair was timed.
+	// Need is the time a decision would need (every candidate's MinPairs
+	// and the confirmation; or, with the confirmation cut short, its
+	// missing pairs), at the pairs' cost here; set when Decided is false
+	// and a pair was timed.
 	Need time.Duration
 	// Outcomes are every candidate's runs, in Config.Candidates' order.
 	Outcomes []*Outcome
