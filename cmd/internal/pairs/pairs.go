@@ -433,7 +433,11 @@ func (s *session) decide(ctx context.Context) {
 		for _, o := range short {
 			most = max(most, o.Pairs())
 		}
-		res.Why = fmt.Sprintf("not decided: %d pairs of each at most, need %d", most, cfg.MinPairs)
+		unit := "pairs"
+		if most == 1 {
+			unit = "pair"
+		}
+		res.Why = fmt.Sprintf("not decided: %d %s of each at most, need %d", most, unit, cfg.MinPairs)
 		if c := s.pairCost(); c > 0 {
 			res.Need = c * time.Duration(cfg.MinPairs*len(short)+cfg.ConfirmPairs)
 			if cfg.BudgetFor != nil {
