@@ -60,13 +60,20 @@ with a level only Go runs is substituted); c-header, which carries no
 groups, substitutes every hybrid.
 
   omp-env   POSIX shell exports for OpenMP runtimes: per thread count, the
-            settings of each runtime's own knobs (libgomp: GOMP_SPINCOUNT;
-            libomp: KMP_PLAIN_BARRIER_PATTERN, branch bits, KMP_BLOCKTIME,
-            KMP_LIBRARY; both: OMP_PLACES, OMP_PROC_BIND) that the check
-            measured faster than that runtime's defaults, and nothing
-            where the defaults stayed or the runtime was not measured;
-            comments name each runtime's version and why. Without
-            --threads, an if-chain picks the block for $OMP_NUM_THREADS.
+            settings of each runtime's own knobs (libomp: KMP_AFFINITY,
+            KMP_BLOCKTIME; libgomp: GOMP_SPINCOUNT, GOMP_CPU_AFFINITY)
+            that the check measured faster than that runtime's defaults
+            on a plain barrier loop and no slower on a stencil, and
+            nothing where the defaults stayed, the runs were too few to
+            decide, or the runtime was not measured; comments name each
+            runtime's version and why. Its first line says how to use
+            it: run programs with barriertune omp-run -- ./prog (the
+            block for the thread count the program gets, for the
+            runtime it links), or export OMP_NUM_THREADS and then
+            source the file (without --threads an if-chain picks the
+            block for $OMP_NUM_THREADS as it is when sourced). A
+            variable both runtimes read (OMP_, GOMP_CPU_AFFINITY) is set
+            by the file only where it was chosen for both.
   c-header  a self-contained C99 header: a table by thread count (algorithm,
             fan-in, policy, CPUs, median ns) and barriertune_lookup(n).
   c-barrier the tuned barrier itself, one header for C11 and C++20 programs
@@ -96,7 +103,8 @@ file is this machine's, else the whole machine): the fastest measured
 placement class that fits them, else the nearest measured count's algorithm
 packed on them, round-robin when the threads outnumber them. docs/results.md
 maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
-		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
+		Example: `  barriertune omp-run -- ./prog
+  barriertune export --format omp-env > barriertune-omp.env && export OMP_NUM_THREADS=8 && . ./barriertune-omp.env
   barriertune export --format openmpi -o barrier.conf --verify && mpirun --tune barrier.conf -np 8 ./app
   barriertune export --format c-header > barriertune_choices.h
   barriertune export --format c-barrier > barriertune.h

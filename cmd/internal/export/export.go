@@ -130,7 +130,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	var b strings.Builder
 	switch format {
 	case "omp-env":
-		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
+		fmt.Fprintf(&b, "%s\n# OpenMP environment %s\n", ompUsage, source(f))
 		allowed := opts.Allowed
 		if allowed.IsEmpty() {
 			if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
@@ -176,7 +176,11 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	if opts.Source != "" {
 		// Which file, and why the others of the lookup order were not used.
 		switch format {
-		case "omp-env", "env":
+		case "omp-env":
+			// The usage line stays first.
+			first, rest, _ := strings.Cut(out, "\n")
+			out = first + "\n# " + oneLine("results file: "+opts.Source) + "\n" + rest
+		case "env":
 			out = "# " + oneLine("results file: "+opts.Source) + "\n" + out
 		case "c-header", "c-barrier":
 			out = "/* " + strings.ReplaceAll(oneLine("results file: "+opts.Source), "*/", "* /") + " */\n" + out

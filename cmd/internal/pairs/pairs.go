@@ -32,7 +32,7 @@ var ErrUnsteady = errors.New("run not in steady state")
 // A run is in transition, and Steady returns an error wrapping
 // ErrUnsteady, when its first chunk is more than 3 times the median of
 // the others (the run's start was timed), or when the median of its first
-// third and that of its last third differ by more than a factor of 1.5 (a
+// third and that of its last third differ by more than a factor of 2 (a
 // trend: the runtime or the kernel was still settling). One chunk hit by
 // a lost time slice is not a transition: the median of the chunks ignores
 // it. It needs at least 3 chunks, all positive and finite.
@@ -50,8 +50,8 @@ func Steady(chunks []float64) error {
 	}
 	k := len(chunks) / 3
 	first, last := Median(chunks[:k]), Median(chunks[len(chunks)-k:])
-	if first > 1.5*last || last > 1.5*first {
-		return fmt.Errorf("%w: the first third's median %.3g and the last third's %.3g differ by more than 1.5x", ErrUnsteady, first, last)
+	if first > 2*last || last > 2*first {
+		return fmt.Errorf("%w: the first third's median %.3g and the last third's %.3g differ by more than 2x", ErrUnsteady, first, last)
 	}
 	return nil
 }
@@ -171,13 +171,16 @@ type Result struct {
 	// none is chosen.
 	Verdict Verdict
 	// Decided is false when no candidate got MinPairs pairs (the time
-	// ran out, or the defaults failed); Why then says so.
+	// ran out, or the defaults failed), or when the time ran out during
+	// the confirmation; Why then says so.
 	Decided bool
 	// Why says why the defaults stay, or why the chosen candidate is not
 	// the fastest measured; empty when the fastest was chosen.
 	Why string
-	// Need is the time a decision would have taken, from the pairs' cost
-	// here; set when Decided is false and a pair was timed.
+	// Need is the time a decision would need (every candidate's MinPairs
+	// and the confirmation; or, with the confirmation cut short, its
+	// missing pairs), at the pairs' cost here; set when Decided is false
+	// and a pair was timed.
 	Need time.Duration
 	// Outcomes are every candidate's runs, in Config.Candidates' order.
 	Outcomes []*Outcome
@@ -186,6 +189,10 @@ type Result struct {
 	DefaultTimes []Sample
 	Runs         int
 }
+
+// DefaultMinPairs is Config.MinPairs's default: 4 pairs, the fewest on
+// which a Mann-Whitney U test can separate two sets at p < 0.05.
+const DefaultMinPairs = 4
 
 // SlowerBound is the most a chosen candidate may slow a secondary
 // measure: the median of its paired ratios there must not pass it (nor
@@ -200,7 +207,9 @@ const SlowerBound = 1.10
 //     pair, the candidates in a shuffled order; after MinPairs rounds a
 //     candidate that is not faster than the defaults in the median of
 //     its pairs is dropped; rounds go on up to MaxPairs while the time
-//     left holds a round and the confirmation;
+//     left holds a round and the confirmation; past half of MinPairs,
+//     when the time left cannot give every live candidate MinPairs and
+//     the confirmation, only the fastest so far goes on;
 //  2. a candidate with MinPairs pairs or more is eligible when the
 //     verdict finds it faster on the primary measure and it slows no
 //     other measure (SlowerBound, and the verdict with the roles
@@ -229,6 +238,14 @@ func Compare(ctx context.Context, cfg Config) Result {
 		if len(live) == 0 || ctx.Err() != nil || s.dead != "" {
 			break
 		}
+		// Past half of MinPairs, when the time left does not hold MinPairs
+		// for every live candidate and the confirmation, only the one
+		// fastest so far goes on.
+		if half := (cfg.MinPairs + 1) / 2; round >= half && round < cfg.MinPairs && len(live) > 1 && s.pairs > 0 &&
+			s.left(ctx) < s.pairCost()*time.Duration((cfg.MinPairs-round)*len(live)+cfg.ConfirmPairs) {
+			best := slices.MinFunc(live, func(a, b *Outcome) int { return cmpFloat(ratioOr1(a), ratioOr1(b)) })
+			live = []*Outcome{best}
+		}
 		// Stop when the time left does not hold this round and the
 		// confirmation (a first round always starts).
 		if s.pairs > 0 && s.left(ctx) < s.pairCost()*time.Duration(len(live)+cfg.ConfirmPairs) {
@@ -248,6 +265,14 @@ func Compare(ctx context.Context, cfg Config) Result {
 	return res
 }
 
+// ratioOr1 is o's primary ratio, 1 without pairs.
+func ratioOr1(o *Outcome) float64 {
+	if o.Pairs() == 0 {
+		return 1
+	}
+	return o.Ratio(0)
+}
+
 func withDefaults(cfg Config) Config {
 	if cfg.Run == nil || cfg.Verdict == nil {
 		panic("pairs: Config.Run and Config.Verdict are required")
@@ -258,7 +283,7 @@ func withDefaults(cfg Config) Config {
 		}
 	}
 	if cfg.MinPairs <= 0 {
-		cfg.MinPairs = 4
+		cfg.MinPairs = DefaultMinPairs
 	}
 	if cfg.MaxPairs < cfg.MinPairs {
 		cfg.MaxPairs = max(8, cfg.MinPairs)
@@ -408,7 +433,11 @@ func (s *session) decide(ctx context.Context) {
 		for _, o := range short {
 			most = max(most, o.Pairs())
 		}
-		res.Why = fmt.Sprintf("not decided: %d pairs of each at most, need %d", most, cfg.MinPairs)
+		unit := "pairs"
+		if most == 1 {
+			unit = "pair"
+		}
+		res.Why = fmt.Sprintf("not decided: %d %s of each at most, need %d", most, unit, cfg.MinPairs)
 		if c := s.pairCost(); c > 0 {
 			res.Need = c * time.Duration(cfg.MinPairs*len(short)+cfg.ConfirmPairs)
 			if cfg.BudgetFor != nil {
@@ -453,7 +482,12 @@ func (s *session) decide(ctx context.Context) {
 	}
 	ok, v, why := s.eligible(pick)
 	res.Verdict = v
+	fresh := pick.Pairs() - before
 	switch {
+	case ctx.Err() != nil && fresh < cfg.ConfirmPairs && s.dead == "" && pick.Failed == "":
+		res.Decided = false
+		res.Why = fmt.Sprintf("not decided: %s was faster (%+.1f%%), but the time ran out after %d of the %d fresh pairs that confirm it", pick.Setting, v.MarginPct, fresh, cfg.ConfirmPairs)
+		res.Need = s.pairCost() * time.Duration(cfg.ConfirmPairs-fresh)
 	case s.dead != "" || pick.Failed != "":
 		res.Why = fmt.Sprintf("%s was faster (%+.1f%%), but its confirmation failed (%s%s): the defaults stay", pick.Setting, v.MarginPct, s.dead, pick.Failed)
 	case 2*faster <= cfg.ConfirmPairs:

@@ -95,7 +95,8 @@ func TestSteady(t *testing.T) {
 		{"one lost slice", []float64{320, 330, 318, 9000, 322, 329, 321, 326, 324, 319}, true},
 		{"the start timed", []float64{50200, 330, 318, 325, 322, 329, 321, 326, 324, 319}, false},
 		{"early chunks far slower", []float64{1400, 1300, 1350, 900, 600, 450, 430, 420, 425, 410}, false},
-		{"a trend upward", []float64{300, 310, 330, 360, 400, 450, 500, 560, 620, 700}, false},
+		{"a trend upward", []float64{300, 310, 330, 360, 400, 450, 500, 560, 680, 700}, false},
+		{"noise within 2x", []float64{300, 450, 320, 360, 500, 330, 310, 420, 380, 520}, true},
 		{"shared CPU, then moved", []float64{45000, 44000, 46000, 47000, 330, 320, 325, 322, 328, 321}, false},
 	} {
 		err := Steady(tc.chunks)
@@ -224,6 +225,44 @@ func TestSlowerOnSecondMeasureNotChosen(t *testing.T) {
 		if !strings.Contains(r.Why, "helps-one") {
 			t.Fatalf("why %q: want why the fastest was not chosen", r.Why)
 		}
+	}
+}
+
+// TestNarrowsWhenShort: a time that cannot give every candidate
+// MinPairs narrows to the fastest after half of them, and decides on it.
+func TestNarrowsWhenShort(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		f := &fake{truth: map[string][]float64{"": {1000}, "fast": {600}}, noise: 0.03}
+		// 0.2 s a pair: 3 candidates x 4 pairs and 3 to confirm need 3 s.
+		r := compare(f, 2300*time.Millisecond, "a", "fast", "b")
+		if r.Chosen == nil || r.Chosen.Setting != "fast" {
+			t.Fatalf("chose %v (%s); want fast, narrowed to after 2 rounds", r.Chosen, r.Why)
+		}
+		if n := r.Outcomes[0].Pairs(); n != 2 {
+			t.Fatalf("a got %d pairs, want 2 (dropped when the time ran short)", n)
+		}
+	}
+}
+
+// TestConfirmationCut: a deadline that ends the confirmation early
+// decides nothing, and says so.
+func TestConfirmationCut(t *testing.T) {
+	f := &fake{truth: map[string][]float64{"": {1000}, "fast": {500}}}
+	f.clock = time.Unix(1e9, 0)
+	f.runCost = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	run := func(c context.Context, s string) (Sample, error) {
+		runs++
+		if runs == 2*4+2 { // the first fresh pair's second run
+			cancel()
+		}
+		return f.run(c, s)
+	}
+	r := Compare(ctx, Config{Candidates: []string{"fast"}, Run: run, Verdict: verdict, Now: f.now})
+	if r.Decided || r.Chosen != nil || !strings.Contains(r.Why, "the time ran out after") {
+		t.Fatalf("decided %v, chose %v, why %q; want not decided, the confirmation cut", r.Decided, r.Chosen, r.Why)
 	}
 }
 
