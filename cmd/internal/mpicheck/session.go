@@ -1,16 +1,14 @@
 package mpicheck
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/child"
 )
 
 // Session is one launch of the loop in its serve mode: a communicator per
@@ -22,37 +20,14 @@ type Session struct {
 	p        *Program
 	ranks    int
 	settings []string
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser
-	lines    chan string
-	stderr   *lockedBuf
+	proc     *child.Proc
 	// Dropped are the settings the implementation refused at the start
 	// (by index from 1), with why.
 	Dropped map[int]string
 	// K is the barriers of one chunk.
-	K    int
-	dead error
-}
-
-// lockedBuf keeps the first MaxOutput bytes of a stream.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := 64<<10 - len(l.b); room > 0 {
-		l.b = append(l.b, p[:min(len(p), room)]...)
-	}
-	return len(p), nil
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b)
+	K      int
+	dead   error
+	waited bool
 }
 
 // SessionConfig says what a session launches.
@@ -93,29 +68,11 @@ func (p *Program) StartSession(ctx context.Context, c SessionConfig) (*Session, 
 	args := p.launchArgs(c.Ranks, nil)
 	args = append(args, p.Path, "serve", ftoa(c.Chunk), strconv.Itoa(c.MaxBarriers))
 	args = append(args, c.Settings...)
-	cmd := exec.Command(p.Launcher, args...)
-	cmd.Env = p.env(c.Env)
-	setGroup(cmd)
-	s := &Session{p: p, ranks: c.Ranks, settings: c.Settings, cmd: cmd, lines: make(chan string, 64), stderr: &lockedBuf{}, Dropped: map[int]string{}}
-	cmd.Stderr = s.stderr
-	var err error
-	if s.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("a pipe to %s: %w", p.Launcher, err)
-	}
-	out, err := cmd.StdoutPipe()
+	proc, err := child.Start(p.env(c.Env), p.Launcher, args...)
 	if err != nil {
-		return nil, fmt.Errorf("a pipe from %s: %w", p.Launcher, err)
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting %s: %v", ErrCrashed, p.Launcher, err)
 	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			s.lines <- sc.Text()
-		}
-		close(s.lines)
-	}()
+	s := &Session{p: p, ranks: c.Ranks, settings: c.Settings, proc: proc, Dropped: map[int]string{}}
 	for {
 		l, err := s.next(ctx, c.Limit)
 		if err != nil {
@@ -146,17 +103,18 @@ func (s *Session) next(ctx context.Context, limit time.Duration) (string, error)
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
-	case l, ok := <-s.lines:
+	case l, ok := <-s.proc.Lines:
 		if ok {
 			return l, nil
 		}
-		werr := s.cmd.Wait()
-		s.dead = fmt.Errorf("%w: the launch ended (%v): %s", ErrCrashed, werr, firstLines(s.stderr.String(), 3))
+		werr := s.proc.Wait()
+		s.waited = true
+		s.dead = fmt.Errorf("%w: the launch ended (%v): %s", ErrCrashed, werr, child.FirstLines(s.proc.Stderr(), 3))
 	case <-t.C:
-		killGroup(s.cmd)
+		s.proc.Kill()
 		s.dead = fmt.Errorf("%w (%s)", ErrHung, limit)
 	case <-ctx.Done():
-		killGroup(s.cmd)
+		s.proc.Kill()
 		s.dead = ctx.Err()
 	}
 	return "", s.dead
@@ -176,8 +134,8 @@ func (s *Session) Run(ctx context.Context, i, n int, limit time.Duration) (ns, s
 	if s.dead != nil {
 		return nil, nil, s.dead
 	}
-	if _, err := fmt.Fprintf(s.stdin, "run %d %d\n", i, n); err != nil {
-		killGroup(s.cmd)
+	if _, err := fmt.Fprintf(s.proc.Stdin, "run %d %d\n", i, n); err != nil {
+		s.proc.Kill()
 		s.dead = fmt.Errorf("%w: writing to the launch: %v", ErrCrashed, err)
 		return nil, nil, s.dead
 	}
@@ -208,40 +166,19 @@ func (s *Session) Run(ctx context.Context, i, n int, limit time.Duration) (ns, s
 // Close ends the session: "quit", then a kill of its group if it has not
 // ended within 5 s. It returns the launch's stderr.
 func (s *Session) Close() string {
-	if s.cmd.Process == nil {
-		return ""
+	if s.waited {
+		return string(s.proc.Stderr())
 	}
 	if s.dead == nil {
-		fmt.Fprintln(s.stdin, "quit")
-		s.stdin.Close()
-		done := make(chan struct{})
-		go func() {
-			for range s.lines {
-			}
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			killGroup(s.cmd)
-		}
-		s.cmd.Wait()
+		fmt.Fprintln(s.proc.Stdin, "quit")
+		s.proc.Stdin.Close()
+		t := time.AfterFunc(5*time.Second, s.proc.Kill)
+		defer t.Stop()
 		s.dead = errors.New("closed")
 	} else {
-		killGroup(s.cmd)
-		go func() {
-			for range s.lines {
-			}
-		}()
-		s.cmd.Wait()
+		s.proc.Kill()
 	}
-	return s.stderr.String()
-}
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, " | ")
+	s.proc.Wait()
+	s.waited = true
+	return string(s.proc.Stderr())
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mpicheck
+package child
 
 import (
 	"os/exec"
@@ -10,7 +10,7 @@ import (
 // setGroup starts cmd in a process group of its own.
 func setGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
-// killGroup kills cmd's process group: the launcher and every rank.
+// killGroup kills cmd's process group.
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

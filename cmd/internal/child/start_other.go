@@ -1,13 +1,13 @@
 //go:build !unix
 
-package mpicheck
+package child
 
 import "os/exec"
 
 // setGroup: no process groups here.
 func setGroup(*exec.Cmd) {}
 
-// killGroup kills the launcher (no process groups here).
+// killGroup kills cmd alone (no process groups here).
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		cmd.Process.Kill()
