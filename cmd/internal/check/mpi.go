@@ -69,6 +69,11 @@ const (
 	mpiChunks = 9
 )
 
+// maxMPIRanks caps the rank counts launched: the check's larger counts
+// (four times the PUs of a big node) would start hundreds of processes
+// for one launch.
+const maxMPIRanks = 256
+
 // minMPIWindow is the least time the step starts with: a launch takes a
 // second or more.
 const minMPIWindow = 3 * time.Second
@@ -138,7 +143,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	defer func() { rec.Seconds = roundTo(m.Now().Sub(start).Seconds(), 3) }()
 	var counts []int
 	for _, t := range f.Threads {
-		if t.Best != nil && !slices.Contains(counts, t.Threads) {
+		if t.Best != nil && t.Threads <= maxMPIRanks && !slices.Contains(counts, t.Threads) {
 			counts = append(counts, t.Threads)
 		}
 	}
