@@ -205,9 +205,15 @@ func remaining(ctx context.Context, now func() time.Time) time.Duration {
 	return max(d.Sub(now()), 0)
 }
 
+// minShare is the least time a count's comparison gets once its launch
+// has started (while the time left holds it): the screening, 4 pairs of
+// the leaders and the confirmation, with room for a loaded machine.
+const minShare = 3 * time.Second
+
 // cell measures one implementation at n ranks, in a share of the time
-// left: 1/left of it once its launch has started (a launch takes a second
-// or more, and the time it takes is not the comparison's).
+// left: 1/left of it, at least minShare, once its launch has started (a
+// launch takes a second or more, and the time it takes is not the
+// comparison's).
 func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bool) (ch Choice) {
 	ch = Choice{Impl: p.Name, Ranks: n}
 	if ctx.Err() != nil {
@@ -218,7 +224,10 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		return cfg.costOnly(ctx, p, n)
 	}
 	share := func() (context.Context, context.CancelFunc) {
-		return context.WithDeadline(ctx, cfg.Now().Add(remaining(ctx, cfg.Now)/time.Duration(left)))
+		// At least minShare (or all that is left): a count that can
+		// decide is worth more than one more count started.
+		left := max(remaining(ctx, cfg.Now)/time.Duration(left), min(remaining(ctx, cfg.Now), minShare))
+		return context.WithDeadline(ctx, cfg.Now().Add(left))
 	}
 	cands := cfg.Candidates(p.Name, n)
 	spreads := map[string][]float64{}
