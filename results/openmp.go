@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// OpenMP (v1.5) is the check's measurement of the OpenMP runtimes on this
+// OpenMP (v1.5; v1.6 adds the stencil loop, undecided counts and pairs)
+// is the check's measurement of the OpenMP runtimes on this
 // machine: per runtime, the runtime's defaults timed against settings of
 // its own knobs on an OpenMP barrier loop, per thread count
 // (cmd/internal/ompcheck). `export --format omp-env` sets only what this
@@ -45,31 +46,48 @@ type OpenMPRuntime struct {
 // OpenMPCount is one runtime at one thread count.
 type OpenMPCount struct {
 	Threads int `json:"threads"`
-	// DefaultNs is the median ns per barrier under the runtime's
-	// defaults (every run of them at this count); 0 with NotMeasured.
-	DefaultNs float64 `json:"default_ns,omitempty"`
+	// DefaultNs is the median ns per barrier of the plain barrier loop
+	// under the runtime's defaults (the runs paired with Best when one is
+	// chosen, else every run of them at this count), each run's time the
+	// median of its chunks after an untimed warm-up; 0 with NotMeasured.
+	// DefaultStencilNs (v1.6) is the same for the stencil loop.
+	DefaultNs        float64 `json:"default_ns,omitempty"`
+	DefaultStencilNs float64 `json:"default_stencil_ns,omitempty"`
 	// Best is the setting chosen (NAME=VALUE, sorted), faster than the
 	// defaults by the check's tie margin and significance test and
 	// confirmed in fresh pairs; absent when the defaults stay (Why says
 	// why). BestNs is its median, MarginPct how much slower the defaults'
 	// median is, in percent, and Test the test that separated them.
-	Best      []string `json:"best,omitempty"`
-	BestNs    float64  `json:"best_ns,omitempty"`
-	MarginPct float64  `json:"margin_pct,omitempty"`
-	Test      string   `json:"test,omitempty"`
+	// BestStencilNs (v1.6) is its median on the stencil loop, which it
+	// must not slow.
+	Best          []string `json:"best,omitempty"`
+	BestNs        float64  `json:"best_ns,omitempty"`
+	BestStencilNs float64  `json:"best_stencil_ns,omitempty"`
+	MarginPct     float64  `json:"margin_pct,omitempty"`
+	Test          string   `json:"test,omitempty"`
 	// Why says why the defaults stay, or why Best is not the fastest
 	// measured (a variable both runtimes read must agree).
 	Why string `json:"why,omitempty"`
 	// NotMeasured says why this count was not measured.
 	NotMeasured string `json:"not_measured,omitempty"`
+	// NotDecided (v1.6) says that the runs were too few to decide (how
+	// many pairs each setting had, how many a decision needs, and the
+	// budget that would give them, NeedBudgetS in seconds): the defaults
+	// stay, whatever the runs showed.
+	NotDecided  string  `json:"not_decided,omitempty"`
+	NeedBudgetS float64 `json:"need_budget_s,omitempty"`
 	// Failed are the settings that crashed, hung (killed by process
 	// group) or were refused by the runtime, each with what happened;
 	// none of them is ever chosen.
 	Failed []string `json:"failed,omitempty"`
 	// Settings is how many settings were timed, Runs how many runs of
-	// the loop the count took.
+	// the loops the count took, Pairs (v1.6) the most pairs of a setting
+	// and the defaults recorded, and Unsteady (v1.6) the pairs dropped
+	// because a run stayed in transition through its reruns.
 	Settings int `json:"settings"`
 	Runs     int `json:"runs"`
+	Pairs    int `json:"pairs,omitempty"`
+	Unsteady int `json:"unsteady,omitempty"`
 }
 
 // Runtime returns the record of the named runtime, or nil.
@@ -110,7 +128,7 @@ func (o *OpenMP) validate() error {
 			if c.Threads < 1 {
 				return fmt.Errorf("openmp %s: thread count %d is not positive", r.Name, c.Threads)
 			}
-			if c.DefaultNs < 0 || c.BestNs < 0 {
+			if c.DefaultNs < 0 || c.BestNs < 0 || c.DefaultStencilNs < 0 || c.BestStencilNs < 0 || c.NeedBudgetS < 0 {
 				return fmt.Errorf("openmp %s, %d threads: a negative time", r.Name, c.Threads)
 			}
 			for _, kv := range c.Best {

@@ -29,7 +29,7 @@ import (
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.5"
+const Schema = "barriertune.results/v1.6"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"
@@ -114,6 +114,12 @@ type File struct {
 	// absent from older files, simulated checks and checks that did not
 	// reach it.
 	OpenMP *OpenMP `json:"openmp,omitempty"`
+
+	// MPI (v1.6) is the MPI implementations' measurement: each
+	// implementation's defaults against settings of its own knobs, per
+	// rank count; absent from older files, simulated checks and checks
+	// that did not reach it.
+	MPI *MPI `json:"mpi,omitempty"`
 
 	Threads []Threads `json:"threads"`
 }
@@ -638,6 +644,9 @@ func (f *File) validate() error {
 		}
 	}
 	if err := f.OpenMP.validate(); err != nil {
+		return err
+	}
+	if err := f.MPI.validate(); err != nil {
 		return err
 	}
 	return checkTimes(f)

@@ -98,6 +98,9 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{"OpenMP", root.Defs["openmp"], reflect.TypeOf(results.OpenMP{})},
 		{"OpenMPRuntime", root.Defs["openmp_runtime"], reflect.TypeOf(results.OpenMPRuntime{})},
 		{"OpenMPCount", root.Defs["openmp_count"], reflect.TypeOf(results.OpenMPCount{})},
+		{"MPI", root.Defs["mpi"], reflect.TypeOf(results.MPI{})},
+		{"MPIImplementation", root.Defs["mpi_implementation"], reflect.TypeOf(results.MPIImplementation{})},
+		{"MPICount", root.Defs["mpi_count"], reflect.TypeOf(results.MPICount{})},
 	} {
 		all, required := jsonFields(c.typ)
 		var props []string

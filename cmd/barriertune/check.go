@@ -35,6 +35,7 @@ type checkOptions struct {
 	budget     time.Duration
 	sampleTime time.Duration
 	json       bool
+	runtimes   string      // --runtimes; "" is every runtime found
 	plan       planOptions // --plan, --simulate and friends (check_plan.go)
 	system     systemFlag  // --system (check_system.go)
 }
@@ -78,7 +79,10 @@ exports it also times, above the allowed CPUs, the algorithms a C program's
 threads run there: with the exported C header itself where it finds a C
 compiler ($CC, else cc, gcc or clang), else on Go's OS threads (not C
 figures; the file's cuts say why); and, where gcc -fopenmp and clang
--fopenmp build, the OpenMP runtimes' barriers. --plan prints
+-fopenmp build, the OpenMP runtimes' barriers, and where Open MPI or MPICH
+is installed, MPI_Barrier among ranks of this node under each
+implementation's defaults and its own barrier settings (docs/mpi.md;
+--runtimes chooses which runtimes). --plan prints
 exactly what the check would measure with the same flags, the time of its
 samples and a bound on what follows the rounds (play-off, per-level
 latencies, block/wake); a live run also starts and pins threads, so its
@@ -134,6 +138,7 @@ results.json and write beside it under that name.`,
 	opts.system.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE`, or DIR/ for this machine's file in a directory of several machines' files (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
+	f.StringVar(&opts.runtimes, "runtimes", "", "runtimes measured after the algorithms, in what they leave of a third of the budget: `LIST` of "+strings.Join(check.Runtimes(), ", ")+", or none (default: every one installed; the OpenMP runtimes through gcc and clang, Open MPI and MPICH through their compiler wrappers and launchers)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
 	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))
@@ -195,6 +200,12 @@ func (o *checkOptions) config() (check.Config, error) {
 		var err error
 		if cfg.Algorithms, err = algorithmNames("--algorithms", o.algorithms); err != nil {
 			return cfg, err
+		}
+	}
+	if o.runtimes != "" {
+		var err error
+		if cfg.Runtimes, err = check.ParseRuntimes(o.runtimes); err != nil {
+			return cfg, usageErrorf("--runtimes %q: %v", elided(o.runtimes), err)
 		}
 	}
 	return cfg, nil

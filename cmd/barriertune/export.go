@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,13 +26,15 @@ type exportOptions struct {
 	threadsSet bool
 	allowed    string
 	path       string // results file; "" is the lookup order
+	output     string // -o: the file written; "" is stdout
+	verify     bool   // --verify: run the MPI loop through the written file
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := &exportOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "export --format omp-env|c-header|c-barrier|env|kv [--threads N] [--allowed CPULIST] [FILE]",
-		Short: "Export the winners for OpenMP runtimes, C and C++ programs or scripts",
+		Use:   "export --format omp-env|c-header|c-barrier|env|kv|openmpi|mpich [--threads N] [--allowed CPULIST] [-o OUT [--verify]] [FILE]",
+		Short: "Export the winners for OpenMP runtimes, MPI implementations, C and C++ programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
 this machine: $BARRIERTUNE_RESULTS, the per-user file, the system-wide
@@ -55,13 +60,20 @@ with a level only Go runs is substituted); c-header, which carries no
 groups, substitutes every hybrid.
 
   omp-env   POSIX shell exports for OpenMP runtimes: per thread count, the
-            settings of each runtime's own knobs (libgomp: GOMP_SPINCOUNT;
-            libomp: KMP_PLAIN_BARRIER_PATTERN, branch bits, KMP_BLOCKTIME,
-            KMP_LIBRARY; both: OMP_PLACES, OMP_PROC_BIND) that the check
-            measured faster than that runtime's defaults, and nothing
-            where the defaults stayed or the runtime was not measured;
-            comments name each runtime's version and why. Without
-            --threads, an if-chain picks the block for $OMP_NUM_THREADS.
+            settings of each runtime's own knobs (libomp: KMP_AFFINITY,
+            KMP_BLOCKTIME; libgomp: GOMP_SPINCOUNT, GOMP_CPU_AFFINITY)
+            that the check measured faster than that runtime's defaults
+            on a plain barrier loop and no slower on a stencil, and
+            nothing where the defaults stayed, the runs were too few to
+            decide, or the runtime was not measured; comments name each
+            runtime's version and why. Its first line says how to use
+            it: run programs with barriertune omp-run -- ./prog (the
+            block for the thread count the program gets, for the
+            runtime it links), or export OMP_NUM_THREADS and then
+            source the file (without --threads an if-chain picks the
+            block for $OMP_NUM_THREADS as it is when sourced). A
+            variable both runtimes read (OMP_, GOMP_CPU_AFFINITY) is set
+            by the file only where it was chosen for both.
   c-header  a self-contained C99 header: a table by thread count (algorithm,
             fan-in, policy, CPUs, median ns) and barriertune_lookup(n).
   c-barrier the tuned barrier itself, one header for C11 and C++20 programs
@@ -72,6 +84,18 @@ groups, substitutes every hybrid.
   env       KEY=VALUE shell variables (BARRIERTUNE_ALGORITHM_8=..., or
             unsuffixed with --threads).
   kv        one line per thread count of key=value pairs.
+  openmpi   an Open MPI MCA parameter file (name = value lines, for
+            ~/.openmpi/mca-params.conf, mpirun --tune FILE, or the node's
+            etc/openmpi-mca-params.conf) and, where a rank count chose a
+            barrier algorithm, its dynamic rules file OUT.rules (classic
+            format, Open MPI 4.1 and 5.0: the measured counts only,
+            Open MPI's own decision elsewhere); needs -o OUT then.
+  mpich     MPICH CVAR assignments measured faster (with --threads N, the
+            rank count: NAME=VALUE lines; without it a case on
+            $BARRIERTUNE_MPI_RANKS); above the CPUs it says what MPICH's
+            busy-polling barrier costs. docs/mpi.md says how to install
+            and undo both; --verify runs the MPI loop through the written
+            file against the defaults and fails unless it is faster.
 
 Each choice is the one barriers.Auto and ` + "`show --threads`" + ` make inside the
 allowed CPUs (--allowed; default: this process's allowed CPUs when the
@@ -79,7 +103,9 @@ file is this machine's, else the whole machine): the fastest measured
 placement class that fits them, else the nearest measured count's algorithm
 packed on them, round-robin when the threads outnumber them. docs/results.md
 maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
-		Example: `  barriertune export --format omp-env > barriertune-omp.env && . ./barriertune-omp.env
+		Example: `  barriertune omp-run -- ./prog
+  barriertune export --format omp-env > barriertune-omp.env && export OMP_NUM_THREADS=8 && . ./barriertune-omp.env
+  barriertune export --format openmpi -o barrier.conf --verify && mpirun --tune barrier.conf -np 8 ./app
   barriertune export --format c-header > barriertune_choices.h
   barriertune export --format c-barrier > barriertune.h
   barriertune export --format kv --threads 8 --allowed 0-3 results.json`,
@@ -96,6 +122,8 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f.StringVar(&o.format, "format", "", "output format: "+strings.Join(export.Formats(), ", ")+" (required)")
 	f.IntVarP(&o.threads, "threads", "t", 0, "export only the choice for this many threads (default: every measured count)")
 	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
+	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
+	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count that chose a setting, and fail unless it is faster (needs -o)")
 	registerCompletions(cmd, map[string][]string{"format": export.Formats()})
 	return cmd
 }
@@ -108,6 +136,9 @@ func (o *exportOptions) validate() error {
 	if !slices.Contains(export.Formats(), o.format) {
 		return usageErrorf("--format %q: unknown format (accepted: %s)", o.format, strings.Join(export.Formats(), ", "))
 	}
+	if o.verify && (o.format != "openmpi" && o.format != "mpich" || o.output == "") {
+		return usageErrorf("--verify: only with --format openmpi or mpich and -o FILE (it runs the loop through the file written)")
+	}
 	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > barriers.MaxParticipants) {
 		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, barriers.MaxParticipants)
 	}
@@ -115,7 +146,7 @@ func (o *exportOptions) validate() error {
 }
 
 // runExport reads the results file and writes the export to w.
-func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
+func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -123,8 +154,36 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := export.Write(w, rs.File, o.format, export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}); err != nil {
+	opts := export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}
+	var rules bytes.Buffer
+	if o.output != "" && o.format == "openmpi" {
+		abs, err := filepath.Abs(o.output)
+		if err != nil {
+			return fmt.Errorf("export: -o %s: %w", o.output, err)
+		}
+		opts.RulesPath, opts.Rules = abs+export.MPIRulesSuffix, &rules
+	}
+	if o.output == "" {
+		if err := export.Write(w, rs.File, o.format, opts); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		return nil
+	}
+	var b bytes.Buffer
+	if err := export.Write(&b, rs.File, o.format, opts); err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	if rules.Len() > 0 {
+		if err := os.WriteFile(opts.RulesPath, rules.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("export: writing the rules file: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s and its dynamic rules file %s\n", o.output, opts.RulesPath)
+	}
+	if err := os.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if o.verify {
+		return verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
 	}
 	return nil
 }

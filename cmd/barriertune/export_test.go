@@ -29,11 +29,11 @@ func TestExportCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"export", path}, `--format is required: one of omp-env, c-header, c-barrier, env, kv (usage: barriertune export --format`},
+		{[]string{"export", path}, `--format is required: one of omp-env, c-header, c-barrier, env, kv, openmpi, mpich (usage: barriertune export --format`},
 		{[]string{"export", "--format", "kv", "--allowed", "0-99", path}, `--allowed: allowed CPUs 0-99: 8-99 not in the machine`},
 		{[]string{"export", "--format", "kv", "--allowed", ",", path}, `--allowed ",": no CPU given`},
 		{[]string{"export", "--format", "kv", "--allowed", "x", path}, `--allowed: cpu list "x"`},
-		{[]string{"export", "--format", "xml", path}, `(accepted: omp-env, c-header, c-barrier, env, kv)`},
+		{[]string{"export", "--format", "xml", path}, `(accepted: omp-env, c-header, c-barrier, env, kv, openmpi, mpich)`},
 		{[]string{"export", "--format", "kv", filepath.Join(t.TempDir(), "none.json")}, "no results file at"},
 	} {
 		if _, err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") ||

@@ -79,6 +79,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newLatencyCmd(g))
 	root.AddCommand(newModelCmd())
 	root.AddCommand(newExportCmd(g))
+	root.AddCommand(newOMPRunCmd(g))
 	root.AddCommand(newPlotCmd(g))
 	root.AddCommand(newDocsCmd())
 

@@ -398,6 +398,9 @@ func printTable(w io.Writer, f *results.File, rs *resultsSource) error {
 	for _, l := range openMPLines(f) {
 		out("%s", l)
 	}
+	for _, l := range mpiLines(f) {
+		out("%s", l)
+	}
 	return nil
 }
 

@@ -17,7 +17,7 @@ func openMPLines(f *results.File) []string {
 	if o == nil {
 		return nil
 	}
-	lines := []string{"", "OpenMP runtimes: each runtime's defaults against settings of its own knobs (export --format omp-env sets only what was measured faster):"}
+	lines := []string{"", "OpenMP runtimes: each runtime's defaults against settings of its own knobs, on a plain barrier loop and a stencil (barriertune omp-run -- ./prog applies what was measured faster):"}
 	for _, r := range o.Runtimes {
 		if r.NotMeasured != "" {
 			lines = append(lines, fmt.Sprintf("%s not measured: %s", r.Name, r.NotMeasured))
@@ -28,10 +28,16 @@ func openMPLines(f *results.File) []string {
 			switch {
 			case c.NotMeasured != "":
 				lines = append(lines, fmt.Sprintf("%s, %d threads: not measured: %s", r.Name, c.Threads, c.NotMeasured))
+			case c.NotDecided != "":
+				lines = append(lines, fmt.Sprintf("%s, %d threads: the defaults stay (%s a barrier), %s", r.Name, c.Threads, usOrNsShort(c.DefaultNs), c.NotDecided))
 			case len(c.Best) == 0:
 				lines = append(lines, fmt.Sprintf("%s, %d threads: the defaults stay (%s a barrier): %s", r.Name, c.Threads, usOrNsShort(c.DefaultNs), c.Why))
 			default:
-				lines = append(lines, fmt.Sprintf("%s, %d threads: %s, %s a barrier against the defaults' %s (defaults %+.1f%% slower; %s)", r.Name, c.Threads, strings.Join(c.Best, " "), usOrNsShort(c.BestNs), usOrNsShort(c.DefaultNs), c.MarginPct, c.Test))
+				stencil := ""
+				if c.DefaultStencilNs > 0 {
+					stencil = fmt.Sprintf("; stencil %s against %s", usOrNsShort(c.BestStencilNs), usOrNsShort(c.DefaultStencilNs))
+				}
+				lines = append(lines, fmt.Sprintf("%s, %d threads: %s, %s a barrier against the defaults' %s (defaults %+.1f%% slower; %s%s)", r.Name, c.Threads, strings.Join(c.Best, " "), usOrNsShort(c.BestNs), usOrNsShort(c.DefaultNs), c.MarginPct, c.Test, stencil))
 			}
 			if len(c.Failed) > 0 {
 				lines = append(lines, fmt.Sprintf("%s, %d threads, never chosen (crashed, hung or refused): %s", r.Name, c.Threads, strings.Join(c.Failed, "; ")))

@@ -22,6 +22,7 @@ import (
 // values from the walk itself.
 var badFlagValues = map[string][]string{
 	"bench --algorithm":   {"fastest", "central,central", ""},
+	"check --runtimes":    {"intelmpi", "none,openmp", "mpich,mpich"},
 	"bench --cpus":        {"x", "3-1", "0,0", "0-1000000000"},
 	"bench --policy":      {"busy"},
 	"bench --skew":        {"-5", "1h", "x"},
@@ -41,6 +42,7 @@ var badFlagValues = map[string][]string{
 	"show --allowed":      {"x", "3-1", "0-1000000000"},
 	"plot --allowed":      {"x", "3-1", "0-1000000000"},
 	"export --format":     {"foo"},
+	"omp-run --runtime":   {"gomp", "LIBOMP"},
 	"export --threads":    {"0", "-1", "-1000000000"},
 	"show --threads":      {"0", "-1"},
 	"latency --cpus":      {"x", "0-1000000000"},
@@ -71,7 +73,7 @@ var baseArgs = map[string][]string{"model": {"--measured"}, "export": {"--format
 // freeFormFlags take paths or topology descriptions: a bad one is a
 // failure to read (exit 1), not a usage error.
 var freeFormFlags = []string{"--synthetic", "--sysfs-root", "--xml", "--topology", "--output", "--resume",
-	"--latency", "--from", "--dir", "--from-results"}
+	"--latency", "--from", "--dir", "--from-results", "--results"}
 
 // pendingUsage lists "command --flag value" cases whose fix lives in
 // another helper's files: they are reported as skips until merged.

@@ -137,6 +137,9 @@ type Config struct {
 	Calibration *results.Calibration
 	// Verbose keeps every pruned candidate's prediction in the Plan.
 	Verbose bool
+	// Runtimes are the runtimes measured after the algorithms (Runtimes:
+	// openmp, openmpi, mpich); nil: every one found; empty: none.
+	Runtimes []string
 
 	// unhosted says which default counts prepare left out because this
 	// process cannot host them (HostableThreads); "" when none.
@@ -244,7 +247,23 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		measureOSThreads(octx, f, m)
 		ocancel()
 	}
-	measureOpenMP(outer, f, cfg, m, deadline) // at most OpenMPShare of the budget, in what is left of it
+	// The runtimes' window: at most OpenMPShare of the budget, in what
+	// the algorithms left of it; OpenMP takes half of it when an MPI
+	// implementation is there to measure, MPI the rest.
+	rtStart := m.Now()
+	rtEnd := rtStart.Add(max(min(cfg.Budget/OpenMPShare, deadline.Sub(rtStart)), 0))
+	ompEnd := rtEnd
+	mpiThere := false
+	for _, im := range mpiWanted(cfg, m) {
+		mpiThere = mpiThere || im.Found()
+	}
+	if mpiThere && cfg.wants(RuntimeOpenMP) {
+		ompEnd = rtStart.Add(rtEnd.Sub(rtStart) / 2)
+	}
+	if cfg.wants(RuntimeOpenMP) {
+		measureOpenMP(outer, f, cfg, m, ompEnd)
+	}
+	measureMPI(outer, f, cfg, m, rtEnd)
 	annotate(f, s.notes)
 	if f != nil && !f.Simulated && cfg.Calibration == nil {
 		if m.Now().Before(deadline) {

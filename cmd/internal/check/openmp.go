@@ -6,21 +6,25 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
+	"github.com/barriertune/barriertune/cmd/internal/pairs"
 	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
 
 // The OpenMP step: where a compiler builds with -fopenmp against a runtime
-// (gcc: libgomp; clang: libomp), the check times an OpenMP barrier loop
-// under the runtime's defaults and under settings of the runtime's own
-// knobs, per measured thread count (cmd/internal/ompcheck), and records what
-// it found in the file (results.OpenMP). It runs after the algorithms'
+// (gcc: libgomp; clang: libomp), the check times OpenMP loops (a plain
+// barrier loop and a stencil, steady runs) under the runtime's defaults
+// and under settings of the runtime's own variables, per measured thread
+// count (cmd/internal/ompcheck, cmd/internal/pairs), and records what it
+// found in the file (results.OpenMP): a count whose runs were too few to
+// decide says so with the budget that would decide it. It runs after the algorithms'
 // measurement, in what the budget left of it, and takes at most
 // OpenMPShare of the budget: the algorithms' results are those of a check
 // without it.
@@ -33,9 +37,14 @@ const OpenMPShare = 3 // the budget over this
 // time a count's settings beside its defaults.
 const minOpenMPWindow = 3 * time.Second
 
-// openMPSeconds is one run of the loop: 15 ms, hundreds of barriers at
-// the slowest (a blocking runtime's tens of µs).
-const openMPSeconds = 0.015
+// openMPSeconds is each loop shape's timed span in one run, cut in ten
+// chunks of 3 ms (a lost time slice spoils one chunk, which the median
+// of the chunks ignores), after openMPWarmup of untimed warm-up (the
+// runtime's threads started and placed before anything is timed).
+const (
+	openMPSeconds = 0.03
+	openMPWarmup  = 0.02
+)
 
 // openMPMeasurer builds the OpenMP loop (Hardware: with this machine's
 // compilers; a simulation has none).
@@ -58,9 +67,9 @@ func (Hardware) BuildOpenMP(ctx context.Context, tc ompcheck.Toolchain, dir stri
 // with them as the check judges a runner-up: the setting is faster only
 // when the defaults' median is more than TieFraction (3%) slower than its
 // median and the significance test (Mann-Whitney U) tells them apart.
-func openMPVerdict(defaults, setting []float64) ompcheck.Verdict {
+func openMPVerdict(defaults, setting []float64) pairs.Verdict {
 	md, ms := medianOf(defaults), medianOf(setting)
-	v := ompcheck.Verdict{MarginPct: 100 * (md/ms - 1)}
+	v := pairs.Verdict{MarginPct: 100 * (md/ms - 1)}
 	switch {
 	case within(ms, md):
 		v.Test = "within 3%: the defaults' median is within 3% of the setting's (or faster)"
@@ -92,7 +101,7 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	start := m.Now()
 	window := min(cfg.Budget/OpenMPShare, deadline.Sub(start))
 	rec := &results.OpenMP{
-		Loop:  fmt.Sprintf("one parallel region, a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread, %g ms a run (cmd/internal/ompcheck/csrc/omploop.c)", openMPSeconds*1000),
+		Loop:  fmt.Sprintf("one parallel region: %g ms of untimed warm-up, then a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread and a 1-D stencil of 256 points per thread with a barrier per step, %g ms each in 10 chunks; a run whose chunks show a transition is rerun; the time is the median chunk (cmd/internal/ompcheck/csrc/omploop.c)", openMPWarmup*1000, openMPSeconds*1000),
 		Share: fmt.Sprintf("1/%d of the budget (%s), and only what the algorithms' measurement left", OpenMPShare, (cfg.Budget / OpenMPShare).Round(time.Millisecond)),
 	}
 	f.OpenMP = rec
@@ -144,14 +153,14 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	if len(progs) == 0 {
 		return
 	}
-	cpus := len(counts) // unknown: no count is above the CPUs
-	if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
-		cpus = s.Len()
+	cpus, list := len(counts), "" // unknown: no count is above the CPUs
+	if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil && !s.IsEmpty() {
+		cpus, list = s.Len(), s.String()
 	}
 	tune := ompcheck.Config{
-		Programs: progs, Threads: counts, CPUs: cpus, Seconds: openMPSeconds,
-		Faster: openMPVerdict, Now: m.Now,
-		AllRuntimes: len(tcs),
+		Programs: progs, Threads: counts, CPUs: cpus, CPUList: list,
+		Seconds: openMPSeconds, Warmup: openMPWarmup,
+		Verdict: openMPVerdict, Now: m.Now,
 	}
 	if cfg.Progress != nil {
 		tune.Progress = func(s string) {
@@ -164,21 +173,44 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	} else if why := busyProbe(); why != "" {
 		busy = why
 	}
-	for _, c := range ompcheck.Tune(ctx, tune) {
+	choices := ompcheck.Tune(ctx, tune)
+	// The budget that would decide every count not decided: the step's
+	// time so far and what those counts need, as OpenMPShare of a budget.
+	need := m.Now().Sub(start)
+	for _, c := range choices {
+		if !c.Decided {
+			need += c.NeedBudget
+		}
+	}
+	budgetNeeded := (need * OpenMPShare).Round(10 * time.Second)
+	if budgetNeeded < need*OpenMPShare {
+		budgetNeeded += 10 * time.Second
+	}
+	for _, c := range choices {
 		r := rec.Runtime(c.Runtime)
-		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs}
+		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs, Pairs: c.Pairs, Unsteady: c.Unsteady}
+		why := c.Why
+		if !c.Decided && c.NeedBudget > 0 {
+			if head, _, ok := strings.Cut(why, ";"); ok {
+				why = head
+			}
+			why += fmt.Sprintf("; a budget of %s (--budget) would give them", budgetNeeded)
+			oc.NeedBudgetS = budgetNeeded.Seconds()
+		}
 		switch {
 		case !c.Measured:
-			oc.NotMeasured = c.Why
+			oc.NotMeasured = why
+		case !c.Decided:
+			oc.DefaultNs, oc.DefaultStencilNs, oc.NotDecided = roundTo(c.DefaultNs, 1), roundTo(c.DefaultStencilNs, 1), why
 		default:
-			oc.DefaultNs, oc.Why = roundTo(c.DefaultNs, 1), c.Why
+			oc.DefaultNs, oc.DefaultStencilNs, oc.Why = roundTo(c.DefaultNs, 1), roundTo(c.DefaultStencilNs, 1), why
 			switch {
 			case c.Setting != nil && busy != "":
 				// Faster under others' load (a waiter that blocks while
 				// its partner has lost its CPU) may be slower quiet.
 				oc.Why = fmt.Sprintf("%s was faster (%.0f against %.0f ns, defaults %+.1f%% slower), but the machine was busy (%s): a setting faster under others' load may be slower on the quiet machine, so none is chosen; run the check when it is quiet", c.Setting, c.Ns, c.DefaultNs, c.MarginPct, busy)
 			case c.Setting != nil:
-				oc.Best, oc.BestNs, oc.MarginPct, oc.Test = slices.Clone([]string(c.Setting)), roundTo(c.Ns, 1), roundTo(c.MarginPct, 1), c.Test
+				oc.Best, oc.BestNs, oc.BestStencilNs, oc.MarginPct, oc.Test = slices.Clone([]string(c.Setting)), roundTo(c.Ns, 1), roundTo(c.StencilNs, 1), roundTo(c.MarginPct, 1), c.Test
 			}
 		}
 		r.Counts = append(r.Counts, oc)

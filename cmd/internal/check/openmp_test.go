@@ -2,6 +2,8 @@ package check
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +87,60 @@ func TestOpenMPVerdict(t *testing.T) {
 	v := openMPVerdict(def, []float64{600, 610, 590, 605, 595, 602, 598})
 	if !v.Faster || v.MarginPct < 60 || v.MarginPct > 75 {
 		t.Errorf("0.6x: %+v, want faster by about 67%%", v)
+	}
+}
+
+// slowOpenMP builds a stand-in loop (a shell script) that takes 0.4 s a
+// run, twice as fast under KMP_AFFINITY: a window of a few seconds holds
+// too few pairs to decide.
+type slowOpenMP struct {
+	Hardware
+	dir string
+}
+
+func (slowOpenMP) OpenMPToolchains() []ompcheck.Toolchain {
+	return []ompcheck.Toolchain{{Runtime: ompcheck.LibOMP, Compiler: "clang"}}
+}
+
+func (s slowOpenMP) BuildOpenMP(_ context.Context, tc ompcheck.Toolchain, _ string) (*ompcheck.Program, error) {
+	path := filepath.Join(s.dir, "loop")
+	body := `#!/bin/sh
+sleep 0.4
+ns=1000; [ -n "$KMP_AFFINITY" ] && ns=500
+echo "threads $OMP_NUM_THREADS library /fake/libomp.so.5"
+echo "barrier $ns $ns $ns $ns $ns $ns"
+echo "stencil $ns $ns $ns $ns $ns $ns"
+`
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		return nil, err
+	}
+	return &ompcheck.Program{Runtime: tc.Runtime, Compiler: tc.Compiler, Path: path, Library: "/fake/libomp.so.5", Version: "fake"}, nil
+}
+
+// TestOpenMPTooFewPairs: a window that holds too few pairs decides
+// nothing, even for a setting twice as fast: the count records that it
+// was not decided, with the budget that would decide it, and chooses
+// nothing.
+func TestOpenMPTooFewPairs(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	f := openMPFile()
+	f.Load = &results.Load{} // quiet: the probe alone may not say busy
+	start := time.Now()
+	measureOpenMP(context.Background(), f, Config{Budget: 12 * time.Second, Algorithms: catalog.Names()}, slowOpenMP{dir: t.TempDir()}, start.Add(12*time.Second))
+	r := f.OpenMP.Runtime(ompcheck.LibOMP)
+	if r == nil || len(r.Counts) != 1 {
+		t.Fatalf("got %+v, want libomp's one count", f.OpenMP)
+	}
+	c := r.Counts[0]
+	if len(c.Best) != 0 || !strings.Contains(c.NotDecided+c.NotMeasured, "need 4") || !strings.Contains(c.NotDecided+c.NotMeasured, "a budget of") {
+		t.Errorf("got %+v; want nothing chosen and not decided, with the budget that would decide", c)
+	}
+	if c.NotDecided != "" && !(c.NeedBudgetS > 12) {
+		t.Errorf("need_budget_s %g: want more than the 12 s given", c.NeedBudgetS)
+	}
+	if d := time.Since(start); d > 7*time.Second {
+		t.Errorf("the step took %s of a 4 s window", d)
 	}
 }

@@ -1,7 +1,9 @@
 // Package child runs the programs the tuner builds and runs on this
-// machine (the OpenMP loop, the C measurement on OS threads) as bounded
-// child processes: a process group of their own where the system has
-// them, killed as a whole when the context ends, their output capped.
+// machine (the OpenMP loop, the C measurement on OS threads, the MPI
+// launches) as bounded child processes: a process group of their own
+// where the system has them, killed as a whole when the context ends (Run)
+// or when the caller says (Start, for a child it talks to), their output
+// capped.
 package child
 
 import (

@@ -48,3 +48,35 @@ func TestFirstLines(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A started child answers on its lines; Kill ends it with what it
+// started (a grandchild holding the output), promptly.
+func TestStartTalksAndKills(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil || runtime.GOOS == "windows" {
+		t.Skip("no sh")
+	}
+	p, err := Start(nil, "sh", "-c", `read x; echo oops >&2; echo "got $x"; sleep 30 & sleep 30`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Stdin.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-p.Lines:
+		if l != "got ping" {
+			t.Errorf("line %q", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer")
+	}
+	start := time.Now()
+	p.Kill()
+	p.Wait()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Kill and Wait took %s", d)
+	}
+	if string(p.Stderr()) != "oops\n" {
+		t.Errorf("stderr %q", p.Stderr())
+	}
+}

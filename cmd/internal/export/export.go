@@ -1,5 +1,7 @@
 // Package export turns a results file into what runtimes, compilers and
-// scripts read directly: OpenMP environment variables (omp-env), a
+// scripts read directly: the MPI implementations' own settings (openmpi:
+// an MCA parameter file and a dynamic rules file; mpich: CVARs), OpenMP
+// environment variables (omp-env), a
 // self-contained C header of the choices (c-header), the tuned C barrier
 // itself as one header for C11 and C++20 (c-barrier), shell variables (env)
 // and one key=value line per thread count (kv); Formats lists them.
@@ -29,7 +31,9 @@ import (
 )
 
 // Formats are the accepted format names.
-func Formats() []string { return []string{"omp-env", "c-header", "c-barrier", "env", "kv"} }
+func Formats() []string {
+	return []string{"omp-env", "c-header", "c-barrier", "env", "kv", "openmpi", "mpich"}
+}
 
 // Options select what to export.
 type Options struct {
@@ -43,6 +47,11 @@ type Options struct {
 	// Source, when set, names the results file and why it was used (and
 	// why others were not); it goes into the comment lines.
 	Source string
+	// RulesPath is the absolute path the openmpi export's dynamic rules
+	// file will have, and Rules where its content is written, when a
+	// count chose an algorithm (the caller writes it there).
+	RulesPath string
+	Rules     io.Writer
 }
 
 // entry is one exported choice: the count asked for and the measured
@@ -63,6 +72,21 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	}
 	if opts.Threads < 0 || opts.Threads > barriers.MaxParticipants {
 		return fmt.Errorf("--threads %d out of range (want 1 to %d, or 0 for every measured count)", opts.Threads, barriers.MaxParticipants)
+	}
+	switch format {
+	case "openmpi", "mpich":
+		var b strings.Builder
+		if format == "mpich" {
+			mpichExport(&b, f, opts.Threads)
+		} else if err := openMPIExport(&b, f, opts); err != nil {
+			return err
+		}
+		out := b.String()
+		if opts.Source != "" {
+			out = "# " + oneLine("results file: "+opts.Source) + "\n" + out
+		}
+		_, err := io.WriteString(w, out)
+		return err
 	}
 	var counts []int
 	if opts.Threads > 0 {
@@ -106,7 +130,7 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	var b strings.Builder
 	switch format {
 	case "omp-env":
-		fmt.Fprintf(&b, "# OpenMP environment %s\n", source(f))
+		fmt.Fprintf(&b, "%s\n# OpenMP environment %s\n", ompUsage, source(f))
 		allowed := opts.Allowed
 		if allowed.IsEmpty() {
 			if s, err := cpuset.ParseList(f.Machine.AllowedCPUs); err == nil {
@@ -152,7 +176,11 @@ func Write(w io.Writer, f *results.File, format string, opts Options) error {
 	if opts.Source != "" {
 		// Which file, and why the others of the lookup order were not used.
 		switch format {
-		case "omp-env", "env":
+		case "omp-env":
+			// The usage line stays first.
+			first, rest, _ := strings.Cut(out, "\n")
+			out = first + "\n# " + oneLine("results file: "+opts.Source) + "\n" + rest
+		case "env":
 			out = "# " + oneLine("results file: "+opts.Source) + "\n" + out
 		case "c-header", "c-barrier":
 			out = "/* " + strings.ReplaceAll(oneLine("results file: "+opts.Source), "*/", "* /") + " */\n" + out

@@ -97,7 +97,7 @@ func TestWriteErrors(t *testing.T) {
 		opts   Options
 		want   string
 	}{
-		{"yaml", Options{}, `unknown export format "yaml" (accepted: omp-env, c-header, c-barrier, env, kv)`},
+		{"yaml", Options{}, `unknown export format "yaml" (accepted: omp-env, c-header, c-barrier, env, kv, openmpi, mpich)`},
 		{"kv", Options{Threads: -1}, "--threads -1 out of range"},
 		{"kv", Options{Threads: barriers.MaxParticipants + 1}, "out of range"},
 	} {

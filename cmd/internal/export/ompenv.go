@@ -19,7 +19,12 @@ import (
 // stayed or the runtime was not measured. Both runtimes read the same
 // file: a variable only one runtime reads (KMP_ for libomp, GOMP_SPINCOUNT
 // for libgomp) is set for that runtime's measurement alone; a variable
-// both read (OMP_) is set only where the check chose it for both.
+// both read (OMP_, GOMP_CPU_AFFINITY) is set only where the check chose it
+// for both, and a runtime whose setting holds such a variable the other
+// did not choose gets nothing from the file (no part of a setting is set
+// alone: only the whole was measured). OMPRunEnv, which `barriertune
+// omp-run` applies when the program starts, sets the whole setting of
+// the runtime the program links.
 // barriertune's own algorithms are not mapped onto the runtimes' barriers:
 // no such mapping was ever measured to help.
 
@@ -76,6 +81,9 @@ func ompServing(counts []int, n, cpus int) int {
 	return best
 }
 
+// ompUsage is the omp-env file's first line: how to use it.
+const ompUsage = "# barriertune omp-env: run a program with `barriertune omp-run -- ./prog` (it applies the block for the program's OMP_NUM_THREADS and runtime when the program starts), or export OMP_NUM_THREADS first and then source this file in a POSIX shell: export OMP_NUM_THREADS=8; . ./barriertune-omp.env"
+
 // ompEnv writes POSIX shell lines that set, per thread count, the
 // settings the check measured faster than each runtime's defaults. With
 // one count (single: --threads) the lines are plain exports after
@@ -83,7 +91,6 @@ func ompServing(counts []int, n, cpus int) int {
 // allowed CPU, the runtimes' default) picks the block of the count that
 // serves it (ompServing).
 func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set) {
-	fmt.Fprintf(b, "# source it in a POSIX shell: . ./barriertune-omp.env\n")
 	o := f.OpenMP
 	cpus := allowed.Len()
 	if cpus == 0 {
@@ -200,6 +207,10 @@ func ompBlock(b *strings.Builder, f *results.File, n, m, cpus int, indent string
 			}
 			fmt.Fprintf(b, "%s# %s at %d threads: %s: nothing set for it\n", indent, name, m, oneLine(why))
 			continue
+		case c.NotDecided != "":
+			measured++
+			fmt.Fprintf(b, "%s# %s at %d threads: the defaults stay, %s\n", indent, name, m, oneLine(c.NotDecided))
+			continue
 		case len(c.Best) == 0:
 			measured++
 			fmt.Fprintf(b, "%s# %s at %d threads: the defaults stay (%.0f ns a barrier): %s\n", indent, name, m, c.DefaultNs, oneLine(c.Why))
@@ -233,6 +244,24 @@ func ompBlock(b *strings.Builder, f *results.File, n, m, cpus int, indent string
 		}
 		set[k] = vals[0]
 	}
+	// A runtime whose chosen setting is not set whole gets none of it.
+	for _, name := range ompRuntimes() {
+		whole := true
+		for k, v := range bests[name] {
+			if set[k] != v {
+				whole = false
+			}
+		}
+		if whole {
+			continue
+		}
+		for k := range bests[name] {
+			if !(ompcheck.ReadBy(k, ompcheck.LibGOMP) && ompcheck.ReadBy(k, ompcheck.LibOMP)) {
+				delete(set, k)
+			}
+		}
+		fmt.Fprintf(b, "%s# %s: its setting holds a variable the other runtime reads too and did not choose, so none of it is set here (only the whole was measured): `barriertune omp-run` sets it for %s programs\n", indent, name, name)
+	}
 	exported := false
 	for _, k := range order {
 		if v := set[k]; v != "" && validName(k) {
@@ -260,4 +289,64 @@ func recordedAllowed(f *results.File) []int {
 		return nil
 	}
 	return s.Members()
+}
+
+// OMPRunEnv is the environment a program that links runtime (LibGOMP or
+// LibOMP; "" when unknown) gets at threads threads on the allowed CPUs
+// from `barriertune omp-run`: the whole setting the check chose for that
+// runtime at the measured count that serves threads (the count on the
+// same side of the CPU count, nearest), or, for an unknown runtime, what
+// the sourced file sets for that count. Notes say, in lines for a
+// person, what was chosen and why, or why nothing is set.
+func OMPRunEnv(f *results.File, runtime string, threads int, allowed cpuset.Set) (vars, notes []string) {
+	o := f.OpenMP
+	cpus := allowed.Len()
+	if cpus == 0 {
+		cpus = len(recordedAllowed(f))
+	}
+	m := ompServing(ompCounts(o), threads, cpus)
+	if m == 0 {
+		return nil, []string{fmt.Sprintf("no OpenMP measurement serves %d threads on %d CPUs: nothing set", threads, cpus)}
+	}
+	if runtime == "" {
+		var b strings.Builder
+		ompBlock(&b, f, threads, m, cpus, "")
+		for _, l := range strings.Split(b.String(), "\n") {
+			if rest, ok := strings.CutPrefix(l, "export "); ok {
+				k, v, _ := strings.Cut(rest, "=")
+				vars = append(vars, k+"="+unquote(v))
+			} else if n, ok := strings.CutPrefix(l, "# "); ok {
+				notes = append(notes, n)
+			}
+		}
+		return vars, append([]string{"the program's OpenMP runtime is unknown: what both runtimes agree on"}, notes...)
+	}
+	r := o.Runtime(runtime)
+	c := r.Count(m)
+	switch {
+	case r == nil || r.NotMeasured != "":
+		return nil, []string{fmt.Sprintf("%s was not measured: nothing set", runtime)}
+	case c == nil:
+		return nil, []string{fmt.Sprintf("%s at %d threads was not measured: nothing set", runtime, m)}
+	case c.NotMeasured != "":
+		return nil, []string{fmt.Sprintf("%s at %d threads was not measured (%s): nothing set", runtime, m, oneLine(c.NotMeasured))}
+	case c.NotDecided != "":
+		return nil, []string{fmt.Sprintf("%s at %d threads: %s: nothing set", runtime, m, oneLine(c.NotDecided))}
+	case len(c.Best) == 0:
+		return nil, []string{fmt.Sprintf("%s at %d threads: the defaults stay: %s", runtime, m, oneLine(c.Why))}
+	}
+	for _, kv := range c.Best {
+		if k, _, ok := strings.Cut(kv, "="); ok && validName(k) {
+			vars = append(vars, kv)
+		}
+	}
+	return vars, []string{fmt.Sprintf("%s at %d threads (as measured at %d): %s, %.0f ns a barrier against the defaults' %.0f ns", runtime, threads, m, strings.Join(c.Best, " "), c.BestNs, c.DefaultNs)}
+}
+
+// unquote undoes shellQuote.
+func unquote(v string) string {
+	if strings.HasPrefix(v, "'") && strings.HasSuffix(v, "'") && len(v) >= 2 {
+		return strings.ReplaceAll(v[1:len(v)-1], `'\''`, "'")
+	}
+	return v
 }

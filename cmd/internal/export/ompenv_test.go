@@ -6,10 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -126,8 +128,10 @@ func TestOMPEnvSetsOnlyMeasured(t *testing.T) {
 	}{
 		{2, map[string]string{"OMP_NUM_THREADS": "2"}},
 		{5, map[string]string{"OMP_NUM_THREADS": "5"}}, // served by 2
-		{9, map[string]string{"OMP_NUM_THREADS": "9", "GOMP_SPINCOUNT": "0", "KMP_PLAIN_BARRIER_PATTERN": "linear,linear"}},
-		{64, map[string]string{"OMP_NUM_THREADS": "64", "GOMP_SPINCOUNT": "0", "KMP_PLAIN_BARRIER_PATTERN": "linear,linear"}},
+		// libgomp's setting holds OMP_PROC_BIND, not chosen for libomp:
+		// none of it is set (GOMP_SPINCOUNT alone was never measured).
+		{9, map[string]string{"OMP_NUM_THREADS": "9", "KMP_PLAIN_BARRIER_PATTERN": "linear,linear"}},
+		{64, map[string]string{"OMP_NUM_THREADS": "64", "KMP_PLAIN_BARRIER_PATTERN": "linear,linear"}},
 		{0, map[string]string{}}, // unset: 8, one per CPU, served by 2
 	} {
 		for _, script := range []string{all, exportString(t, f, "omp-env", max(tc.n, 8))} {
@@ -165,6 +169,79 @@ func TestOMPEnvSetsOnlyMeasured(t *testing.T) {
 	f.OpenMP.Runtimes[1].Counts[1].Best = append(f.OpenMP.Runtimes[1].Counts[1].Best, "OMP_PROC_BIND=close")
 	if got := sourced(t, exportString(t, f, "omp-env", 16), 0); got["OMP_PROC_BIND"] != "close" {
 		t.Errorf("OMP_PROC_BIND chosen for both runtimes is not set: %v", got)
+	}
+}
+
+// TestOMPOneRuntimeGain: a gain measured for one runtime only is carried
+// by that runtime's own variable: libomp's KMP_AFFINITY is set by the
+// sourced file and by omp-run for libomp's programs, never for
+// libgomp's; libgomp's GOMP_CPU_AFFINITY (which libomp reads too) is not
+// set by the file, whose readers may link either, but omp-run sets it,
+// whole, for libgomp's programs only.
+func TestOMPOneRuntimeGain(t *testing.T) {
+	f := withOpenMP(t)
+	f.OpenMP.Runtimes[0].Counts[0] = results.OpenMPCount{Threads: 2, DefaultNs: 900, Best: []string{"GOMP_CPU_AFFINITY=0-7"}, BestNs: 600, Settings: 2, Runs: 30}
+	f.OpenMP.Runtimes[1].Counts[0] = results.OpenMPCount{Threads: 2, DefaultNs: 1400, Best: []string{"KMP_AFFINITY=granularity=fine,compact"}, BestNs: 450, Settings: 2, Runs: 30}
+	got := sourced(t, exportString(t, f, "omp-env", 0), 2)
+	if got["KMP_AFFINITY"] != "granularity=fine,compact" || got["GOMP_CPU_AFFINITY"] != "" {
+		t.Errorf("the sourced file at 2 threads sets %v; want libomp's KMP_AFFINITY and not GOMP_CPU_AFFINITY", got)
+	}
+	cpus := cpuset.Range(0, 7)
+	for _, tc := range []struct {
+		runtime string
+		want    []string
+	}{
+		{"libomp", []string{"KMP_AFFINITY=granularity=fine,compact"}},
+		{"libgomp", []string{"GOMP_CPU_AFFINITY=0-7"}},
+		{"", []string{"KMP_AFFINITY=granularity=fine,compact"}},
+	} {
+		vars, notes := OMPRunEnv(f, tc.runtime, 2, cpus)
+		if !slices.Equal(vars, tc.want) || len(notes) == 0 {
+			t.Errorf("omp-run for %q at 2 threads: %v (%v), want %v", tc.runtime, vars, notes, tc.want)
+		}
+	}
+	// libomp's defaults stay at 2: nothing for it, whatever libgomp chose.
+	f.OpenMP.Runtimes[1].Counts[0] = results.OpenMPCount{Threads: 2, DefaultNs: 1400, Why: "no setting was faster", Settings: 2, Runs: 30}
+	if vars, _ := OMPRunEnv(f, "libomp", 2, cpus); len(vars) != 0 {
+		t.Errorf("omp-run for libomp where its defaults stay: %v", vars)
+	}
+	// Not decided: nothing, and the note says why.
+	f.OpenMP.Runtimes[0].Counts[0] = results.OpenMPCount{Threads: 2, DefaultNs: 900, NotDecided: "not decided: 2 pairs of each at most, need 4; a budget of 1m30s (--budget) would give them", Settings: 2, Runs: 8}
+	if vars, notes := OMPRunEnv(f, "libgomp", 2, cpus); len(vars) != 0 || !strings.Contains(strings.Join(notes, " "), "a budget of 1m30s") {
+		t.Errorf("omp-run for libgomp not decided: %v (%v)", vars, notes)
+	}
+}
+
+// TestOMPRunEveryCount: the run-time form, with OMP_NUM_THREADS set after
+// the export was written, gives at every count from 1 to 40 the block of
+// the count that serves it: the sourced file's block for the same
+// OMP_NUM_THREADS, and each runtime's own setting.
+func TestOMPRunEveryCount(t *testing.T) {
+	f := withOpenMP(t)
+	script := exportString(t, f, "omp-env", 0)
+	cpus := cpuset.Range(0, 7)
+	for n := 1; n <= 40; n++ {
+		file := sourced(t, script, n)
+		delete(file, "OMP_NUM_THREADS")
+		var want []string
+		for k, v := range file {
+			want = append(want, k+"="+v)
+		}
+		slices.Sort(want)
+		got, _ := OMPRunEnv(f, "", n, cpus)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("OMP_NUM_THREADS=%d: omp-run sets %v, the sourced file %v", n, got, want)
+		}
+		omp, _ := OMPRunEnv(f, "libomp", n, cpus)
+		gomp, _ := OMPRunEnv(f, "libgomp", n, cpus)
+		wantOMP, wantGOMP := []string(nil), []string(nil)
+		if n > 8 {
+			wantOMP, wantGOMP = []string{"KMP_PLAIN_BARRIER_PATTERN=linear,linear"}, []string{"GOMP_SPINCOUNT=0", "OMP_PROC_BIND=close"}
+		}
+		if !slices.Equal(omp, wantOMP) || !slices.Equal(gomp, wantGOMP) {
+			t.Errorf("OMP_NUM_THREADS=%d: omp-run sets %v for libomp, %v for libgomp; want %v and %v", n, omp, gomp, wantOMP, wantGOMP)
+		}
 	}
 }
 

@@ -89,85 +89,64 @@ func ReadBy(name, runtime string) bool {
 	return false
 }
 
-// Families of knobs: a candidate sets one family's knob; the refinement
-// combines the leaders of different families.
-const (
-	FamilyWait    = "wait"    // how a waiting thread waits: spin counts, block times, wait policies
-	FamilyPattern = "pattern" // libomp's barrier pattern and branch bits
-	FamilyPlaces  = "places"  // OMP_PLACES and OMP_PROC_BIND
-)
-
-// Candidate is a setting the search tries and the family of its knob.
-type Candidate struct {
-	Setting Setting
-	Family  string
-}
-
-// Candidates are the settings tried for runtime at threads threads on cpus
-// allowed CPUs, one knob each. Every value is one the runtime's parser
-// accepts:
+// Candidates are the settings tried for runtime at threads threads on
+// the allowed CPUs cpus (a CPU list, "0-1"; its CPU count n): a few,
+// chosen from what each runtime's knobs do, each of the runtime's own
+// variables, so that a gain measured for one runtime is carried by a
+// variable the other does not read (or, for GOMP_CPU_AFFINITY, which
+// libomp reads too, one that `barriertune omp-run` sets for libgomp's
+// programs only). Every value is one the runtime's parser accepts:
 //
-//   - libgomp (env.c): GOMP_SPINCOUNT takes a count, with an optional
-//     k/M/G/T suffix, or "infinite"; when its threads outnumber the CPUs
-//     libgomp spins at most min(100, GOMP_SPINCOUNT) times (its throttled
-//     count), and at most 1000 under OMP_WAIT_POLICY=ACTIVE, so a large
-//     count is tried only when each thread has a CPU. OMP_WAIT_POLICY
-//     takes ACTIVE or PASSIVE (GOMP_SPINCOUNT=0 is PASSIVE's spinning
-//     without setting a variable libomp also reads).
-//   - libomp (kmp_settings.cpp): KMP_PLAIN_BARRIER_PATTERN takes
-//     "gather,release" among linear, tree, hyper, hierarchical and (since
-//     LLVM 14) dist; KMP_PLAIN_BARRIER the branch bits "gather,release"
-//     (0 to 12; libomp's default 2,2); KMP_BLOCKTIME milliseconds or
-//     "infinite"; KMP_LIBRARY turnaround or throughput (the default).
-//     The loop's barrier is the plain barrier; the fork-join barrier's
-//     variables are not tried (the loop has one parallel region).
-//   - both: OMP_PROC_BIND close or spread, OMP_PLACES cores.
+//   - libomp (kmp_settings.cpp, kmp_affinity.cpp): KMP_AFFINITY takes
+//     modifiers (granularity=fine|core|...) then a type (compact,
+//     scatter, ...): granularity=fine,compact binds each thread to one
+//     CPU, the closest first; granularity=core,compact to one core's
+//     CPUs (what OMP_PLACES=cores OMP_PROC_BIND=close does, in libomp's
+//     own variable). KMP_BLOCKTIME takes milliseconds or "infinite";
+//     0 sleeps at once rather than spinning, which helps only when
+//     threads share CPUs. KMP_PLAIN_BARRIER_PATTERN takes
+//     "gather,release" patterns: linear,linear has one thread wake all,
+//     where libomp 14's default hyper,hyper wakes sleepers a level at a
+//     time (about 0.6x the defaults at 8 threads on 2 CPUs, measured
+//     here before). KMP_HW_SUBSET (a subset of the machine, such
+//     as 1s,2c,1t) is not tried: on the allowed CPUs it would restrict,
+//     not place, the threads.
+//   - libgomp (env.c): GOMP_CPU_AFFINITY takes a CPU list (numbers,
+//     ranges a-b and strides a-b:s, separated by spaces or commas), the
+//     threads bound to its CPUs in turn: the allowed CPUs' list. When
+//     the threads outnumber the CPUs, libgomp spins at most
+//     min(100, GOMP_SPINCOUNT) times before it sleeps; GOMP_SPINCOUNT=0
+//     sleeps at once (a count, with an optional k/M/G/T suffix, or
+//     "infinite"); with a CPU per thread, GOMP_SPINCOUNT=infinite spins
+//     without ever sleeping.
 //
-// With a CPU per thread, blocking at once (GOMP_SPINCOUNT=0,
-// KMP_BLOCKTIME=0) is not tried: it is faster only while other processes
-// take the threads' CPUs (measured here: 5 µs against the defaults' 4 ms
-// under load, 11 µs against 1.7 µs quiet, libgomp at 2 threads).
+// With a CPU per thread, sleeping at once is not tried (it costs a
+// wake-up per barrier); with more threads than CPUs, spinning longer is
+// not (it holds the CPU another thread needs).
 //
 // A runtime that does not know a value warns on stderr, and the search
 // rejects the setting (ErrRejected) rather than time it.
-func Candidates(runtime string, threads, cpus int) []Candidate {
-	var out []Candidate
-	add := func(family string, vars ...string) {
-		out = append(out, Candidate{Setting: NewSetting(vars...), Family: family})
-	}
-	spare := threads <= cpus // every thread has a CPU
+func Candidates(runtime string, threads int, cpus string, n int) []Setting {
+	spare := threads <= n // every thread has a CPU
 	switch runtime {
 	case LibGOMP:
-		if !spare {
-			add(FamilyWait, "GOMP_SPINCOUNT=0")
-		}
 		if spare {
-			add(FamilyWait, "GOMP_SPINCOUNT=1000")
-			add(FamilyWait, "GOMP_SPINCOUNT=10000")
-			add(FamilyWait, "GOMP_SPINCOUNT=infinite")
-		} else {
-			add(FamilyWait, "GOMP_SPINCOUNT=10")
-			add(FamilyWait, "OMP_WAIT_POLICY=ACTIVE")
+			return []Setting{NewSetting("GOMP_CPU_AFFINITY=" + cpus), NewSetting("GOMP_SPINCOUNT=infinite")}
 		}
+		return []Setting{NewSetting("GOMP_SPINCOUNT=0"), NewSetting("GOMP_SPINCOUNT=0", "GOMP_CPU_AFFINITY="+cpus)}
 	case LibOMP:
-		for _, p := range []string{"linear,linear", "tree,tree", "dist,dist", "hierarchical,hierarchical"} {
-			add(FamilyPattern, "KMP_PLAIN_BARRIER_PATTERN="+p)
-		}
-		add(FamilyPattern, "KMP_PLAIN_BARRIER_PATTERN=hyper,hyper", "KMP_PLAIN_BARRIER=1,1")
-		add(FamilyPattern, "KMP_PLAIN_BARRIER_PATTERN=hyper,hyper", "KMP_PLAIN_BARRIER=3,3")
-		if !spare {
-			add(FamilyWait, "KMP_BLOCKTIME=0")
-		}
-		add(FamilyWait, "KMP_BLOCKTIME=1")
 		if spare {
-			add(FamilyWait, "KMP_BLOCKTIME=infinite")
-			add(FamilyWait, "KMP_LIBRARY=turnaround")
+			return []Setting{NewSetting("KMP_AFFINITY=granularity=fine,compact"), NewSetting("KMP_AFFINITY=granularity=core,compact")}
 		}
-	default:
+		return []Setting{NewSetting("KMP_PLAIN_BARRIER_PATTERN=linear,linear"), NewSetting("KMP_BLOCKTIME=0")}
+	}
+	return nil
+}
+
+// ParseSetting is the setting a candidate's name (Setting.String) names.
+func ParseSetting(name string) Setting {
+	if name == "defaults" || name == "" {
 		return nil
 	}
-	add(FamilyPlaces, "OMP_PROC_BIND=close")
-	add(FamilyPlaces, "OMP_PROC_BIND=spread")
-	add(FamilyPlaces, "OMP_PLACES=cores", "OMP_PROC_BIND=close")
-	return out
+	return NewSetting(strings.Fields(name)...)
 }

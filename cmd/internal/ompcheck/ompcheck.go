@@ -1,9 +1,12 @@
 // Package ompcheck measures the OpenMP runtimes on this machine: it finds
 // a C compiler that builds with -fopenmp against a runtime (gcc: GNU
-// libgomp; clang: LLVM libomp), builds a small OpenMP barrier loop
-// (csrc/omploop.c) with it, and times the loop under the runtime's defaults and
-// under candidate settings of the runtime's own knobs, each candidate run
-// paired with a run of the defaults in the same round (Tune).
+// libgomp; clang: LLVM libomp), builds small OpenMP loops (csrc/omploop.c:
+// an untimed warm-up, then a plain barrier loop and a stencil, each timed
+// in chunks) with it, and times them under the runtime's defaults and
+// under candidate settings of the runtime's own variables through
+// cmd/internal/pairs: every run checked for steady state, every
+// candidate's run paired with a run of the defaults in the same round,
+// nothing decided on too few pairs (Tune).
 //
 // Every run of the loop is a child process in a process group of its own,
 // under a time limit: a setting that hangs the runtime is killed by its
@@ -14,7 +17,7 @@
 // values each accepts (Candidates holds only values checked against the
 // runtimes' own parsers: libgomp's env.c, libomp's kmp_settings.cpp). How
 // a setting is judged faster than the defaults is the caller's (the
-// check's tie margin and significance test, Config.Faster).
+// check's tie margin and significance test, Config.Verdict).
 package ompcheck
 
 import (
@@ -110,7 +113,7 @@ func Build(ctx context.Context, tc Toolchain, dir string) (*Program, error) {
 	if v, err := child.Run(bctx, nil, cc, "-dumpversion"); err == nil {
 		p.CompilerVersion = strings.TrimSpace(string(v.Stdout))
 	}
-	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
+	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Shapes: "barrier", Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
 	if err != nil {
 		return nil, fmt.Errorf("the program %s -fopenmp built does not run: %w", tc.Compiler, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/pairs"
 )
 
 // script writes an executable shell script.
@@ -64,27 +66,38 @@ chmod +x "$out"
 	}
 }
 
-// fakeLoop is a stand-in for the OpenMP loop: under KMP_BLOCKTIME=0 it
+// fakeLoop is a stand-in for the OpenMP loops: under KMP_BLOCKTIME=0 it
 // hangs (a child sleeping 30 s, its pid in $BT_PIDFILE), under
 // KMP_BLOCKTIME=1 it crashes (SIGSEGV), under the dist pattern the
-// "runtime" warns, under the linear pattern it is twice as fast as the
-// defaults, and under any other setting as fast.
+// "runtime" warns, under KMP_AFFINITY it is twice as fast as the defaults
+// on both shapes, and under any other setting as fast.
 const fakeLoop = `case "$KMP_BLOCKTIME" in
 0) sleep 30 & echo $! > "$BT_PIDFILE"; wait; exit 0;;
 1) kill -SEGV $$;;
 esac
 [ "$KMP_PLAIN_BARRIER_PATTERN" = "dist,dist" ] && echo "OMP: Warning #44: KMP_PLAIN_BARRIER_PATTERN value is invalid" >&2
 ns=1000
-[ "$KMP_PLAIN_BARRIER_PATTERN" = "linear,linear" ] && ns=500
-echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
-echo "library /fake/libomp.so.5"
+[ -n "$KMP_AFFINITY" ] && ns=500
+echo "threads $OMP_NUM_THREADS library /fake/libomp.so.5"
+echo "barrier $ns $ns $ns $ns $ns $ns"
+echo "stencil $ns $ns $ns $ns $ns $ns"
 `
 
-func fakeVerdict(d, s []float64) Verdict {
+func fakeVerdict(d, s []float64) pairs.Verdict {
 	md, ms := median(d), median(s)
-	v := Verdict{MarginPct: 100 * (md/ms - 1), Test: "fake"}
-	v.Faster = len(s) >= 3 && md > ms*1.03
+	v := pairs.Verdict{MarginPct: 100 * (md/ms - 1), Test: "fake"}
+	v.Faster = len(s) >= 4 && md > ms*1.03 && slices.Max(s) < slices.Min(d)
 	return v
+}
+
+func median(v []float64) float64 { return pairs.Median(v) }
+
+func settings(names ...string) []Setting {
+	var out []Setting
+	for _, n := range names {
+		out = append(out, ParseSetting(n))
+	}
+	return out
 }
 
 // TestTuneHungCrashedRejected: a setting that hangs the program is killed
@@ -97,26 +110,20 @@ func TestTuneHungCrashedRejected(t *testing.T) {
 	pidfile := filepath.Join(dir, "pid")
 	t.Setenv("BT_PIDFILE", pidfile)
 	p := &Program{Runtime: LibOMP, Path: script(t, dir, "loop", fakeLoop)}
-	cands := func(string, int, int) []Candidate {
-		return []Candidate{
-			{NewSetting("KMP_BLOCKTIME=0"), FamilyWait},
-			{NewSetting("KMP_BLOCKTIME=1"), FamilyWait},
-			{NewSetting("KMP_PLAIN_BARRIER_PATTERN=dist,dist"), FamilyPattern},
-			{NewSetting("KMP_PLAIN_BARRIER_PATTERN=linear,linear"), FamilyPattern},
-			{NewSetting("KMP_PLAIN_BARRIER_PATTERN=tree,tree"), FamilyPattern},
-		}
+	cands := func(string, int, string, int) []Setting {
+		return settings("KMP_BLOCKTIME=0", "KMP_BLOCKTIME=1", "KMP_PLAIN_BARRIER_PATTERN=dist,dist", "KMP_AFFINITY=granularity=fine,compact", "KMP_LIBRARY=turnaround")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
 	out := Tune(ctx, Config{Programs: []*Program{p}, Threads: []int{2}, CPUs: 2, Seconds: 0.001, Limit: 500 * time.Millisecond,
-		Faster: fakeVerdict, Candidates: cands, AllRuntimes: 1})
-	if len(out) != 1 || !out[0].Measured {
-		t.Fatalf("got %+v, want one measured choice", out)
+		Verdict: fakeVerdict, Candidates: cands})
+	if len(out) != 1 || !out[0].Measured || !out[0].Decided {
+		t.Fatalf("got %+v, want one measured, decided choice", out)
 	}
 	c := out[0]
-	if !slices.Equal(c.Setting, NewSetting("KMP_PLAIN_BARRIER_PATTERN=linear,linear")) || c.DefaultNs != 1000 || c.Ns != 500 {
-		t.Errorf("chose %s at %g ns (defaults %g); want the linear pattern at 500 against 1000: %s", c.Setting, c.Ns, c.DefaultNs, c.Describe())
+	if !slices.Equal(c.Setting, NewSetting("KMP_AFFINITY=granularity=fine,compact")) || c.DefaultNs != 1000 || c.Ns != 500 || c.StencilNs != 500 {
+		t.Errorf("chose %s at %g ns (defaults %g); want KMP_AFFINITY at 500 against 1000: %s", c.Setting, c.Ns, c.DefaultNs, c.Describe())
 	}
 	failed := strings.Join(c.Failed, "\n")
 	for _, want := range []string{"KMP_BLOCKTIME=0: hung: killed by its process group", "KMP_BLOCKTIME=1: crashed", "dist,dist: rejected by the runtime: OMP: Warning #44"} {
@@ -146,97 +153,114 @@ func TestTuneHungCrashedRejected(t *testing.T) {
 	}
 }
 
-// TestTuneBudgetAndAgreement: counts the budget does not reach are not
-// measured and say why; with a runtime not measured, a setting of a
-// variable both runtimes read is never chosen.
-func TestTuneBudgetAndAgreement(t *testing.T) {
+// TestTuneTransitionRejected: a run whose chunk times show the runtime's
+// start (the first chunks 150 times the others, as a 15 ms run of libomp
+// read here) is rerun, never recorded: the times recorded are the steady
+// ones.
+func TestTuneTransitionRejected(t *testing.T) {
 	needSh(t)
 	dir := t.TempDir()
-	loop := script(t, dir, "loop", `ns=1000
-[ "$OMP_PROC_BIND" = "close" ] && ns=400
-[ "$KMP_LIBRARY" = "turnaround" ] && ns=700
-echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
+	// Every other run of the defaults is in transition.
+	loop := script(t, dir, "loop", `c="$BT_DIR/count"; n=$(cat "$c" 2>/dev/null || echo 0); echo $((n+1)) > "$c"
+echo "threads $OMP_NUM_THREADS library /fake/libomp.so.5"
+if [ -z "$KMP_AFFINITY" ] && [ $((n % 2)) = 0 ]; then
+  echo "barrier 50200 48000 47000 330 320 325 322 328"
+  echo "stencil 900 900 900 900 900 900 900 900"
+else
+  echo "barrier 330 320 325 322 328 326 321 324"
+  echo "stencil 900 900 900 900 900 900 900 900"
+fi
 `)
+	t.Setenv("BT_DIR", dir)
 	p := &Program{Runtime: LibOMP, Path: loop}
-	cands := func(string, int, int) []Candidate {
-		return []Candidate{{NewSetting("OMP_PROC_BIND=close"), FamilyPlaces}, {NewSetting("KMP_LIBRARY=turnaround"), FamilyWait}}
+	cands := func(string, int, string, int) []Setting { return settings("KMP_AFFINITY=granularity=fine,compact") }
+	out := Tune(context.Background(), Config{Programs: []*Program{p}, Threads: []int{2}, CPUs: 2, Seconds: 0.001, Verdict: fakeVerdict, Candidates: cands})
+	c := out[0]
+	if !c.Measured || c.DefaultNs > 400 || c.Setting != nil {
+		t.Fatalf("recorded the defaults at %g ns, chose %s; want the steady 320-330 ns and nothing chosen: %s", c.DefaultNs, c.Setting, c.Describe())
 	}
-	out := Tune(context.Background(), Config{Programs: []*Program{p}, Threads: []int{2}, CPUs: 2, Seconds: 0.001, Faster: fakeVerdict, Candidates: cands})
-	if len(out) != 1 || !out[0].Measured {
-		t.Fatalf("got %+v", out)
-	}
-	// OMP_PROC_BIND alone is faster still, but libgomp was not measured.
-	if got := out[0].Setting; len(got.Shared()) > 0 || !slices.Contains(got, "KMP_LIBRARY=turnaround") {
-		t.Errorf("with libgomp not measured, chose %s; want KMP_LIBRARY=turnaround alone: %s", got, out[0].Describe())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	time.Sleep(2 * time.Millisecond)
-	out = Tune(ctx, Config{Programs: []*Program{p}, Threads: []int{2, 8}, CPUs: 2, Seconds: 0.001, Faster: fakeVerdict, Candidates: cands})
-	for _, c := range out {
-		if c.Measured || c.Setting != nil || !strings.Contains(c.Why, "not measured") {
-			t.Errorf("after the deadline: %+v, want not measured", c)
-		}
+	if c.Runs <= 2*c.Pairs {
+		t.Errorf("%d runs for %d pairs: want the runs in transition rerun", c.Runs, c.Pairs)
 	}
 }
 
-// TestCandidatesReadByTheirRuntime: every candidate sets only variables
-// its runtime reads, and the shared ones are the OMP_ variables.
-func TestCandidatesReadByTheirRuntime(t *testing.T) {
+// TestTuneTooFewRuns: a budget that holds fewer than the pairs a decision
+// needs decides nothing, even for a setting twice as fast, and says so
+// with the time that would give them; the largest count is measured
+// first.
+func TestTuneTooFewRuns(t *testing.T) {
+	needSh(t)
+	dir := t.TempDir()
+	loop := script(t, dir, "loop", "sleep 0.05\n"+fakeLoop)
+	p := &Program{Runtime: LibOMP, Path: loop}
+	cands := func(string, int, string, int) []Setting { return settings("KMP_AFFINITY=granularity=fine,compact") }
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	out := Tune(ctx, Config{Programs: []*Program{p}, Threads: []int{2, 8}, CPUs: 2, Seconds: 0.001, Verdict: fakeVerdict, Candidates: cands})
+	if len(out) != 2 || out[0].Threads != 2 || out[1].Threads != 8 {
+		t.Fatalf("got %+v, want the counts in the order asked", out)
+	}
+	for _, c := range out {
+		if c.Decided || c.Setting != nil {
+			t.Errorf("%d threads: decided %v, chose %s; want no decision on too few pairs", c.Threads, c.Decided, c.Setting)
+		}
+	}
+	if c := out[1]; !c.Measured || !strings.Contains(c.Why, "not decided") || !strings.Contains(c.Why, "need 4") || c.NeedBudget <= 0 {
+		t.Errorf("8 threads (measured first): %s, need %s; want not decided, naming the pairs needed and the time", c.Why, c.NeedBudget)
+	}
+}
+
+// TestTuneStencilVeto: a setting faster on the plain barrier loop but
+// slower on the stencil is not chosen; one faster on the barrier loop and
+// as fast on the stencil is.
+func TestTuneStencilVeto(t *testing.T) {
+	needSh(t)
+	dir := t.TempDir()
+	loop := script(t, dir, "loop", `b=1000; s=5000
+[ "$KMP_BLOCKTIME" = "0" ] && b=500 && s=7000
+[ -n "$KMP_AFFINITY" ] && b=800
+echo "threads $OMP_NUM_THREADS library /fake/libomp.so.5"
+echo "barrier $b $b $b $b $b $b"
+echo "stencil $s $s $s $s $s $s"
+`)
+	p := &Program{Runtime: LibOMP, Path: loop}
+	cands := func(string, int, string, int) []Setting {
+		return settings("KMP_BLOCKTIME=0", "KMP_AFFINITY=granularity=fine,compact")
+	}
+	out := Tune(context.Background(), Config{Programs: []*Program{p}, Threads: []int{8}, CPUs: 2, Seconds: 0.001, Verdict: fakeVerdict, Candidates: cands})
+	if c := out[0]; !slices.Equal(c.Setting, NewSetting("KMP_AFFINITY=granularity=fine,compact")) || !strings.Contains(c.Why, "KMP_BLOCKTIME=0") {
+		t.Errorf("chose %s (%s); want KMP_AFFINITY, and why the faster KMP_BLOCKTIME=0 was not", c.Setting, c.Why)
+	}
+}
+
+// TestCandidatesOwnVariables: every candidate sets only variables its
+// runtime reads, and every one but libgomp's GOMP_CPU_AFFINITY (which
+// libomp reads too, and omp-run sets for libgomp's programs only) a
+// variable of its runtime alone: a gain measured for one runtime is
+// carried by that runtime's own variable.
+func TestCandidatesOwnVariables(t *testing.T) {
 	for _, tc := range Toolchains() {
 		for _, n := range []int{2, 8} {
-			cs := Candidates(tc.Runtime, n, 4)
-			if len(cs) < 4 {
+			cs := Candidates(tc.Runtime, n, "0-3", 4)
+			if len(cs) < 2 {
 				t.Errorf("%s at %d threads: only %d candidates", tc.Runtime, n, len(cs))
 			}
 			for _, c := range cs {
-				if len(c.Setting.For(tc.Runtime)) != len(c.Setting) {
-					t.Errorf("%s: %s sets a variable it does not read", tc.Runtime, c.Setting)
+				if len(c.For(tc.Runtime)) != len(c) {
+					t.Errorf("%s: %s sets a variable it does not read", tc.Runtime, c)
 				}
-				for _, kv := range c.Setting.Shared() {
-					if !strings.HasPrefix(kv, "OMP_") {
-						t.Errorf("%s: shared %s is not an OMP_ variable", tc.Runtime, kv)
+				for _, kv := range c.Shared() {
+					if !strings.HasPrefix(kv, "GOMP_CPU_AFFINITY=") || tc.Runtime != LibGOMP {
+						t.Errorf("%s: %s sets %s, which the other runtime reads", tc.Runtime, c, kv)
 					}
+				}
+				if !slices.Equal(ParseSetting(c.String()), c) {
+					t.Errorf("%s does not survive its name", c)
 				}
 			}
 		}
 	}
-	if ReadBy("GOMP_SPINCOUNT", LibOMP) || !ReadBy("GOMP_CPU_AFFINITY", LibOMP) || ReadBy("KMP_BLOCKTIME", LibGOMP) {
+	if ReadBy("GOMP_SPINCOUNT", LibOMP) || !ReadBy("GOMP_CPU_AFFINITY", LibOMP) || ReadBy("KMP_BLOCKTIME", LibGOMP) || ReadBy("KMP_AFFINITY", LibGOMP) {
 		t.Error("ReadBy does not follow what the runtimes read")
-	}
-}
-
-// TestTuneSharedVariableMeasuredForBoth: libgomp is faster only bound
-// (OMP_PROC_BIND, which libomp reads too), libomp with its linear pattern
-// and as fast bound: the binding is measured for libomp as well, and
-// chosen for both.
-func TestTuneSharedVariableMeasuredForBoth(t *testing.T) {
-	needSh(t)
-	dir := t.TempDir()
-	gomp := &Program{Runtime: LibGOMP, Path: script(t, dir, "gomp", `ns=1000
-[ "$OMP_PROC_BIND" = "close" ] && ns=600
-echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
-`)}
-	omp := &Program{Runtime: LibOMP, Path: script(t, dir, "omp", `ns=1000
-[ "$KMP_PLAIN_BARRIER_PATTERN" = "linear,linear" ] && ns=500
-echo "threads $OMP_NUM_THREADS barriers 100 ns_per_barrier $ns"
-`)}
-	cands := func(rt string, _, _ int) []Candidate {
-		if rt == LibOMP {
-			return []Candidate{{NewSetting("KMP_PLAIN_BARRIER_PATTERN=linear,linear"), FamilyPattern}}
-		}
-		return []Candidate{{NewSetting("OMP_PROC_BIND=close"), FamilyPlaces}}
-	}
-	out := Tune(context.Background(), Config{Programs: []*Program{gomp, omp}, Threads: []int{8}, CPUs: 2, Seconds: 0.001, Faster: fakeVerdict, Candidates: cands})
-	if len(out) != 2 {
-		t.Fatalf("got %d choices", len(out))
-	}
-	for _, c := range out {
-		if !slices.Contains(c.Setting, "OMP_PROC_BIND=close") {
-			t.Errorf("%s: chose %s, want OMP_PROC_BIND=close measured for both: %s", c.Runtime, c.Setting, c.Describe())
-		}
-	}
-	if !slices.Contains(out[1].Setting, "KMP_PLAIN_BARRIER_PATTERN=linear,linear") {
-		t.Errorf("libomp: chose %s, want its linear pattern with the binding", out[1].Setting)
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // TestRealRuntimes builds the loop with each toolchain installed here and
@@ -15,7 +16,11 @@ import (
 // the runtime accepts each (no warning), runs the threads asked for, and
 // reports its library and version. A toolchain not installed is skipped.
 func TestRealRuntimes(t *testing.T) {
-	cpus := runtime.NumCPU()
+	allowed, err := osal.Allowed()
+	if err != nil || allowed.IsEmpty() {
+		t.Skipf("no allowed CPUs: %v", err)
+	}
+	cpus, list := allowed.Len(), allowed.String()
 	for _, tc := range Toolchains() {
 		t.Run(tc.Runtime, func(t *testing.T) {
 			if _, err := exec.LookPath(tc.Compiler); err != nil {
@@ -33,14 +38,14 @@ func TestRealRuntimes(t *testing.T) {
 				t.Errorf("library %q, version %q: want the %s library and a version", p.Library, p.Version, tc.Runtime)
 			}
 			for _, n := range []int{2, 2 * cpus} {
-				for _, c := range append([]Candidate{{}}, Candidates(tc.Runtime, n, cpus)...) {
-					tm, err := p.Run(ctx, Sample{Threads: n, Seconds: 0.002, Env: c.Setting, Limit: 20 * time.Second})
+				for _, c := range append([]Setting{nil}, Candidates(tc.Runtime, n, list, cpus)...) {
+					tm, err := p.Run(ctx, Sample{Threads: n, Seconds: 0.002, Warmup: 0.001, Env: c, Limit: 20 * time.Second})
 					if err != nil {
-						t.Errorf("%s at %d threads: %v", c.Setting, n, err)
+						t.Errorf("%s at %d threads: %v", c, n, err)
 						continue
 					}
-					if !(tm.NsPerBarrier > 0) {
-						t.Errorf("%s at %d threads: %g ns a barrier", c.Setting, n, tm.NsPerBarrier)
+					if len(tm.Barrier) != 10 || len(tm.Stencil) != 10 || !(tm.NsPerBarrier() > 0) || !(tm.StencilNs() > 0) {
+						t.Errorf("%s at %d threads: chunks %v and %v", c, n, tm.Barrier, tm.Stencil)
 					}
 				}
 			}

@@ -1,14 +1,26 @@
-// Command ompbench measures what barriertune's omp-env export does to the
-// real OpenMP runtimes: the check's OpenMP barrier loop
-// (cmd/internal/ompcheck/csrc/omploop.c) built with gcc -fopenmp (GNU
-// libgomp) and clang -fopenmp (LLVM libomp) runs under
-// the runtime's defaults and under the environment `barriertune export
-// --format omp-env --threads N` prints, for each thread count, in one
+// Command ompbench measures what barriertune's OpenMP export does to the
+// real OpenMP runtimes: the check's OpenMP loops
+// (cmd/internal/ompcheck/csrc/omploop.c; -shape barrier, the plain
+// barrier loop, or stencil, 256 points per thread and a barrier per step)
+// built with gcc -fopenmp (GNU libgomp) and clang -fopenmp (LLVM libomp)
+// run under the runtime's defaults and under the environment
+// `barriertune omp-run` gives a program of that runtime at each thread
+// count (OMP_NUM_THREADS set when the program starts), in one
 // interleaved run: every round runs every configuration once, in a
 // shuffled order, so load that comes and goes hits all of them alike.
 // It prints the medians and the ratios (export over default) as a
 // Markdown table; a row whose export sets nothing the runtime reads says
-// so (its ratio is then the noise of two runs of the same thing).
+// so (its ratio is then the noise of two runs of the same thing). With
+// -agree it then times every setting the results file records in 3 runs
+// of 0.5 s and prints the recorded time over their median. The load
+// (uptime's) is printed before and after.
+//
+// The lab note's figures:
+//
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -agree -keep /tmp/omp-a.json
+//	go run ./cmd/scripts/ompbench -threads 2,4,8 -rounds 7 -shape stencil -results /tmp/omp-a.json
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 7 -shape stencil -before /tmp/omp-a.json -keep /tmp/omp-b.json
+//	go run ./cmd/scripts/ompbench -threads 2,3,4,8 -rounds 5 -budget 20s
 //
 // Run it from the module root:
 //
@@ -22,8 +34,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -39,6 +49,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/osal"
+	"github.com/barriertune/barriertune/results"
 )
 
 func main() { lab.Main("ompbench", run) }
@@ -64,6 +75,10 @@ func run() error {
 	rounds := flag.Int("rounds", 15, "rounds; each runs every configuration once (3..1000)")
 	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
 	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
+	shape := flag.String("shape", "barrier", "the loop timed: barrier (the plain barrier loop) or stencil (256 points per thread, a barrier per step)")
+	before := flag.String("before", "", "the results file of a check run just before this one's: print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
+	keep := flag.String("keep", "", "with no -results: copy the check's results file to this path (for later runs' -results and -before)")
+	agree := flag.Bool("agree", false, "also time every setting the file records (defaults and chosen, per runtime and count) in 3 runs of 0.5 s and print each recorded time over that run's median")
 	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -74,6 +89,9 @@ func run() error {
 	}
 	if !(*seconds >= 0.01 && *seconds <= 10) {
 		return lab.Usagef("-seconds %g out of range (want 0.01 to 10)", *seconds)
+	}
+	if *shape != "barrier" && *shape != "stencil" {
+		return lab.Usagef("-shape %q: want barrier or stencil", *shape)
 	}
 	if *work < 0 || *work > 1000000 {
 		return lab.Usagef("-work %d out of range (want 0 to 1000000)", *work)
@@ -114,9 +132,45 @@ func run() error {
 			list[i] = strconv.Itoa(n)
 		}
 		fmt.Fprintf(os.Stderr, "ompbench: no -results: running barriertune check --threads %s --budget %s\n", strings.Join(list, ","), *budget)
+		fmt.Printf("Check: barriertune check --threads %s --budget %s, load before %s\n", strings.Join(list, ","), *budget, lab.Load())
 		if out, err := lab.Run(*budget+2*time.Minute, nil, true, tool, "check", "-q", "--threads", strings.Join(list, ","), "--budget", budget.String(), "-o", *resultsFile); err != nil {
 			return fmt.Errorf("barriertune check: %v\n%s", err, out)
 		}
+		fmt.Printf("load after %s\n\n", lab.Load())
+		if *keep != "" {
+			data, err := os.ReadFile(*resultsFile)
+			if err == nil {
+				err = os.WriteFile(*keep, data, 0o644)
+			}
+			if err != nil {
+				return fmt.Errorf("-keep: %w", err)
+			}
+		}
+		if f, err := readResults(*resultsFile); err == nil {
+			fmt.Printf("The check's OpenMP record (%g s):\n\n", f.OpenMP.Seconds)
+			for _, r := range f.OpenMP.Runtimes {
+				for _, c := range r.Counts {
+					fmt.Printf("- %s, %d threads: %s (defaults %s, pairs %d, runs %d) %s\n", r.Name, c.Threads, choiceName(c), formatNs(c.DefaultNs), c.Pairs, c.Runs, oneLine(c.NotDecided+" "+c.NotMeasured+" "+c.Why))
+				}
+			}
+			fmt.Println()
+		}
+	}
+
+	if *before != "" {
+		fa, err := readResults(*before)
+		if err != nil {
+			return err
+		}
+		fb, err := readResults(*resultsFile)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("Two checks' OpenMP choices (%s, then this one's):\n\n| runtime | threads | first | second | |\n|---|---|---|---|---|\n", *before)
+		for _, r := range stability(fa, fb) {
+			fmt.Println(r)
+		}
+		fmt.Println()
 	}
 
 	var rts []*runtimeBin
@@ -132,28 +186,31 @@ func run() error {
 		return fmt.Errorf("no OpenMP compiler works here (want gcc with libgomp, or clang with libomp: apt-get install gcc clang libomp-dev)")
 	}
 
-	exports := map[int][]string{}
-	fmt.Printf("Exports used (barriertune export --format omp-env --threads N):\n\n")
-	for _, n := range counts {
-		out, err := lab.Run(time.Minute, nil, false, tool, "export", "--format", "omp-env", "--threads", strconv.Itoa(n), *resultsFile)
-		if err != nil {
-			return fmt.Errorf("barriertune export --threads %d: %w", n, err)
-		}
-		vars, err := parseExports(out)
-		if err != nil {
-			return fmt.Errorf("export --threads %d: %w", n, err)
-		}
-		exports[n] = vars
-		fmt.Printf("- %d threads: `%s`\n", n, strings.Join(vars, " "))
-		for _, note := range runtimeNotes(out) {
-			fmt.Printf("  - %s\n", note)
+	// The exported environment a program of each runtime gets at each
+	// count: what `barriertune omp-run` applies, with OMP_NUM_THREADS set
+	// when the program starts.
+	exports := map[string][]string{}
+	fmt.Printf("Exports used (OMP_NUM_THREADS=N barriertune omp-run --runtime R --print):\n\n")
+	for _, rt := range rts {
+		for _, n := range counts {
+			env := append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				return strings.HasPrefix(kv, "OMP_") || strings.HasPrefix(kv, "KMP_") || strings.HasPrefix(kv, "GOMP_")
+			}), "OMP_NUM_THREADS="+strconv.Itoa(n))
+			out, err := lab.Run(time.Minute, env, false, tool, "omp-run", "--results", *resultsFile, "--runtime", rt.lib, "--print", "--", tool)
+			if err != nil {
+				return fmt.Errorf("barriertune omp-run --print at %d threads: %w", n, err)
+			}
+			vars := strings.Fields(string(out))
+			exports[rt.lib+strconv.Itoa(n)] = vars
+			fmt.Printf("- %s, %d threads: `%s`\n", rt.lib, n, strings.Join(vars, " "))
 		}
 	}
+	fmt.Printf("\nLoad before: %s\n", lab.Load())
 
 	var cells []*config
 	for _, rt := range rts {
 		for _, n := range counts {
-			cells = append(cells, &config{rt: rt, threads: n}, &config{rt: rt, threads: n, export: true, env: exports[n]})
+			cells = append(cells, &config{rt: rt, threads: n}, &config{rt: rt, threads: n, export: true, env: exports[rt.lib+strconv.Itoa(n)]})
 		}
 	}
 	limit := time.Duration(*seconds*float64(time.Second)) + 20*time.Second
@@ -163,7 +220,7 @@ func run() error {
 	for r := 0; r < *rounds; r++ {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, c := range order {
-			ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads)
+			ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads, *shape)
 			if err != nil {
 				return fmt.Errorf("%s, %d threads, %s: %w", c.rt.lib, c.threads, label(c), err)
 			}
@@ -172,8 +229,8 @@ func run() error {
 	}
 
 	host, _ := os.Hostname()
-	fmt.Printf("\nMeasured %s on %s: %d allowed CPUs, %s, %d rounds of %g s per run, work %d, in %s.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, cpus, runtime.GOARCH, *rounds, *seconds, *work, time.Since(start).Round(time.Second))
+	fmt.Printf("\nMeasured %s on %s: %d allowed CPUs, %s, the %s loop, %d rounds of %g s per run, work %d, in %s.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, cpus, runtime.GOARCH, *shape, *rounds, *seconds, *work, time.Since(start).Round(time.Second))
 	fmt.Printf("Load: %s\n\n", lab.Load())
 	fmt.Printf("| runtime | threads | default ns/barrier (median) | export ns/barrier (median) | export / default | median of per-round ratios | export faster in | export sets |\n")
 	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
@@ -191,13 +248,65 @@ func run() error {
 		if d.threads > cpus {
 			over = fmt.Sprintf(" (on %d CPUs)", cpus)
 		}
-		sets := strings.Join(slices.DeleteFunc(ompcheck.NewSetting(e.env...).For(d.rt.lib), func(kv string) bool { return strings.HasPrefix(kv, "OMP_NUM_THREADS=") }), " ")
+		sets := strings.Join(e.env, " ")
 		if sets == "" {
 			sets = "nothing this runtime reads: the same as its defaults (the ratio is noise)"
 		}
 		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds | %s |\n",
 			d.rt.lib, d.rt.name, d.threads, over, formatNs(lab.Median(d.samples)), formatNs(lab.Median(e.samples)),
 			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios), sets)
+	}
+	if *agree {
+		return agreement(*resultsFile, rts, limit)
+	}
+	return nil
+}
+
+// agreement times every setting the results file records (each
+// runtime's defaults and its chosen setting, per count) in 3 runs of
+// 0.5 s of the plain barrier loop and prints the recorded time over the
+// median of those runs.
+func agreement(resultsFile string, rts []*runtimeBin, limit time.Duration) error {
+	f, err := readResults(resultsFile)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nRecorded times against a 0.5 s run of the same loop and setting (median of 3; load %s):\n\n", lab.Load())
+	fmt.Printf("| runtime | threads | setting | recorded | 0.5 s runs (median of 3) | recorded / long |\n|---|---|---|---|---|---|\n")
+	for _, rt := range rts {
+		r := f.OpenMP.Runtime(rt.lib)
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Counts {
+			type rec struct {
+				env []string
+				ns  float64
+			}
+			recs := []rec{{nil, c.DefaultNs}}
+			if len(c.Best) > 0 {
+				recs = append(recs, rec{c.Best, c.BestNs})
+			}
+			for _, x := range recs {
+				if x.ns <= 0 {
+					continue
+				}
+				var long []float64
+				for i := 0; i < 3; i++ {
+					ns, err := runLoop(limit, x.env, rt.prog, 0.5, 64, c.Threads, "barrier")
+					if err != nil {
+						return fmt.Errorf("%s, %d threads, %v: %w", rt.lib, c.Threads, x.env, err)
+					}
+					long = append(long, ns)
+				}
+				name := strings.Join(x.env, " ")
+				if name == "" {
+					name = "defaults"
+				}
+				m := lab.Median(long)
+				fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", rt.lib, c.Threads, name, formatNs(x.ns), formatNs(m), formatRatio(x.ns/m))
+			}
+		}
 	}
 	return nil
 }
@@ -212,53 +321,88 @@ func label(c *config) string {
 // runLoop runs the barrier loop once (ompcheck.Program.Run: the
 // runtimes' variables of this environment removed, env's added, killed by
 // its process group past limit) and returns its ns per barrier.
-func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds float64, work, threads int) (float64, error) {
-	t, err := p.Run(context.Background(), ompcheck.Sample{Threads: threads, Seconds: seconds, Work: work, Env: env, Limit: limit})
+func runLoop(limit time.Duration, env []string, p *ompcheck.Program, seconds float64, work, threads int, shape string) (float64, error) {
+	t, err := p.Run(context.Background(), ompcheck.Sample{Threads: threads, Seconds: seconds, Warmup: 0.05, Work: work, Env: env, Limit: limit, Shapes: shape})
 	if err != nil {
 		return 0, err
 	}
-	return t.NsPerBarrier, nil
+	if shape == "stencil" {
+		return t.StencilNs(), nil
+	}
+	return t.NsPerBarrier(), nil
 }
 
-// parseExports reads the `export NAME=VALUE ...` lines of an omp-env
-// export with one block (--threads), undoing the export's single quotes.
-func parseExports(out []byte) ([]string, error) {
-	var vars []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		rest, ok := strings.CutPrefix(line, "export ")
-		if !ok {
-			return nil, fmt.Errorf("line %q is not an export (want the output of export --threads N)", line)
-		}
-		for _, kv := range strings.Fields(rest) {
-			name, value, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, fmt.Errorf("line %q: %q is not NAME=VALUE", line, kv)
+// stability compares the OpenMP choices of two results files (two checks
+// in a row): per runtime and count, the same setting, or settings whose
+// recorded times are within 3% of each other (the check's margin), or
+// not. It returns the table's rows.
+func stability(a, b *results.File) []string {
+	var rows []string
+	for _, ra := range a.OpenMP.Runtimes {
+		rb := b.OpenMP.Runtime(ra.Name)
+		for _, ca := range ra.Counts {
+			cb := rb.Count(ca.Threads)
+			if cb == nil {
+				rows = append(rows, fmt.Sprintf("| %s | %d | %s | (not in the second) | - |", ra.Name, ca.Threads, choiceName(ca)))
+				continue
 			}
-			if strings.HasPrefix(value, "'") {
-				value = strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(value, "'"), "'"), `'\''`, "'")
+			verdict := "differ"
+			ta, tb := chosenNs(ca), chosenNs(*cb)
+			switch {
+			case choiceName(ca) == choiceName(*cb):
+				verdict = "same"
+			case ta > 0 && tb > 0 && max(ta, tb) <= 1.03*min(ta, tb):
+				verdict = "within 3%"
 			}
-			vars = append(vars, name+"="+value)
+			rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s |", ra.Name, ca.Threads, choiceName(ca), choiceName(*cb), verdict))
 		}
 	}
-	return vars, sc.Err()
+	return rows
 }
 
-// runtimeNotes are the export's comments on what it set for each
-// runtime, and why.
-func runtimeNotes(out []byte) []string {
-	var notes []string
-	for _, l := range strings.Split(string(out), "\n") {
-		l = strings.TrimSpace(l)
-		if rest, ok := strings.CutPrefix(l, "# lib"); ok {
-			notes = append(notes, "lib"+rest)
-		}
+// choiceName is a count's choice in words: its setting, "defaults", or
+// "not decided"/"not measured".
+func choiceName(c results.OpenMPCount) string {
+	switch {
+	case c.NotMeasured != "":
+		return "not measured"
+	case c.NotDecided != "":
+		return "not decided"
+	case len(c.Best) == 0:
+		return "defaults"
 	}
-	return notes
+	return strings.Join(c.Best, " ")
+}
+
+// chosenNs is the recorded time of a count's choice.
+func chosenNs(c results.OpenMPCount) float64 {
+	if len(c.Best) > 0 {
+		return c.BestNs
+	}
+	return c.DefaultNs
+}
+
+func readResults(path string) (*results.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := results.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if f.OpenMP == nil {
+		return nil, fmt.Errorf("%s has no OpenMP measurement", path)
+	}
+	return f, nil
+}
+
+// oneLine keeps s to one line, "" when it is blank.
+func oneLine(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func formatNs(ns float64) string {

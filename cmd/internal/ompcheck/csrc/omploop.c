@@ -1,108 +1,176 @@
 /*
- * omploop: the OpenMP barrier loop barriertune's check times under each
+ * omploop: the OpenMP loops barriertune's check times under each
  * runtime's defaults and under candidate settings of its knobs.
  *
- * One parallel region; every thread does a little private work, then
- * "#pragma omp barrier" (the runtime's plain barrier), over and over. The
- * loop stops after SECONDS of wall time or MAXITER barriers, whichever
- * comes first, so a run is bounded even when the runtime waits badly. It
- * prints two lines:
+ * One parallel region runs two loop shapes, one after the other, each
+ * step ending in "#pragma omp barrier" (the runtime's plain barrier):
  *
- *   threads N barriers B ns_per_barrier X chunk_median_ns Y
- *   library PATH
+ *   barrier  every thread does WORK multiply-adds of private work, then
+ *            the barrier: a plain barrier loop;
+ *   stencil  a 1-D three-point stencil over 256 points per thread,
+ *            double-buffered, one barrier per step: work between
+ *            barriers, with neighbours' data crossing threads.
  *
- * (X: the whole loop's time over its barriers; Y: the median over the
- * loop's CHUNKS equal spans of time of each span's time per barrier, which
- * a time slice lost to another process moves less.)
+ * Before the timed loops, an untimed warm-up runs both shapes for WARMUP
+ * seconds: the runtime's threads have started, waited and been placed by
+ * the kernel's balancer before anything is timed. Each shape then runs
+ * for SECONDS of wall time, split in CHUNKS equal spans; the program
+ * prints each span's time per barrier, so that the caller can reject a
+ * run still in transition (early spans far slower than later ones) and
+ * take the median of the others (which a time slice lost to another
+ * process moves little). It prints three lines:
+ *
+ *   threads N library PATH
+ *   barrier CHUNK_NS CHUNK_NS ...
+ *   stencil CHUNK_NS CHUNK_NS ...
+ *
  * (PATH: the shared object that holds omp_get_num_threads, the runtime the
  * program loaded; "unknown" when the dynamic linker cannot say.)
  *
- * Usage: omploop [SECONDS [MAXITER [WORK]]]
- * (defaults 0.02 s, 100000000 barriers, 64 units of work per step).
+ * Usage: omploop [SECONDS [WARMUP [WORK [SHAPES]]]]
+ * (defaults 0.05 s a shape, 0.02 s of warm-up, 64 multiply-adds a step,
+ * SHAPES "both"; "barrier" or "stencil" runs one). Each span stops after
+ * MAXSTEPS steps too, so a run is bounded even when the runtime waits
+ * badly.
  *
- * Stopping: thread 0 decides after each step whether the time is up and
- * writes the decision to stop[i & 1] before the barrier of step i; every
- * thread reads stop[i & 1] after that barrier. The slot is written again
- * only in step i + 2, after the barrier of step i + 1, which no thread
- * passes before it has read it: no race, and all threads leave together.
+ * Stopping: thread 0 decides after each step whether the span is over
+ * and writes the decision to stop[i & 1] before the barrier of step i;
+ * every thread reads stop[i & 1] after that barrier. The slot is written
+ * again only in step i + 2, after the barrier of step i + 1, which no
+ * thread passes before it has read it: no race, and all threads leave
+ * together.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define CHUNKS 5
+#define CHUNKS 10
+#define POINTS 256 /* stencil points per thread */
+#define MAXSTEPS 100000000L
+#define MAXTHREADS 4096
 
-static volatile unsigned long sink;
+static unsigned long sink;
 
-static int cmp(const void *a, const void *b)
+/*
+ * span runs shape (0: barrier, 1: stencil) for seconds of wall time, in
+ * the parallel region; thread 0 returns the time per barrier (ns). buf0
+ * and buf1 are the stencil's buffers (n points each).
+ */
+static double span(int shape, double seconds, long work, double *buf0, double *buf1, long n, volatile int *stop)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	static double t0, ns;
+	int me = omp_get_thread_num(), nt = omp_get_num_threads();
+	long lo = (long)me * n / nt, hi = (long)(me + 1) * n / nt, i, k, j;
+	unsigned long x = (unsigned long)me + 1;
+	double *cur = buf0, *nxt = buf1, *tmp;
+
+	#pragma omp barrier
+	#pragma omp master
+	t0 = omp_get_wtime();
+	for (i = 0; ; i++) {
+		if (shape == 0) {
+			for (k = 0; k < work; k++)
+				x = x * 6364136223846793005UL + 1442695040888963407UL;
+		} else {
+			for (j = lo; j < hi; j++) {
+				double l = cur[j > 0 ? j - 1 : n - 1], r = cur[j + 1 < n ? j + 1 : 0];
+				nxt[j] = (l + cur[j] + r) * (1.0 / 3.0);
+			}
+			tmp = cur;
+			cur = nxt;
+			nxt = tmp;
+		}
+		#pragma omp master
+		{
+			double now = omp_get_wtime();
+			stop[i & 1] = i + 1 >= MAXSTEPS || now - t0 >= seconds;
+			if (stop[i & 1])
+				ns = (now - t0) * 1e9 / (double)(i + 1);
+		}
+		#pragma omp barrier
+		if (stop[i & 1])
+			break;
+	}
+	#pragma omp atomic
+	sink += x + (unsigned long)cur[lo];
+	#pragma omp barrier
+	return ns;
 }
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 0.02;
-	long maxiter = argc > 2 ? atol(argv[2]) : 100000000L;
+	double seconds = argc > 1 ? atof(argv[1]) : 0.05;
+	double warmup = argc > 2 ? atof(argv[2]) : 0.02;
 	long work = argc > 3 ? atol(argv[3]) : 64;
+	const char *shapes = argc > 4 ? argv[4] : "both";
+	int first = 0, last = 1, s, c;
 	volatile int stop[2] = {0, 0};
-	long done = 0;
 	int nthreads = 0;
-	double t0 = 0, t1 = 0, c0 = 0, chunk[CHUNKS], med;
-	long i0 = 0;
-	int nchunks = 0;
+	double chunk[2][CHUNKS];
+	double *buf0 = NULL, *buf1 = NULL;
+	long n = 0;
 	Dl_info info;
 	const char *lib = "unknown";
 
-	if (!(seconds > 0 && seconds <= 60) || maxiter < 1 || work < 0 || work > 1000000) {
-		fprintf(stderr, "omploop: SECONDS in (0, 60], MAXITER >= 1, WORK in [0, 1000000]\n");
+	if (!(seconds > 0 && seconds <= 60) || !(warmup >= 0 && warmup <= 60) || work < 0 || work > 1000000) {
+		fprintf(stderr, "omploop: SECONDS in (0, 60], WARMUP in [0, 60], WORK in [0, 1000000]\n");
+		return 2;
+	}
+	if (strcmp(shapes, "barrier") == 0)
+		last = 0;
+	else if (strcmp(shapes, "stencil") == 0)
+		first = 1;
+	else if (strcmp(shapes, "both") != 0) {
+		fprintf(stderr, "omploop: SHAPES is both, barrier or stencil, not %s\n", shapes);
 		return 2;
 	}
 	#pragma omp parallel
 	{
-		unsigned long x = (unsigned long)omp_get_thread_num() + 1;
-		long i, k;
-		/* Warm-up: every thread has started and waited once. */
-		#pragma omp barrier
 		#pragma omp master
 		{
 			nthreads = omp_get_num_threads();
-			t0 = c0 = omp_get_wtime();
-		}
-		for (i = 0; ; i++) {
-			for (k = 0; k < work; k++)
-				x = x * 6364136223846793005UL + 1442695040888963407UL;
-			#pragma omp master
-			{
-				double now = omp_get_wtime();
-				if (nchunks < CHUNKS && now - c0 >= seconds / CHUNKS) {
-					chunk[nchunks++] = (now - c0) * 1e9 / (double)(i + 1 - i0);
-					c0 = now;
-					i0 = i + 1;
-				}
-				stop[i & 1] = i + 1 >= maxiter || now - t0 >= seconds;
+			if (nthreads <= MAXTHREADS) {
+				n = (long)nthreads * POINTS;
+				buf0 = calloc((size_t)n, sizeof *buf0);
+				buf1 = calloc((size_t)n, sizeof *buf1);
 			}
-			#pragma omp barrier
-			if (stop[i & 1])
-				break;
 		}
-		#pragma omp master
-		{
-			t1 = omp_get_wtime();
-			done = i + 1;
+		#pragma omp barrier
+		if (buf0 != NULL && buf1 != NULL) {
+			long j;
+			int me = omp_get_thread_num(), sh, c;
+			/* Each thread touches its own part first. */
+			for (j = (long)me * POINTS; j < (long)(me + 1) * POINTS; j++)
+				buf0[j] = buf1[j] = (double)(j % 7);
+			/* The warm-up: untimed, both shapes. */
+			if (warmup > 0)
+				for (sh = first; sh <= last; sh++)
+					span(sh, warmup / (last - first + 1), work, buf0, buf1, n, stop);
+			for (sh = first; sh <= last; sh++)
+				for (c = 0; c < CHUNKS; c++) {
+					double ns = span(sh, seconds / CHUNKS, work, buf0, buf1, n, stop);
+					#pragma omp master
+					chunk[sh][c] = ns;
+				}
 		}
-		sink += x;
+	}
+	if (buf0 == NULL || buf1 == NULL) {
+		fprintf(stderr, "omploop: no memory for %d threads' stencil (at most %d threads)\n", nthreads, MAXTHREADS);
+		return 1;
 	}
 	if (dladdr((void *)omp_get_num_threads, &info) && info.dli_fname != NULL)
 		lib = info.dli_fname;
-	med = (t1 - t0) * 1e9 / (double)done;
-	if (nchunks > 0) {
-		qsort(chunk, (size_t)nchunks, sizeof chunk[0], cmp);
-		med = nchunks % 2 ? chunk[nchunks / 2] : (chunk[nchunks / 2 - 1] + chunk[nchunks / 2]) / 2;
+	printf("threads %d library %s\n", nthreads, lib);
+	for (s = first; s <= last; s++) {
+		printf("%s", s == 0 ? "barrier" : "stencil");
+		for (c = 0; c < CHUNKS; c++)
+			printf(" %.1f", chunk[s][c]);
+		printf("\n");
 	}
-	printf("threads %d barriers %ld ns_per_barrier %.1f chunk_median_ns %.1f\n", nthreads, done, (t1 - t0) * 1e9 / (double)done, med);
-	printf("library %s\n", lib);
+	free(buf0);
+	free(buf1);
 	return 0;
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
+	"github.com/barriertune/barriertune/results"
+)
+
+// verifyMPI runs the MPI loop through the exported file written at path
+// (Open MPI: mpirun --tune FILE; MPICH: its assignments in the launch's
+// environment), not through forced parameters, against the defaults, at
+// each count that chose a setting (threads > 0: that count), and fails
+// unless the file is faster than the defaults by the check's margin at
+// every one of them.
+func verifyMPI(ctx context.Context, f *results.File, format, path string, threads int, w, stderr io.Writer) error {
+	var im *results.MPIImplementation
+	if f.MPI != nil {
+		for i := range f.MPI.Implementations {
+			if f.MPI.Implementations[i].Name == format {
+				im = &f.MPI.Implementations[i]
+			}
+		}
+	}
+	var checks []mpicheck.Check
+	if im != nil {
+		for _, c := range im.Counts {
+			if c.Best != "" && c.DefaultNs > 0 && (threads == 0 || c.Ranks == threads) {
+				checks = append(checks, mpicheck.Check{Ranks: c.Ranks, Want: c.BestNs / c.DefaultNs})
+			}
+		}
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(w, "verify: the file sets nothing (no count chose a setting): nothing to verify\n")
+		return nil
+	}
+	var impl mpicheck.Implementation
+	for _, x := range mpicheck.Implementations() {
+		if x.Name == format {
+			impl = x
+		}
+	}
+	dir, err := os.MkdirTemp("", "barriertune-verify-")
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	p, err := mpicheck.Build(ctx, impl, dir)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if p.Root != "" {
+		fmt.Fprintf(stderr, "verify: %s\n", p.Root)
+	}
+	vc := mpicheck.VerifyConfig{Margin: check.TieFraction, Progress: func(s string) { fmt.Fprintf(stderr, "\r%-100s", s) }}
+	switch format {
+	case mpicheck.OpenMPI:
+		vc.Args = []string{"--tune", path}
+	default:
+		env, err := mpichAssignments(path, threads, checks)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		vc.Env = env
+	}
+	bad := 0
+	vs := p.Verify(ctx, vc, checks)
+	fmt.Fprintf(stderr, "\r%-100s\r", "")
+	if im.Version != "" && p.Version != "" && p.Version != im.Version {
+		fmt.Fprintf(stderr, "verify: the file was measured with %s, this is %s\n", im.Version, p.Version)
+	}
+	for _, v := range vs {
+		fmt.Fprintf(w, "verify %s, %s\n", format, v.Describe())
+		if v.Err != nil || !v.Faster {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("verify: %d of %d counts were not faster through %s than the defaults", bad, len(checks), path)
+	}
+	return nil
+}
+
+// mpichAssignments are the NAME=VALUE lines of an mpich export (with
+// --threads; without it, the case block's line for the count, one count
+// only).
+func mpichAssignments(path string, threads int, checks []mpicheck.Check) ([]string, error) {
+	if threads == 0 && len(checks) != 1 {
+		return nil, fmt.Errorf("an mpich export without --threads sets each count through $BARRIERTUNE_MPI_RANKS: verify one count at a time (--threads N)")
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var env []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if i := strings.Index(l, ") export "); i >= 0 {
+			l = strings.TrimSuffix(strings.TrimSpace(l[i+len(") export "):]), ";;")
+		}
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "MPIR_CVAR_") && strings.Contains(l, "=") {
+			env = append(env, strings.Trim(l, "'"))
+		}
+	}
+	return env, sc.Err()
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExportOpenMPIFiles: export --format openmpi -o F writes F and the
+// rules file it names (an absolute path that exists); show prints the MPI
+// record; --verify is refused without -o.
+func TestExportOpenMPIFiles(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["mpi"] = map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
+		map[string]any{"name": "openmpi", "compiler": "mpicc.openmpi", "launcher": "mpirun.openmpi", "version": "Open MPI v4.1.4", "root": "as root: OMPI_ALLOW_RUN_AS_ROOT=1",
+			"counts": []any{map[string]any{"ranks": 8, "default_ns": 29000, "default_spread_ns": 900, "best": "coll_tuned_barrier_algorithm=1", "best_ns": 17000, "spread_ns": 1200, "margin_pct": 70, "test": "p", "settings": 5, "runs": 40}}},
+		map[string]any{"name": "mpich", "compiler": "mpicc.mpich", "launcher": "mpirun.mpich", "not_measured": "mpicc.mpich not found"},
+	}}
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.json")
+	data, _ = json.Marshal(raw)
+	if err := os.WriteFile(results, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "barrier.conf")
+	if _, err := run(t, "export", "--format", "openmpi", "-o", out, results); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules string
+	for _, l := range strings.Split(string(conf), "\n") {
+		if v, ok := strings.CutPrefix(l, "coll_tuned_dynamic_rules_filename = "); ok {
+			rules = v
+		}
+	}
+	if !filepath.IsAbs(rules) {
+		t.Fatalf("the parameter file names no absolute rules file:\n%s", conf)
+	}
+	if b, err := os.ReadFile(rules); err != nil || !strings.Contains(string(b), "0 1 0 0") {
+		t.Errorf("rules file %s: %v\n%s", rules, err, b)
+	}
+	if _, err := run(t, "export", "--format", "openmpi", results); err == nil || !strings.Contains(err.Error(), "-o FILE") {
+		t.Errorf("openmpi to stdout with an algorithm to set: %v, want a refusal naming -o", err)
+	}
+	if _, err := run(t, "export", "--format", "kv", "--verify", "-o", out, results); err == nil || !strings.Contains(err.Error(), "--verify") {
+		t.Errorf("--verify with kv: %v", err)
+	}
+	show, err := run(t, "show", results)
+	if err != nil || !strings.Contains(show, "openmpi, 8 ranks: coll_tuned_barrier_algorithm=1") || !strings.Contains(show, "mpich not measured") {
+		t.Errorf("show: %v\n%s", err, show)
+	}
+}

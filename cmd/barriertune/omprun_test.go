@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/results"
+)
+
+// TestOMPRunPrint: omp-run reads OMP_NUM_THREADS when the program starts
+// (set after the results were exported), and gives, for the runtime the
+// program links (--runtime here), the setting the check chose at the
+// serving count; a variable already set is left as it is.
+func TestOMPRunPrint(t *testing.T) {
+	data, err := os.ReadFile(exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Parse(data, exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.OpenMP = &results.OpenMP{Loop: "the loops", Share: "1/3", Runtimes: []results.OpenMPRuntime{
+		{Name: "libgomp", Compiler: "gcc", Counts: []results.OpenMPCount{{Threads: 2, DefaultNs: 900, Why: "no setting was faster", Settings: 2, Runs: 20}}},
+		{Name: "libomp", Compiler: "clang", Counts: []results.OpenMPCount{{Threads: 2, DefaultNs: 1400, Best: []string{"KMP_AFFINITY=granularity=fine,compact"}, BestNs: 450, Settings: 2, Runs: 20}}},
+	}}
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KMP_AFFINITY", "")
+	os.Unsetenv("KMP_AFFINITY")
+	for _, n := range []int{1, 2, 3} {
+		t.Setenv("OMP_NUM_THREADS", strconv.Itoa(n))
+		code, stdout, stderr := execLine("omp-run", "--results", path, "--runtime", "libomp", "--print", "--", "true")
+		if code != 0 || strings.TrimSpace(stdout) != "KMP_AFFINITY=granularity=fine,compact" {
+			t.Errorf("OMP_NUM_THREADS=%d: exit %d, printed %q (%s); want libomp's KMP_AFFINITY", n, code, stdout, stderr)
+		}
+		code, stdout, _ = execLine("omp-run", "--results", path, "--runtime", "libgomp", "--print", "--", "true")
+		if code != 0 || strings.TrimSpace(stdout) != "" {
+			t.Errorf("OMP_NUM_THREADS=%d: libgomp: exit %d, printed %q; want nothing (its defaults stay)", n, code, stdout)
+		}
+	}
+	t.Setenv("KMP_AFFINITY", "none")
+	if code, stdout, _ := execLine("omp-run", "--results", path, "--runtime", "libomp", "--print", "--", "true"); code != 0 || strings.TrimSpace(stdout) != "" {
+		t.Errorf("with KMP_AFFINITY already set: exit %d, printed %q; want it left as it is", code, stdout)
+	}
+	t.Setenv("OMP_NUM_THREADS", "x")
+	if code, _, stderr := execLine("omp-run", "--results", path, "--print", "--", "true"); code != 2 || !strings.Contains(stderr, "OMP_NUM_THREADS") {
+		t.Errorf("OMP_NUM_THREADS=x: exit %d, %q; want a usage error naming it", code, stderr)
+	}
+}

@@ -1,0 +1,229 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
+	"github.com/barriertune/barriertune/results"
+)
+
+// The openmpi and mpich exports set only what the check measured to help
+// (results.File.MPI): per rank count, the setting of the implementation's
+// own knobs found faster than its defaults by the check's margin and test
+// and confirmed in fresh pairs, and nothing where the defaults stayed or
+// the count was not measured. Each names the implementation and version
+// it was measured with.
+//
+// openmpi writes an MCA parameter file (name = value lines, the format
+// of mca-params.conf and of mpirun --tune). Open MPI's barrier algorithm
+// is chosen per communicator size only through a dynamic rules file:
+// where a count chose one, the parameter file sets
+// coll_tuned_use_dynamic_rules = 1 and names the rules file
+// (coll_tuned_dynamic_rules_filename, an absolute path), which the export
+// writes beside it, in the classic format Open MPI 4.1 and 5.0 read:
+// barrier is collective 6, one entry per rank count from which it
+// applies (up to the next entry), one message-size rule each (from 0
+// bytes). Only the measured counts are set: every other count's entry is
+// algorithm 0, which hands it back to Open MPI's own fixed decision (not
+// the algorithm its table lists: that is not the same). Two-proc is only
+// ever set for exactly 2 ranks.
+//
+// mpich writes shell lines: with --threads N (the rank count) plain
+// NAME=VALUE assignments, to source (with export) or to pass through
+// the launcher's environment options; without it, a case on
+// $BARRIERTUNE_MPI_RANKS that sets each count's.
+
+// ErrRulesPath says an openmpi export needs a rules file and was given no
+// path for it (export -o FILE names it FILE.rules).
+var ErrRulesPath = errors.New("the openmpi export needs a dynamic rules file beside the parameter file: write it with -o FILE (the rules go to FILE.rules)")
+
+// MPIRulesSuffix is appended to the openmpi export's path for its rules
+// file.
+const MPIRulesSuffix = ".rules"
+
+// mpiImpl is the record of implementation name, or nil.
+func mpiImpl(f *results.File, name string) *results.MPIImplementation {
+	if f.MPI == nil {
+		return nil
+	}
+	for i := range f.MPI.Implementations {
+		if f.MPI.Implementations[i].Name == name {
+			return &f.MPI.Implementations[i]
+		}
+	}
+	return nil
+}
+
+// mpiHeader writes the comment lines every MPI export starts with: where
+// the values come from, the implementation measured, and each count's
+// outcome.
+func mpiHeader(b *strings.Builder, f *results.File, im *results.MPIImplementation, name, what string, threads int) {
+	fmt.Fprintf(b, "# %s %s %s\n", name, what, source(f))
+	if im == nil {
+		fmt.Fprintf(b, "# %s was not measured by this check (no MPI record, or before results v1.6): nothing is set\n", name)
+		return
+	}
+	if im.NotMeasured != "" {
+		fmt.Fprintf(b, "# %s was not measured: %s; nothing is set\n", name, oneLine(im.NotMeasured))
+		return
+	}
+	fmt.Fprintf(b, "# measured with %s (%s)\n", oneLine(im.Version), oneLine(im.Launcher))
+	for _, c := range im.Counts {
+		if threads > 0 && c.Ranks != threads {
+			continue
+		}
+		switch {
+		case c.NotMeasured != "":
+			fmt.Fprintf(b, "# %d ranks: not measured: %s\n", c.Ranks, oneLine(c.NotMeasured))
+		case c.Best == "":
+			fmt.Fprintf(b, "# %d ranks: the defaults stay (%s ns a barrier): %s\n", c.Ranks, formatNs(c.DefaultNs), oneLine(c.Why))
+		default:
+			fmt.Fprintf(b, "# %d ranks: %s%s: %s ns a barrier against the defaults' %s ns (defaults %+.1f%% slower; %s)\n", c.Ranks, c.Best, algName(c.Best), formatNs(c.BestNs), formatNs(c.DefaultNs), c.MarginPct, oneLine(c.Test))
+		}
+	}
+}
+
+// algName is " (linear)" for Open MPI's forced algorithm 1, else "".
+func algName(setting string) string {
+	v, ok := strings.CutPrefix(setting, mpicheck.ForcedAlgorithm+"=")
+	if !ok {
+		return ""
+	}
+	a, _ := strconv.Atoi(v)
+	if n := mpicheck.OpenMPIAlgorithm(a); n != "" {
+		return " (" + n + ")"
+	}
+	return ""
+}
+
+// openMPIAlgorithms are the chosen algorithms by rank count (threads > 0:
+// that count only).
+func openMPIAlgorithms(im *results.MPIImplementation, threads int) (map[int]int, error) {
+	out := map[int]int{}
+	if im == nil || im.NotMeasured != "" {
+		return out, nil
+	}
+	for _, c := range im.Counts {
+		if c.Best == "" || (threads > 0 && c.Ranks != threads) {
+			continue
+		}
+		v, ok := strings.CutPrefix(c.Best, mpicheck.ForcedAlgorithm+"=")
+		a, err := strconv.Atoi(v)
+		if !ok || err != nil || mpicheck.OpenMPIAlgorithm(a) == "" {
+			return nil, fmt.Errorf("openmpi, %d ranks: setting %q is not one of %s=1..6, the only settings this export writes", c.Ranks, c.Best, mpicheck.ForcedAlgorithm)
+		}
+		if a == 5 && c.Ranks != 2 {
+			return nil, fmt.Errorf("openmpi, %d ranks: two-proc (algorithm 5) runs only on 2 ranks", c.Ranks)
+		}
+		out[c.Ranks] = a
+	}
+	return out, nil
+}
+
+// openMPIExport writes the parameter file to b and, where a count chose
+// an algorithm, the rules file to rules (named rulesPath in b).
+func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
+	im := mpiImpl(f, mpicheck.OpenMPI)
+	mpiHeader(b, f, im, "Open MPI", "MCA parameters", opts.Threads)
+	algs, err := openMPIAlgorithms(im, opts.Threads)
+	if err != nil {
+		return err
+	}
+	b.WriteString("# install: ~/.openmpi/mca-params.conf (one user), mpirun --tune FILE (one job), or the installation's etc/openmpi-mca-params.conf (the whole node); undo: remove these lines\n")
+	if len(algs) == 0 {
+		b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
+		return nil
+	}
+	if v := openMPIMajor(im.Version); v >= 6 {
+		return fmt.Errorf("the check measured %s: Open MPI 6 reads a classic rules file's communicator sizes as the ends of ranges, not their starts, and its JSON rules format is not written yet; set the algorithm by hand (docs/mpi.md)", im.Version)
+	}
+	if opts.RulesPath == "" || opts.Rules == nil {
+		return ErrRulesPath
+	}
+	if strings.ContainsAny(opts.RulesPath, "\n\r#") || !strings.HasPrefix(opts.RulesPath, "/") {
+		return fmt.Errorf("rules file path %q: want an absolute path without a newline or '#'", opts.RulesPath)
+	}
+	b.WriteString("# the barrier algorithm per communicator size, from the rules file (Open MPI's own fixed decision for every other size)\n")
+	b.WriteString("coll_tuned_use_dynamic_rules = 1\n")
+	fmt.Fprintf(b, "coll_tuned_dynamic_rules_filename = %s\n", opts.RulesPath)
+	var r strings.Builder
+	fmt.Fprintf(&r, "# Open MPI coll/tuned dynamic rules (classic format, read by Open MPI 4.1 and 5.0), written by barriertune\n# %s\n# measured with %s\n", source(f), oneLine(im.Version))
+	r.WriteString("# each communicator-size entry applies from its size up to the next entry's; algorithm 0: Open MPI's own fixed decision\n")
+	counts := make([]int, 0, len(algs))
+	for n := range algs {
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	type entry struct{ from, alg int }
+	var es []entry
+	if counts[0] > 1 {
+		es = append(es, entry{1, 0})
+	}
+	for _, n := range counts {
+		es = append(es, entry{n, algs[n]})
+		if _, next := algs[n+1]; !next {
+			es = append(es, entry{n + 1, 0})
+		}
+	}
+	r.WriteString("1 # collectives with rules\n6 # barrier\n")
+	fmt.Fprintf(&r, "%d # communicator-size entries\n", len(es))
+	for _, e := range es {
+		what := "Open MPI's own decision"
+		if e.alg > 0 {
+			what = mpicheck.OpenMPIAlgorithm(e.alg) + ", measured faster at exactly this many ranks"
+		}
+		fmt.Fprintf(&r, "%d # from %d ranks: %s\n1 # message-size rules\n0 %d 0 0 # from 0 bytes: algorithm %d, fan-in/out 0, segment size 0\n", e.from, e.from, what, e.alg, e.alg)
+	}
+	_, err = io.WriteString(opts.Rules, r.String())
+	return err
+}
+
+// mpichExport writes the CVAR assignments to b.
+func mpichExport(b *strings.Builder, f *results.File, threads int) {
+	im := mpiImpl(f, mpicheck.MPICH)
+	mpiHeader(b, f, im, "MPICH", "CVARs", threads)
+	if im == nil || im.NotMeasured != "" {
+		return
+	}
+	var chosen []results.MPICount
+	for _, c := range im.Counts {
+		if c.Best != "" && (threads == 0 || c.Ranks == threads) {
+			chosen = append(chosen, c)
+		}
+	}
+	if len(chosen) == 0 {
+		b.WriteString("# no count chose a setting: nothing is set, MPICH's defaults stay\n")
+		return
+	}
+	if threads > 0 {
+		b.WriteString("# source with `set -a; . FILE; set +a`, or pass to the launcher (mpirun.mpich -envlist NAME or -genv NAME VALUE); undo: unset the names\n")
+		for _, c := range chosen {
+			name, value, _ := strings.Cut(c.Best, "=")
+			fmt.Fprintf(b, "%s=%s\n", name, shellQuote(value))
+		}
+		return
+	}
+	b.WriteString("# source after setting BARRIERTUNE_MPI_RANKS to the job's rank count (or export with --threads N for plain NAME=VALUE lines); undo: unset the names\n")
+	b.WriteString("case \"${BARRIERTUNE_MPI_RANKS:-}\" in\n")
+	for _, c := range chosen {
+		name, value, _ := strings.Cut(c.Best, "=")
+		fmt.Fprintf(b, "%d) export %s=%s ;;\n", c.Ranks, name, shellQuote(value))
+	}
+	b.WriteString("esac\n")
+}
+
+// openMPIMajor is the major version in Open MPI's report ("Open MPI
+// v4.1.4, ..."), 0 when it does not say.
+func openMPIMajor(version string) int {
+	_, rest, ok := strings.Cut(version, "Open MPI v")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+	return n
+}

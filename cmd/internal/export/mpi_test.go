@@ -1,0 +1,157 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
+	"github.com/barriertune/barriertune/results"
+)
+
+// mpiFixture is the fixture with an MPI record: Open MPI chose two-proc
+// at 2 ranks and linear at 8, kept its defaults at 4; MPICH chose smp at
+// 2 ranks and only costed 4.
+func mpiFixture(t *testing.T) *results.File {
+	f := fixture(t)
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{
+		{Name: "openmpi", Compiler: "mpicc.openmpi", Launcher: "/usr/bin/mpirun.openmpi", Version: "Open MPI v4.1.4", Counts: []results.MPICount{
+			{Ranks: 2, DefaultNs: 500, Best: "coll_tuned_barrier_algorithm=5", BestNs: 400, MarginPct: 25, Test: "p=0.01"},
+			{Ranks: 4, DefaultNs: 7000, Why: "no setting was faster"},
+			{Ranks: 8, DefaultNs: 29000, Best: "coll_tuned_barrier_algorithm=1", BestNs: 17000, MarginPct: 70, Test: "p=0.001"},
+		}},
+		{Name: "mpich", Compiler: "mpicc.mpich", Launcher: "/usr/bin/mpirun.mpich", Version: "MPICH Version: 4.0.2", Counts: []results.MPICount{
+			{Ranks: 2, DefaultNs: 900, Best: "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp", BestNs: 700, MarginPct: 28, Test: "p=0.01"},
+			{Ranks: 4, DefaultNs: 8.2e6, Why: "MPICH costs 8.2 ms a barrier at 4 ranks on 2 CPUs"},
+		}},
+	}}
+	return f
+}
+
+// The openmpi export: name = value lines naming a rules file that exists,
+// in the classic layout, with only the measured counts set.
+func TestOpenMPIExport(t *testing.T) {
+	f := mpiFixture(t)
+	var b, rules bytes.Buffer
+	if err := Write(&b, f, "openmpi", Options{}); !errors.Is(err, ErrRulesPath) {
+		t.Fatalf("no rules path: %v, want ErrRulesPath", err)
+	}
+	path := filepath.Join(t.TempDir(), "tuned.conf")
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path + MPIRulesSuffix, Rules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	param := regexp.MustCompile(`^[a-z_]+ = \S+$`)
+	var set []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !param.MatchString(l) {
+			t.Errorf("line %q is neither a comment nor name = value", l)
+		}
+		set = append(set, l)
+	}
+	want := []string{"coll_tuned_use_dynamic_rules = 1", "coll_tuned_dynamic_rules_filename = " + path + MPIRulesSuffix}
+	if strings.Join(set, "\n") != strings.Join(want, "\n") {
+		t.Errorf("set %q, want %q", set, want)
+	}
+	if !strings.Contains(b.String(), "Open MPI v4.1.4") || !strings.Contains(b.String(), "4 ranks: the defaults stay") {
+		t.Errorf("the export does not name the version or the defaults kept:\n%s", b.String())
+	}
+	// The numbers Open MPI reads, comments dropped: 1 collective, id 6, 5
+	// entries (1: own, 2: two-proc, 3: own, 8: linear, 9: own).
+	var nums []string
+	for _, l := range strings.Split(rules.String(), "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		nums = append(nums, strings.Fields(l)...)
+	}
+	if got, want := strings.Join(nums, " "), "1 6 5 1 1 0 0 0 0 2 1 0 5 0 0 3 1 0 0 0 0 8 1 0 1 0 0 9 1 0 0 0 0"; got != want {
+		t.Errorf("rules %q, want %q", got, want)
+	}
+	// Open MPI 6 reads the classic sizes otherwise: refused.
+	f.MPI.Implementations[0].Version = "Open MPI v6.0.0, package: Open MPI"
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); err == nil || !strings.Contains(err.Error(), "Open MPI 6") {
+		t.Errorf("Open MPI 6: %v", err)
+	}
+	f.MPI.Implementations[0].Version = "Open MPI v5.0.3"
+	// Two-proc anywhere but 2 ranks is refused.
+	f.MPI.Implementations[0].Counts[2].Best = "coll_tuned_barrier_algorithm=5"
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); err == nil || !strings.Contains(err.Error(), "two-proc") {
+		t.Errorf("two-proc at 8 ranks: %v", err)
+	}
+}
+
+// The mpich export: a case on the rank count, or plain lines for one.
+func TestMPICHExport(t *testing.T) {
+	f := mpiFixture(t)
+	var b bytes.Buffer
+	if err := Write(&b, f, "mpich", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2) export MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp ;;") || !strings.Contains(b.String(), "MPICH costs 8.2 ms") || strings.Contains(b.String(), "4) export") {
+		t.Errorf("mpich export:\n%s", b.String())
+	}
+	b.Reset()
+	if err := Write(&b, f, "mpich", Options{Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp$`).MatchString(b.String()) {
+		t.Errorf("mpich --threads 2:\n%s", b.String())
+	}
+}
+
+// TestOpenMPIReadsTheRules: the real Open MPI reads the export through
+// mpirun --tune: the file runs at 2 ranks (two-proc), and the same file
+// with its 2-rank entry moved to 3 ranks makes a 3-rank launch fail
+// (two-proc cannot run on 3): Open MPI parsed the layout as written, not
+// ignored it (which it does in silence with a file it cannot read).
+func TestOpenMPIReadsTheRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: launches Open MPI")
+	}
+	im := mpicheck.Implementations()[0]
+	if !im.Found() {
+		t.Skipf("Open MPI not installed (%s, %s)", im.Compiler, im.Launcher)
+	}
+	dir := t.TempDir()
+	p, err := mpicheck.Build(context.Background(), im, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mpiFixture(t)
+	path := filepath.Join(dir, "tuned.conf")
+	var b, rules bytes.Buffer
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path + MPIRulesSuffix, Rules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+MPIRulesSuffix, rules.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(n int) error {
+		_, err := p.Run(context.Background(), mpicheck.Sample{Ranks: n, Seconds: 0.01, Args: []string{"--tune", path}, Limit: 60 * time.Second})
+		return err
+	}
+	if err := run(2); err != nil {
+		t.Fatalf("the export at 2 ranks: %v", err)
+	}
+	moved := regexp.MustCompile(`(?m)^2 # from 2 ranks`).ReplaceAllString(rules.String(), "3 # from 3 ranks")
+	moved = regexp.MustCompile(`(?m)^3 # from 3 ranks: Open MPI's own`).ReplaceAllString(moved, "4 # from 4 ranks: Open MPI's own")
+	if moved == rules.String() {
+		t.Fatal("the 2-rank entry was not found to move")
+	}
+	if err := os.WriteFile(path+MPIRulesSuffix, []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(3); !errors.Is(err, mpicheck.ErrCrashed) {
+		t.Errorf("two-proc moved to 3 ranks: %v, want a failed launch (Open MPI did not read the file?)", err)
+	}
+}

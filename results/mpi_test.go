@@ -1,0 +1,105 @@
+package results_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/barriertune/barriertune/results"
+)
+
+// v15 is a file written before v1.6 (check-2cpu.json relabelled v1.5,
+// with an OpenMP record): it reads, with no MPI record.
+func v15(t *testing.T) *results.File {
+	t.Helper()
+	data, err := os.ReadFile("testdata/check-2cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["schema"] = "barriertune.results/v1.5"
+	raw["openmp"] = map[string]any{"loop": "l", "seconds": 1, "share": "1/3", "runtimes": []any{map[string]any{"name": "libgomp", "compiler": "gcc", "not_measured": "x"}}}
+	data, _ = json.Marshal(raw)
+	f, err := results.Parse(data, "v1.5.json")
+	if err != nil {
+		t.Fatalf("a v1.5 file does not read: %v", err)
+	}
+	if f.MPI != nil || f.OpenMP == nil {
+		t.Fatalf("a v1.5 file: MPI %+v, OpenMP %+v", f.MPI, f.OpenMP)
+	}
+	return f
+}
+
+// TestMPIBeforeSchema: a v1.5 file reads without an MPI record; one
+// written now keeps it through a round trip.
+func TestMPIBeforeSchema(t *testing.T) {
+	f := v15(t)
+	f.Schema = results.Schema
+	f.MPI = &results.MPI{Loop: "loop", Share: "half", Implementations: []results.MPIImplementation{
+		{Name: "openmpi", Compiler: "/usr/bin/mpicc.openmpi", Launcher: "/usr/bin/mpirun.openmpi", Version: "Open MPI v4.1.4", Root: "as root",
+			Counts: []results.MPICount{{Ranks: 8, DefaultNs: 29000, DefaultSpreadNs: 900, Best: "coll_tuned_barrier_algorithm=1", BestNs: 17000, SpreadNs: 1500, MarginPct: 70, Test: "p", Settings: 6, Runs: 60}}},
+		{Name: "mpich", Compiler: "mpicc.mpich", Launcher: "mpirun.mpich", NotMeasured: "not installed"},
+	}}
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := results.Parse(out, "new.json")
+	if err != nil {
+		t.Fatalf("the file with an MPI record does not read back: %v", err)
+	}
+	if m := g.MPI; m == nil || len(m.Implementations) != 2 || m.Implementations[0].Counts[0].Best != "coll_tuned_barrier_algorithm=1" || m.Implementations[0].Counts[0].SpreadNs != 1500 || m.Implementations[1].NotMeasured == "" {
+		t.Fatalf("the MPI record did not survive: %+v", g.MPI)
+	}
+}
+
+// TestMPIRefusesHostileValues: settings that could break out of an MCA
+// parameter file or a shell file, rank counts out of range or repeated,
+// times that are not numbers, and unknown implementations are refused,
+// each naming what was wrong.
+func TestMPIRefusesHostileValues(t *testing.T) {
+	f := v15(t)
+	f.Schema = results.Schema
+	good := results.MPICount{Ranks: 2, DefaultNs: 500, Best: "coll_tuned_barrier_algorithm=3", BestNs: 400}
+	cases := []struct {
+		name string
+		im   results.MPIImplementation
+		want string
+	}{
+		{"newline in a value", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, Best: "coll_tuned_barrier_algorithm=1\nmca_param_files=/tmp/x"}}}, "NAME=VALUE"},
+		{"shell in a value", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=$(id)"}}}, "NAME=VALUE"},
+		{"not a CVAR", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: "LD_PRELOAD=x.so"}}}, "NAME=VALUE"},
+		{"capitals in an MCA name", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, Best: "PATH=x"}}}, "NAME=VALUE"},
+		{"no value", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, Best: "coll_tuned_barrier_algorithm="}}}, "NAME=VALUE"},
+		{"rank 0", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 0}}}, "rank count 0"},
+		{"huge rank", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: math.MaxInt32}}}, "out of range"},
+		{"repeated rank", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{good, good}}, "repeated"},
+		{"negative time", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, DefaultNs: -1}}}, "a time of -1"},
+		{"unknown implementation", results.MPIImplementation{Name: "intelmpi"}, "intelmpi"},
+	}
+	for _, c := range cases {
+		f.MPI = &results.MPI{Implementations: []results.MPIImplementation{c.im}}
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := results.Parse(out, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a refusal naming %q", c.name, err, c.want)
+		}
+	}
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{{Name: "openmpi", Counts: []results.MPICount{good}}}}
+	out, _ := json.Marshal(f)
+	if _, err := results.Parse(out, "x"); err != nil {
+		t.Errorf("a good record is refused: %v", err)
+	}
+	// A NaN cannot be written as JSON; a huge number is refused.
+	raw := strings.Replace(string(out), `"default_ns":500`, `"default_ns":1e300`, 1)
+	if _, err := results.Parse([]byte(raw), "x"); err == nil || !strings.Contains(err.Error(), "a time of") {
+		t.Errorf("a time of 1e300: %v", err)
+	}
+}
