@@ -42,7 +42,7 @@ type checkOptions struct {
 }
 
 func newCheckCmd(g *globalOptions) *cobra.Command {
-	opts := &checkOptions{global: g}
+	opts := &checkOptions{global: g, system: systemFlag{path: g.systemFile}}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the install-time check: find the fastest barrier for every thread count",

@@ -119,7 +119,7 @@ func runExport(_ context.Context, o *exportOptions, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	rs, err := openResults(o.path, o.allowed)
+	rs, err := openResults(o.global, o.path, o.allowed)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,16 @@ func TestMain(m *testing.M) {
 				os.Exit(99)
 			}
 		}
-		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(execute(context.Background(), testSystemFile(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	cleanup, err := isolate()
+	if err != nil {
+		os.Stderr.WriteString("cannot isolate the tests from this machine's results files: " + err.Error() + "\n")
+		os.Exit(99)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // cliResult is what one subprocess run of the CLI left.

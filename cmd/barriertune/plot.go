@@ -71,7 +71,7 @@ func runPlot(_ context.Context, o *plotOptions, _, stderr io.Writer) error {
 	if err := outfile.Check("-o", o.out); err != nil {
 		return err
 	}
-	rs, err := openResults(o.path, o.allowed)
+	rs, err := openResults(o.global, o.path, o.allowed)
 	if err != nil {
 		return err
 	}

@@ -13,12 +13,30 @@ import (
 
 	"github.com/barriertune/barriertune/cmd/internal/buildinfo"
 	"github.com/barriertune/barriertune/cmd/internal/progress"
+	"github.com/barriertune/barriertune/results"
 )
 
 // globalOptions are the persistent flags every command shares.
 type globalOptions struct {
 	quiet   bool // no progress, no warnings: only results and errors
 	verbose bool // more detail on stderr; progress as lines, never redrawn
+	// systemFile is the system-wide results file of the lookup and of
+	// check --system: results.SystemPath for the binary; the tests give
+	// one of their own, so that they never read the machine's real file.
+	systemFile string
+}
+
+// finder is this process's lookup order (results.HereFinder) with the
+// system-wide file g.systemFile.
+func (g *globalOptions) finder() (results.Finder, error) {
+	fd, err := results.HereFinder()
+	if err != nil {
+		return fd, err
+	}
+	if g != nil && g.systemFile != "" {
+		fd.System = []string{g.systemFile}
+	}
+	return fd, nil
 }
 
 // verbosef prints one line of detail on w when --verbose is given.
@@ -28,8 +46,10 @@ func (g *globalOptions) verbosef(w io.Writer, format string, args ...any) {
 	}
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globalOptions{}
+// newRootCmd is the command tree whose lookup reads the system-wide
+// results file systemFile (results.SystemPath for the binary).
+func newRootCmd(systemFile string) *cobra.Command {
+	g := &globalOptions{systemFile: systemFile}
 	root := &cobra.Command{
 		Use:   "barriertune",
 		Short: "Find the fastest thread barrier and placement for this machine",
@@ -77,7 +97,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(newShowCmd(g))
 	root.AddCommand(newLatencyCmd(g))
-	root.AddCommand(newModelCmd())
+	root.AddCommand(newModelCmd(g))
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newPlotCmd(g))
 	root.AddCommand(newDocsCmd())

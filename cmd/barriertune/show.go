@@ -104,7 +104,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if opts.threads == 0 && opts.allowed != "" && opts.json {
 		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")
 	}
-	rs, err := openResults(opts.path, opts.allowed)
+	rs, err := openResults(opts.global, opts.path, opts.allowed)
 	if err != nil {
 		return err
 	}

@@ -97,18 +97,18 @@ func warnNotices(stderr io.Writer, g *globalOptions, rs *resultsSource) {
 }
 
 // openResults opens the results file path, or, when path is "", this
-// machine's file (results.FindHere: the one barriers.Auto uses), and sets
+// machine's file (g's lookup: the one barriers.Auto uses), and sets
 // the allowed CPUs: allowedFlag when given (else a usage error naming it),
 // this process's allowed CPUs when the file is this machine's, else the
 // whole machine the file records. A path ending in a slash, a directory of
 // machines' files, gives this machine's file there.
-func openResults(path, allowedFlag string) (*resultsSource, error) {
+func openResults(g *globalOptions, path, allowedFlag string) (*resultsSource, error) {
 	if allowedFlag != "" { // the list's syntax before any file is looked up
 		if _, err := cpuset.ParseList(allowedFlag); err != nil {
 			return nil, usageErrorf("--allowed: %v", err)
 		}
 	}
-	fd, err := results.HereFinder()
+	fd, err := g.finder()
 	if err != nil {
 		return nil, err
 	}
