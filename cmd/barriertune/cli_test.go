@@ -85,7 +85,7 @@ func TestBadInputErrors(t *testing.T) {
 		{[]string{"topo", "--xml", filepath.Join(dir, "none.xml")}, "none.xml"},
 		{[]string{"topo", "--topology", badJSON}, "invalid topology JSON"},
 		{[]string{"topo", "--synthetic", "pu:2", "--xml", badXML}, "choose one topology source"},
-		{[]string{"topo", "extra"}, "unknown command"},
+		{[]string{"topo", "extra"}, `stray argument "extra"`},
 	} {
 		_, err := run(t, c.args...)
 		if err == nil {

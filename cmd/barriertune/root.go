@@ -82,6 +82,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 			return checkSourceFlags(cmd)
 		},
 	}
+	root.SuggestionsMinimumDistance = 2 // "chekc": did you mean "check"?
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Flags().Bool("version", false, "print the module version, VCS revision, Go version and platform")
 	pf := root.PersistentFlags()
@@ -132,7 +133,11 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 	root := cmd.Root()
 	found, rest, err := root.Find(args)
 	if err != nil || found == root || len(rest) > 0 {
-		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", elided(strings.Join(args, " ")), strings.Join(commandNames(root), ", "))
+		near := ""
+		if s := root.SuggestionsFor(args[0]); len(s) > 0 && len(args) == 1 {
+			near = fmt.Sprintf("; did you mean %s?", strings.Join(quoteAll(s), " or "))
+		}
+		return fmt.Errorf("unknown help topic %q%s (accepted: a command such as %s)", elided(strings.Join(args, " ")), near, strings.Join(commandNames(root), ", "))
 	}
 	return nil
 }
@@ -199,12 +204,45 @@ func oneResultsFile(cmd *cobra.Command, args []string) error {
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		err := v(cmd, args)
+		if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+			// cobra.NoArgs calls every argument a command.
+			err = unexpectedArgs(cmd, args)
+		}
 		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) {
 			// cobra's "accepts at most 1 arg(s), received 4" names no argument.
 			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, elided(strings.Join(args, " ")))
 		}
 		return usageError(err)
 	}
+}
+
+// unexpectedArgs is the error of arguments given to cmd, which takes
+// none: for a command with subcommands (the root), an unknown command with
+// the names near it ("did you mean"); for the others, stray arguments,
+// named, with what the command accepts instead.
+func unexpectedArgs(cmd *cobra.Command, args []string) error {
+	if cmd.HasAvailableSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", elided(args[0]), cmd.CommandPath())
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(quoteAll(near), " or "))
+		}
+		return fmt.Errorf("%s (commands: %s)", msg, strings.Join(commandNames(cmd), ", "))
+	}
+	what := "stray argument"
+	if len(args) > 1 {
+		what = "stray arguments"
+	}
+	return fmt.Errorf("%s: %s %s: %s takes flags only, no arguments (a flag's value follows it: --name VALUE or --name=VALUE; see %s --help)",
+		cmd.CommandPath(), what, elided(strings.Join(quoteAll(args), " ")), cmd.Name(), cmd.CommandPath())
+}
+
+// quoteAll is each of v quoted (%q).
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
 
 // version is the module version when built from a tagged module, else devel.

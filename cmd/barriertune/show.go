@@ -15,6 +15,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -109,7 +110,9 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		return err
 	}
 	warnNotices(stderr, opts.global, rs)
-	opts.global.verbosef(stderr, "show: %s", rs.Summary())
+	if opts.json { // the text says it on its "file:" line
+		opts.global.verbosef(stderr, "show: %s", rs.Summary())
+	}
 	if opts.threads == 0 {
 		warnOtherMachine(stderr, opts.global, rs)
 	}
@@ -156,6 +159,9 @@ type shownChoice struct {
 	AllowedWhy     string            `json:"allowed_why"`
 	Simulated      bool              `json:"simulated"`
 	Foreign        string            `json:"foreign,omitempty"`
+	// GoOnly says that the algorithm exists only in Go (goroutine, cond,
+	// channel): a C, C++ or OpenMP program takes export's choice instead.
+	GoOnly bool `json:"go_only"`
 }
 
 func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
@@ -168,7 +174,7 @@ func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
 		ns = &sel.MedianNs
 	}
 	autoPolicy, from := waitPolicy()
-	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: autoPolicy.String(), WaitPolicyFrom: from, Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign}
+	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: autoPolicy.String(), WaitPolicyFrom: from, Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign, GoOnly: algname.GoOnly(sel.Algorithm)}
 }
 
 // waitPolicy returns the policy barriers.Auto builds with in this process
