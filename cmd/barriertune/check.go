@@ -239,6 +239,11 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err := dest.Check(); err != nil {
 		return err
 	}
+	release, err := dest.Claim() // one check per results file at a time
+	if err != nil {
+		return err
+	}
+	defer release()
 	path := dest.String()
 	if cfg.Topology, err = opts.src.load(); err != nil {
 		return err
