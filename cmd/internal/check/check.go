@@ -79,7 +79,7 @@ const (
 	dropFactor     = 2.0 // a candidate twice as slow as the best is dropped
 	maxRounds      = 10  // passes over every placement when the budget leaves room
 	defaultKeep    = 3   // predicted-best algorithms kept per thread count when pruning
-	maxPUs         = 4096
+	maxPUs         = 8192 // Linux on x86-64 boots with up to 8192 CPUs (CONFIG_NR_CPUS)
 )
 
 // baselines are measured at every measured thread count whatever the
