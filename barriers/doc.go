@@ -10,6 +10,29 @@
 //
 // # Use
 //
+// Auto(n) builds the barrier `barriertune check` found fastest on this
+// machine for n participants (a documented fallback without results);
+// participant id, 0 <= id < n, calls Wait(id) once per step:
+//
+//	b, err := barriers.Auto(n) // this machine's choice for n participants
+//	if err != nil {
+//		return err
+//	}
+//	var wg sync.WaitGroup
+//	for id := range n {
+//		wg.Go(func() {
+//			for step := range steps {
+//				work(id, step) // write this participant's part of the step
+//				b.Wait(id)     // every part of the step is written and visible
+//			}
+//		})
+//	}
+//	wg.Wait()
+//
+// barriers.Tuned(n) says what Auto chose and why; the examples (ExampleAuto,
+// Example, ExampleTuning_Team: `go doc -http`, or pkg.go.dev) run whole
+// programs.
+//
 // New(name, n, opts...) constructs any algorithm of the catalog
 // (Algorithms, Lookup); Auto(n) constructs the one the install-time check
 // (`barriertune check`) found fastest on this machine for n participants,
@@ -93,37 +116,11 @@
 // one goroutine switch, as a sync.Cond barrier's park and wake-up do
 // (docs/algorithms.md, "Where the time goes").
 //
-// # Sleep and wake: the contract per policy
+// # Sleep and wake
 //
-// A setter publishes an episode in a flag; a waiter that sleeps announces
-// itself in the flag's sleeper count, under the flag's mutex, then checks
-// the flag again before it waits on the condition variable. A lost
-// wake-up (the setter misses the announcement while the sleeper misses
-// the value) would leave a sleeper asleep with its flag set: the barrier
-// hangs, since no timer backs the sleep up. Each policy orders both
-// sides' store before their load so that it cannot happen:
-//
-//   - Spin and Yield: the setter makes a release store and loads the
-//     sleeper count (always 0: nobody sleeps); the waiter only loads the
-//     flag. No fence on either side; nothing to lose.
-//   - AutoPolicy: the setter makes a release store, then a plain load of
-//     the sleeper count, and wakes the sleepers it finds (no fence: the
-//     spinning path costs what Spin's does). The sleeper announces itself
-//     with an atomic add, then takes the heavy side of an asymmetric fence
-//     (membarrier's private expedited command: the kernel runs a full
-//     barrier on every running thread of the process) and only then loads
-//     the flag: a setter whose store it misses loads the count after that
-//     barrier and sees it. A sleeper wakes once, when released. Where
-//     membarrier is unavailable (not Linux, a kernel older than 4.14, a
-//     seccomp filter) AutoPolicy's setters fence as Park's do.
-//   - Park (and AutoPolicy without membarrier): the setter's load of the
-//     sleeper count is an atomic read-modify-write after its store (LOCK
-//     XADD on amd64: a full fence on every signal); the sleeper's
-//     announcement is an atomic add (a full fence) before its load.
-//
-// The goroutine algorithm keeps its own protocol: the releaser's state
-// change is a compare-and-swap, and sync.Cond's wake-up tickets
-// (sequentially consistent atomics) order a sleeper's last check against
-// the releaser's Broadcast (see bed). The blocking baselines (cond,
-// channel) are ordered by their mutex or channel.
+// A waiter that sleeps is never left asleep by a setter that misses it:
+// each policy orders the setter's store against its load of the sleepers,
+// and the sleeper's announcement against its last check of the flag (no
+// timer backs a sleep up). docs/algorithms.md, "Sharing CPUs", states the
+// contract per policy.
 package barriers

@@ -1,6 +1,8 @@
 package barriers
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"strings"
 	"testing"
@@ -42,3 +44,35 @@ func TestPackageDocNamesEveryAlgorithm(t *testing.T) {
 
 // oversubscribedFallback is Auto's fallback with more participants than CPUs.
 func oversubscribedFallback() string { return fallbackAlgorithm(1 << 20) }
+
+// TestPackageDocStartsWithCode: the package documentation shows, near its
+// top (`go doc ./barriers` prints it), code that calls barriers.Auto and
+// Wait, and the code parses as Go.
+func TestPackageDocStartsWithCode(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []string
+	line, end := 0, 0
+	for _, l := range strings.Split(string(src), "\n") {
+		if !strings.HasPrefix(l, "//") {
+			break
+		}
+		line++
+		if c, ok := strings.CutPrefix(l, "//\t"); ok {
+			code = append(code, c)
+			end = line
+		} else if len(code) > 0 {
+			break
+		}
+	}
+	text := strings.Join(code, "\n")
+	if !strings.Contains(text, "barriers.Auto(") || !strings.Contains(text, ".Wait(") || end > 36 {
+		t.Fatalf("the package doc's first code block (ending at line %d; want it by 36, as go doc's header adds two):\n%s", end, text)
+	}
+	fset := token.NewFileSet()
+	if _, err := parser.ParseFile(fset, "doc_example.go", "package p\nfunc f() error {\n"+text+"\nreturn nil\n}\n", 0); err != nil {
+		t.Errorf("the package doc's code does not parse: %v\n%s", err, text)
+	}
+}

@@ -79,7 +79,8 @@ type File struct {
 	// The check's pipeline record (check.Run):
 	// RoundsPlanned is how many interleaved passes over every placement
 	// the plan asked for and RoundsDone how many every measured thread
-	// count finished (absent means 0). Fewer rounds done than planned:
+	// count finished (always written from v1.6, 0 too; absent in older
+	// files means 0). Fewer rounds done than planned:
 	// stopped by a signal (then Partial, and --resume continues the
 	// missing rounds) or by the budget (said in Cuts).
 	// Inference says how a thread count absent from Threads is served: by
@@ -87,7 +88,7 @@ type File struct {
 	// model the check pruned with, fitted on this machine; --simulate
 	// --from-results replays it.
 	RoundsPlanned int          `json:"rounds_planned,omitempty"`
-	RoundsDone    int          `json:"rounds_done,omitempty"`
+	RoundsDone    int          `json:"rounds_done"`
 	Inference     string       `json:"inference,omitempty"`
 	Calibration   *Calibration `json:"calibration,omitempty"`
 
@@ -358,6 +359,11 @@ type Choice struct {
 	// winner; TieRule says how the tie was decided.
 	Tie     bool   `json:"tie,omitempty"`
 	TieRule string `json:"tie_rule,omitempty"`
+	// GoOnly (v1.6, always written) is true when the algorithm exists
+	// only in Go (the goroutine barrier, the sync.Cond and channel
+	// baselines): a C, C++ or OpenMP program cannot run it, and takes the
+	// count's os_threads choice instead.
+	GoOnly bool `json:"go_only"`
 }
 
 // Robust is the algorithm whose slowest measured placement is fastest.

@@ -41,7 +41,7 @@ type checkOptions struct {
 }
 
 func newCheckCmd(g *globalOptions) *cobra.Command {
-	opts := &checkOptions{global: g}
+	opts := &checkOptions{global: g, system: systemFlag{path: g.systemFile}}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the install-time check: find the fastest barrier for every thread count",
@@ -248,6 +248,11 @@ func runCheck(ctx context.Context, opts *checkOptions, w, stderr io.Writer) erro
 	if err := dest.Check(); err != nil {
 		return err
 	}
+	release, err := dest.Claim() // one check per results file at a time
+	if err != nil {
+		return err
+	}
+	defer release()
 	path := dest.String()
 	if cfg.Topology, err = opts.src.load(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,6 +47,58 @@ func TestCheckSystemMakesItsDirectory(t *testing.T) {
 	}
 	if f, err := results.Read(path); err != nil || f.Partial || f.Lookup(2) == nil {
 		t.Errorf("%s: %v", path, err)
+	}
+	// The locks the check held (its own, the directory's) are gone.
+	if entries, err := os.ReadDir(filepath.Dir(path)); err != nil || len(entries) != 1 {
+		t.Errorf("%s holds %v (%v); want results.json alone", filepath.Dir(path), entries, err)
+	}
+}
+
+// TestTwoChecksOneFile: two checks of one -o file at once, as processes:
+// the second refuses at once, naming the first one's pid, and the first
+// writes the file and leaves no lock behind.
+func TestTwoChecksOneFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two checks as subprocesses for seconds; skipped with -short")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "same.json")
+	args := []string{"check", "-q", "-o", out, "--threads", "2", "--algorithms", "central", "--sample-time", "1ms", "--budget", "4s"}
+	first := exec.Command(exe, args...)
+	first.Env = append(os.Environ(), childEnv+"=1")
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, store.CheckLockName("same.json"))
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(lock); err == nil && strings.TrimSpace(string(data)) == fmt.Sprint(first.Process.Pid) {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			first.Process.Kill()
+			first.Wait()
+			t.Fatalf("the first check took no lock at %s in 10 s:\n%s", lock, firstErr.String())
+		}
+	}
+	second := runCLI(t, nil, args...)
+	want := fmt.Sprintf("another barriertune check (pid %d) is writing %s now", first.Process.Pid, out)
+	if second.code != exitFailure || !strings.Contains(second.stderr, want) || strings.Count(second.stderr, "\n") != 1 {
+		t.Errorf("second check: exit %d, stderr %q; want exit %d and %q", second.code, second.stderr, exitFailure, want)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first check: %v\n%s", err, firstErr.String())
+	}
+	if f, err := results.Read(out); err != nil || f.Lookup(2) == nil {
+		t.Errorf("%s: %v", out, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%s holds %v; want same.json alone (no lock left)", dir, entries)
 	}
 }
 

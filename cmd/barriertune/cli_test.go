@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 // run executes the CLI in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCmd()
+	cmd := testRootCmd()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -86,7 +85,7 @@ func TestBadInputErrors(t *testing.T) {
 		{[]string{"topo", "--xml", filepath.Join(dir, "none.xml")}, "none.xml"},
 		{[]string{"topo", "--topology", badJSON}, "invalid topology JSON"},
 		{[]string{"topo", "--synthetic", "pu:2", "--xml", badXML}, "choose one topology source"},
-		{[]string{"topo", "extra"}, "unknown command"},
+		{[]string{"topo", "extra"}, `stray argument "extra"`},
 	} {
 		_, err := run(t, c.args...)
 		if err == nil {
@@ -383,12 +382,4 @@ func copyFile(t *testing.T, src, dir string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// execLine runs the CLI as main does and returns the exit code, stdout
-// and stderr.
-func execLine(args ...string) (int, string, string) {
-	var out, errOut bytes.Buffer
-	code := execute(context.Background(), args, &out, &errOut)
-	return code, out.String(), errOut.String()
 }

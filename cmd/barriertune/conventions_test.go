@@ -94,7 +94,7 @@ func TestExitCodes(t *testing.T) {
 	} {
 		out.Reset()
 		errOut.Reset()
-		code := execute(context.Background(), c.args, &out, &errOut)
+		code := execute(context.Background(), testSystemFile(), c.args, &out, &errOut)
 		if code != c.code {
 			t.Errorf("%v: exit code %d, want %d (stderr %q)", c.args, code, c.code, errOut.String())
 		}
@@ -105,7 +105,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestHelpNamesExitCodes(t *testing.T) {
-	root := newRootCmd()
+	root := testRootCmd()
 	for _, c := range append(root.Commands(), root) {
 		if c.Hidden || c.Name() == "help" {
 			continue
@@ -163,7 +163,7 @@ func equalInts(a, b []int) bool { return slices.Equal(a, b) }
 func TestVerboseAndQuiet(t *testing.T) {
 	args := []string{"bench", "--algorithm", "central", "--threads", "1", "--samples", "2", "--sample-time", "20us"}
 	var out, errOut bytes.Buffer
-	if code := execute(context.Background(), append(args, "--verbose"), &out, &errOut); code != 0 {
+	if code := execute(context.Background(), testSystemFile(), append(args, "--verbose"), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "bench: 1 thread on CPU ") || !strings.Contains(errOut.String(), "algorithms central, 2 samples of 20µs") {
@@ -174,7 +174,7 @@ func TestVerboseAndQuiet(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	if code := execute(context.Background(), append(args, "--quiet"), &out, &errOut); code != 0 || errOut.Len() != 0 {
+	if code := execute(context.Background(), testSystemFile(), append(args, "--quiet"), &out, &errOut); code != 0 || errOut.Len() != 0 {
 		t.Errorf("--quiet: exit %d, stderr %q", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "central") {
@@ -241,7 +241,7 @@ func TestOutputConventions(t *testing.T) {
 			args[i] = strings.ReplaceAll(a, "$DIR", dir)
 		}
 		var out, errOut bytes.Buffer
-		if code := execute(context.Background(), args, &out, &errOut); code != 0 {
+		if code := execute(context.Background(), testSystemFile(), args, &out, &errOut); code != 0 {
 			t.Errorf("%s: exit %d: %s", c.name, code, errOut.String())
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 // the commands generate: run `go generate ./cmd/barriertune` after
 // changing a command.
 func TestDocsCurrent(t *testing.T) {
-	files, err := clidoc.Generate(newRootCmd())
+	files, err := clidoc.Generate(testRootCmd())
 	if err != nil {
 		t.Fatal(err)
 	}

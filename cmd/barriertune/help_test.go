@@ -43,7 +43,7 @@ func TestHelpTextRuns(t *testing.T) {
 			}
 		}
 	}
-	walk(newRootCmd())
+	walk(testRootCmd())
 	t.Chdir(root)
 	if code, out, errOut := execLine("sets", "--topology", "cmd/internal/configsets/testdata/paper-example3.json", "--method", "paper"); code != 0 || out == "" {
 		t.Errorf("sets' example from the repository root: exit %d: %s", code, errOut)
@@ -51,7 +51,7 @@ func TestHelpTextRuns(t *testing.T) {
 	// bench --policy's default was said twice ("(default: ...)" and cobra's
 	// `(default "auto")`).
 	var b bytes.Buffer
-	cmd := newRootCmd()
+	cmd := testRootCmd()
 	cmd.SetOut(&b)
 	cmd.SetArgs([]string{"bench", "--help"})
 	if err := cmd.Execute(); err != nil {

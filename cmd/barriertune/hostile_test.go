@@ -37,9 +37,16 @@ func TestMain(m *testing.M) {
 				os.Exit(99)
 			}
 		}
-		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(execute(context.Background(), testSystemFile(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	cleanup, err := isolate()
+	if err != nil {
+		os.Stderr.WriteString("cannot isolate the tests from this machine's results files: " + err.Error() + "\n")
+		os.Exit(99)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // cliResult is what one subprocess run of the CLI left.
@@ -197,6 +204,8 @@ func TestHostileInputs(t *testing.T) {
 		{name: "bench unknown policy", args: []string{"bench", "--policy", "busy"}, code: 2, want: `"busy"`},
 		{name: "check threads huge range", args: []string{"check", "--threads", "2-1000000000"}, code: 2, want: "1000000000"},
 		{name: "check threads too many in all", args: []string{"check", "--plan", "--threads", "2-65536", "--synthetic", "pack:2 core:2"}, code: 2, want: "2147516415 threads in all; a check plans at most 131072"},
+		{name: "check plan of 8193 PUs", args: []string{"check", "--plan", "--synthetic", "core:8193 pu:1"}, code: 1, want: "the topology has 8193 PUs, more than the 8192 CPUs"},
+		{name: "check simulate of 8193 PUs", args: []string{"check", "--simulate", "-o", filepath.Join(dir, "sim.json"), "--synthetic", "core:8193 pu:1"}, code: 1, want: "planning and simulating accept 1..8192 PUs"},
 		{name: "sets count of a tree too wide to count", args: []string{"sets", "--count", "--synthetic", "pack:2 core:2048"}, code: 1, want: "configuration sets of 4096 PUs would take about"},
 		{name: "latency cpus with from", args: []string{"latency", "--from", matrix, "--cpus", "5,6"}, code: 2, want: `--cpus "5,6" with --from: the matrix read names its own CPUs`},
 		{name: "latency cpus twice", args: []string{"latency", "--cpus", "0,0"}, code: 2, want: "CPU 0 is listed twice, which oversubscribes it (give each CPU once)"},

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/internal/text"
+	"github.com/barriertune/barriertune/results"
 )
 
 // maxErrorLine caps the one error line a failing command prints, in
@@ -19,13 +20,15 @@ import (
 const maxErrorLine = 480
 
 func main() {
-	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(execute(context.Background(), results.SystemPath, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// execute runs the command line args and returns the exit code; a failing
-// command prints exactly one line, "barriertune: ERROR", on stderr.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+// execute runs the command line args, with systemFile as the system-wide
+// results file (results.SystemPath for the binary), and returns the exit
+// code; a failing command prints exactly one line, "barriertune: ERROR",
+// on stderr.
+func execute(ctx context.Context, systemFile string, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(systemFile)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

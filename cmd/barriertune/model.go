@@ -37,10 +37,12 @@ type modelOptions struct {
 	asJSON          bool
 	// fromResults predicts with a check's fitted constants (--from-results).
 	fromResults string
+	// global gives the lookup of this machine's file (globalOptions.finder).
+	global *globalOptions
 }
 
-func newModelCmd() *cobra.Command {
-	o := modelOptions{measuring: defaultMeasuring()}
+func newModelCmd(g *globalOptions) *cobra.Command {
+	o := modelOptions{measuring: defaultMeasuring(), global: g}
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Predict every barrier algorithm's episode from a latency matrix",
@@ -116,7 +118,7 @@ func runModel(ctx context.Context, o *modelOptions, w, stderr io.Writer) error {
 		}
 		prm, constants = check.ParamsFrom(f.Calibration), calibrationSummary(f.Calibration, o.fromResults)
 	case o.measured:
-		if f, path := thisMachinesFit(); f != nil {
+		if f, path := thisMachinesFit(o.global); f != nil {
 			prm, constants = check.ParamsFrom(f.Calibration), "this machine's results file: "+calibrationSummary(f.Calibration, path)
 		}
 	}
@@ -188,8 +190,12 @@ func writeWrapped(w io.Writer, s string) {
 // thisMachinesFit is this machine's results file (the lookup
 // barriers.Auto uses) when it applies here, was measured and records a
 // fit; nil otherwise.
-func thisMachinesFit() (*results.File, string) {
-	found, err := results.FindHere()
+func thisMachinesFit(g *globalOptions) (*results.File, string) {
+	fd, err := g.finder()
+	if err != nil {
+		return nil, ""
+	}
+	found, err := fd.Find()
 	if err != nil || found.Warning != "" || found.File.Simulated || found.File.Calibration == nil || len(found.File.Calibration.Residuals) == 0 {
 		return nil, ""
 	}

@@ -122,7 +122,7 @@ func runOMPRun(o *ompRunOptions, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageErrorf("omp-run: program %q: %v", args[0], err)
 	}
-	rs, err := openResults(o.results, "")
+	rs, err := openResults(o.global, o.results, "")
 	if err != nil {
 		return err
 	}

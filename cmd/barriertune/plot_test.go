@@ -179,7 +179,7 @@ func TestPlotAllowed(t *testing.T) {
 	}
 	xs := func(allowed string) []float64 {
 		t.Helper()
-		rs, err := openResults(path, allowed)
+		rs, err := openResults(&globalOptions{systemFile: testSystemFile()}, path, allowed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,12 +13,30 @@ import (
 
 	"github.com/barriertune/barriertune/cmd/internal/buildinfo"
 	"github.com/barriertune/barriertune/cmd/internal/progress"
+	"github.com/barriertune/barriertune/results"
 )
 
 // globalOptions are the persistent flags every command shares.
 type globalOptions struct {
 	quiet   bool // no progress, no warnings: only results and errors
 	verbose bool // more detail on stderr; progress as lines, never redrawn
+	// systemFile is the system-wide results file of the lookup and of
+	// check --system: results.SystemPath for the binary; the tests give
+	// one of their own, so that they never read the machine's real file.
+	systemFile string
+}
+
+// finder is this process's lookup order (results.HereFinder) with the
+// system-wide file g.systemFile.
+func (g *globalOptions) finder() (results.Finder, error) {
+	fd, err := results.HereFinder()
+	if err != nil {
+		return fd, err
+	}
+	if g != nil && g.systemFile != "" {
+		fd.System = []string{g.systemFile}
+	}
+	return fd, nil
 }
 
 // verbosef prints one line of detail on w when --verbose is given.
@@ -28,8 +46,10 @@ func (g *globalOptions) verbosef(w io.Writer, format string, args ...any) {
 	}
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globalOptions{}
+// newRootCmd is the command tree whose lookup reads the system-wide
+// results file systemFile (results.SystemPath for the binary).
+func newRootCmd(systemFile string) *cobra.Command {
+	g := &globalOptions{systemFile: systemFile}
 	root := &cobra.Command{
 		Use:   "barriertune",
 		Short: "Find the fastest thread barrier and placement for this machine",
@@ -62,6 +82,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 			return checkSourceFlags(cmd)
 		},
 	}
+	root.SuggestionsMinimumDistance = 2 // "chekc": did you mean "check"?
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Flags().Bool("version", false, "print the module version, VCS revision, Go version and platform")
 	pf := root.PersistentFlags()
@@ -77,7 +98,7 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	root.AddCommand(newCheckCmd(g))
 	root.AddCommand(newShowCmd(g))
 	root.AddCommand(newLatencyCmd(g))
-	root.AddCommand(newModelCmd())
+	root.AddCommand(newModelCmd(g))
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newOMPRunCmd(g))
 	root.AddCommand(newPlotCmd(g))
@@ -113,7 +134,11 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 	root := cmd.Root()
 	found, rest, err := root.Find(args)
 	if err != nil || found == root || len(rest) > 0 {
-		return fmt.Errorf("unknown help topic %q (accepted: a command such as %s)", elided(strings.Join(args, " ")), strings.Join(commandNames(root), ", "))
+		near := ""
+		if s := root.SuggestionsFor(args[0]); len(s) > 0 && len(args) == 1 {
+			near = fmt.Sprintf("; did you mean %s?", strings.Join(quoteAll(s), " or "))
+		}
+		return fmt.Errorf("unknown help topic %q%s (accepted: a command such as %s)", elided(strings.Join(args, " ")), near, strings.Join(commandNames(root), ", "))
 	}
 	return nil
 }
@@ -180,12 +205,45 @@ func oneResultsFile(cmd *cobra.Command, args []string) error {
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		err := v(cmd, args)
+		if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+			// cobra.NoArgs calls every argument a command.
+			err = unexpectedArgs(cmd, args)
+		}
 		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) {
 			// cobra's "accepts at most 1 arg(s), received 4" names no argument.
 			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, elided(strings.Join(args, " ")))
 		}
 		return usageError(err)
 	}
+}
+
+// unexpectedArgs is the error of arguments given to cmd, which takes
+// none: for a command with subcommands (the root), an unknown command with
+// the names near it ("did you mean"); for the others, stray arguments,
+// named, with what the command accepts instead.
+func unexpectedArgs(cmd *cobra.Command, args []string) error {
+	if cmd.HasAvailableSubCommands() {
+		msg := fmt.Sprintf("unknown command %q for %q", elided(args[0]), cmd.CommandPath())
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(quoteAll(near), " or "))
+		}
+		return fmt.Errorf("%s (commands: %s)", msg, strings.Join(commandNames(cmd), ", "))
+	}
+	what := "stray argument"
+	if len(args) > 1 {
+		what = "stray arguments"
+	}
+	return fmt.Errorf("%s: %s %s: %s takes flags only, no arguments (a flag's value follows it: --name VALUE or --name=VALUE; see %s --help)",
+		cmd.CommandPath(), what, elided(strings.Join(quoteAll(args), " ")), cmd.Name(), cmd.CommandPath())
+}
+
+// quoteAll is each of v quoted (%q).
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
 
 // version is the module version when built from a tagged module, else devel.

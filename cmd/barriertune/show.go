@@ -15,6 +15,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/check"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/text"
 	"github.com/barriertune/barriertune/results"
 )
@@ -104,7 +105,7 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if opts.threads == 0 && opts.allowed != "" && opts.json {
 		return usageErrorf("--allowed with --json needs --threads N: --json without --threads prints the whole file, which --allowed does not change")
 	}
-	rs, err := openAndWarn(opts.path, opts.allowed, opts.global, stderr, "show", opts.threads == 0)
+	rs, err := openAndWarn(opts.path, opts.allowed, opts.global, stderr, verboseName(opts.json, "show"), opts.threads == 0)
 	if err != nil {
 		return err
 	}
@@ -151,6 +152,9 @@ type shownChoice struct {
 	AllowedWhy     string            `json:"allowed_why"`
 	Simulated      bool              `json:"simulated"`
 	Foreign        string            `json:"foreign,omitempty"`
+	// GoOnly says that the algorithm exists only in Go (goroutine, cond,
+	// channel): a C, C++ or OpenMP program takes export's choice instead.
+	GoOnly bool `json:"go_only"`
 }
 
 func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
@@ -163,7 +167,7 @@ func choiceJSON(rs *resultsSource, sel results.Selection) shownChoice {
 		ns = &sel.MedianNs
 	}
 	autoPolicy, from := waitPolicy()
-	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: autoPolicy.String(), WaitPolicyFrom: from, Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign}
+	return shownChoice{Selection: sel, MedianNs: ns, Measured: ns != nil, AutoPolicy: autoPolicy.String(), WaitPolicyFrom: from, Source: rs.Path, SourceWhy: rs.Why, Skipped: sk, AllowedWhy: rs.allowedWhy, Simulated: rs.File.Simulated, Foreign: rs.foreign, GoOnly: algname.GoOnly(sel.Algorithm)}
 }
 
 // waitPolicy returns the policy barriers.Auto builds with in this process

@@ -100,9 +100,10 @@ func warnNotices(stderr io.Writer, g *globalOptions, rs *resultsSource) {
 // openAndWarn is the opening every reading command shares: the results
 // file (openResults), its notices on stderr, that it is another machine's
 // when otherMachine (unless --quiet), and, with --verbose, which file it
-// read, after the command's name.
+// read, after the command's name (none where command is "": show's text
+// names its file on its own "file:" line).
 func openAndWarn(path, allowed string, g *globalOptions, stderr io.Writer, command string, otherMachine bool) (*resultsSource, error) {
-	rs, err := openResults(path, allowed)
+	rs, err := openResults(g, path, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -110,23 +111,34 @@ func openAndWarn(path, allowed string, g *globalOptions, stderr io.Writer, comma
 	if otherMachine {
 		warnOtherMachine(stderr, g, rs)
 	}
-	g.verbosef(stderr, "%s: %s", command, rs.Summary())
+	if command != "" {
+		g.verbosef(stderr, "%s: %s", command, rs.Summary())
+	}
 	return rs, nil
 }
 
+// verboseName is command where the --verbose line names the file, and ""
+// where the command's own output already does (show's text).
+func verboseName(json bool, command string) string {
+	if json {
+		return command
+	}
+	return ""
+}
+
 // openResults opens the results file path, or, when path is "", this
-// machine's file (results.FindHere: the one barriers.Auto uses), and sets
+// machine's file (g's lookup: the one barriers.Auto uses), and sets
 // the allowed CPUs: allowedFlag when given (else a usage error naming it),
 // this process's allowed CPUs when the file is this machine's, else the
 // whole machine the file records. A path ending in a slash, a directory of
 // machines' files, gives this machine's file there.
-func openResults(path, allowedFlag string) (*resultsSource, error) {
+func openResults(g *globalOptions, path, allowedFlag string) (*resultsSource, error) {
 	if allowedFlag != "" { // the list's syntax before any file is looked up
 		if _, err := cpuset.ParseList(allowedFlag); err != nil {
 			return nil, usageErrorf("--allowed: %v", err)
 		}
 	}
-	fd, err := results.HereFinder()
+	fd, err := g.finder()
 	if err != nil {
 		return nil, err
 	}

@@ -147,7 +147,7 @@ func TestEveryUsageErrorExits2(t *testing.T) {
 	t.Setenv("BARRIERTUNE_RESULTS", filepath.Join(t.TempDir(), "none.json"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	cases := walkUsageCases(t, newRootCmd())
+	cases := walkUsageCases(t, testRootCmd())
 	cases = append(cases,
 		usageCase{args: []string{"completion", "tcsh"}, want: `"tcsh"`},
 		usageCase{args: []string{"completion"}, want: "bash, fish"}, // formerly was help, exit 0
@@ -157,7 +157,7 @@ func TestEveryUsageErrorExits2(t *testing.T) {
 	)
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
-		code := execute(ctx, c.args, &out, &errOut)
+		code := execute(ctx, testSystemFile(), c.args, &out, &errOut)
 		line := strings.TrimSuffix(errOut.String(), "\n")
 		var problems []string
 		if code != exitUsage {

@@ -41,3 +41,8 @@ func All() []string {
 	return []string{Central, StaticTree, AllStaticTree, Combining, Dissemination, Tournament,
 		Binomial, Butterfly, Pairwise, MCS, Hybrid, Goroutine, Cond, Channel}
 }
+
+// GoOnly reports whether the algorithm name exists only in Go: the
+// goroutine barrier and the blocking baselines built on sync.Cond and
+// channels, which a C, C++ or OpenMP program cannot run.
+func GoOnly(name string) bool { return name == Goroutine || name == Cond || name == Channel }

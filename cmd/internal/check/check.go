@@ -74,12 +74,12 @@ func LoadRecord(s sysload.Summary, err error) *results.Load {
 
 // The check's internal defaults.
 const (
-	defaultSamples = 31  // samples per candidate before budget cuts
-	minSamples     = 9   // the fewest samples per candidate budget cuts leave
-	dropFactor     = 2.0 // a candidate twice as slow as the best is dropped
-	maxRounds      = 10  // passes over every placement when the budget leaves room
-	defaultKeep    = 3   // predicted-best algorithms kept per thread count when pruning
-	maxPUs         = 4096
+	defaultSamples = 31   // samples per candidate before budget cuts
+	minSamples     = 9    // the fewest samples per candidate budget cuts leave
+	dropFactor     = 2.0  // a candidate twice as slow as the best is dropped
+	maxRounds      = 10   // passes over every placement when the budget leaves room
+	defaultKeep    = 3    // predicted-best algorithms kept per thread count when pruning
+	maxPUs         = 8192 // Linux on x86-64 boots with up to 8192 CPUs (CONFIG_NR_CPUS)
 )
 
 // baselines are measured at every measured thread count whatever the

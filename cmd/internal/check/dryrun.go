@@ -3,7 +3,9 @@ package check
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/barriertune/barriertune/cpuset"
@@ -123,6 +125,7 @@ func DryRun(cfg Config) (*Plan, error) {
 		out.Floors = append(out.Floors, PlanFloor{Level: p.levels[i], CPUs: pr})
 	}
 	composer := &hybridComposer{topo: cfg.Topology}
+	var jobs []hybridJob
 	boundary := BoundaryReasons(cfg.Topology)
 	per := perCandidate(p.samples, cfg.SampleTarget)
 	for _, u := range p.units {
@@ -139,18 +142,52 @@ func DryRun(cfg Config) (*Plan, error) {
 			hybrid = hybrid || c.alg == algname.Hybrid
 		}
 		for _, s := range u.sets {
-			pp := PlanPlacement{Label: setLabel(s), CPUs: cpuset.FormatList(s.CPUs)}
+			t.Placements = append(t.Placements, PlanPlacement{Label: setLabel(s), CPUs: cpuset.FormatList(s.CPUs)})
 			if hybrid {
-				composer.costs = p.modelCosts()
-				if comp, err := composer.compose(s.CPUs); err == nil {
-					pp.Hybrid = comp.String()
-				}
+				jobs = append(jobs, hybridJob{len(out.Threads), len(t.Placements) - 1, s.CPUs})
 			}
-			t.Placements = append(t.Placements, pp)
 		}
 		out.Threads = append(out.Threads, t)
 	}
+	if len(jobs) > 0 {
+		composer.costs = p.modelCosts()
+	}
+	composeAll(composer, jobs, func(j hybridJob, comp string) { out.Threads[j.unit].Placements[j.set].Hybrid = comp })
 	return out, nil
+}
+
+// hybridJob is a placement of the plan whose hybrid is composed: the
+// index of its thread count and its own, and its CPUs.
+type hybridJob struct {
+	unit, set int
+	cpus      []int
+}
+
+// composeAll composes the hybrid of every job on GOMAXPROCS goroutines
+// (the composer only reads its tree and costs) and gives each
+// composition to done, in one goroutine at a time; a placement that
+// cannot be composed gets none. The plan of an 8192-PU tree spent most of
+// its time composing.
+func composeAll(composer *hybridComposer, jobs []hybridJob, done func(hybridJob, string)) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	next := make(chan hybridJob)
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for j := range next {
+				if comp, err := composer.compose(j.cpus); err == nil {
+					mu.Lock()
+					done(j, comp.String())
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
 }
 
 // Triples are the (threads, CPUs, candidate) the plan measures, one

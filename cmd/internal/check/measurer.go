@@ -167,7 +167,7 @@ func (Hardware) CanPingPong() bool { return runtime.GOMAXPROCS(0) >= 2 }
 // acceptPlanned refuses a tree too large to plan or simulate.
 func acceptPlanned(topo *hwtree.Topology) error {
 	if n := len(topo.PUs()); n > maxPUs {
-		return fmt.Errorf("check: the topology has %d PUs; planning and simulating accept 1..%d", n, maxPUs)
+		return fmt.Errorf("check: the topology has %d PUs, more than the %d CPUs Linux on x86-64 boots with at most; planning and simulating accept 1..%d PUs", n, maxPUs, maxPUs)
 	}
 	return nil
 }

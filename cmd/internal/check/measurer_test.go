@@ -60,12 +60,25 @@ func TestMeasurersDiffer(t *testing.T) {
 	if _, ok := ctx.Deadline(); !ok {
 		t.Error("a live measurer does not bound the check's context")
 	}
-	big, err := hwtree.FromSynthetic("pack:4 l3:8 core:128 pu:2") // 8192 PUs
+	most, err := hwtree.FromSynthetic("pack:4 l3:8 core:128 pu:2") // 8192 PUs
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Accept(big, false) == nil || (Hardware{}).Accept(big, true) == nil {
-		t.Errorf("a %d-PU tree is accepted for simulating or planning (cap %d)", len(big.PUs()), maxPUs)
+	if err := m.Accept(most, false); err != nil {
+		t.Errorf("an 8192-PU tree is refused for simulating: %v", err)
+	}
+	if err := (Hardware{}).Accept(most, true); err != nil {
+		t.Errorf("an 8192-PU tree is refused for planning: %v", err)
+	}
+	big, err := hwtree.FromSynthetic("core:8193 pu:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "the topology has 8193 PUs, more than the 8192 CPUs Linux on x86-64 boots with at most; planning and simulating accept 1..8192 PUs"
+	for _, err := range []error{m.Accept(big, false), (Hardware{}).Accept(big, true)} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("an 8193-PU tree for simulating or planning: %v; want %q", err, want)
+		}
 	}
 	if _, ok := m.Hosts(); ok {
 		t.Error("a simulated machine limits the threads measured to what this process hosts")

@@ -74,7 +74,8 @@ func best(ms []results.Measurement, samples []scoringSamples) *results.Choice {
 	win := &ms[wi]
 	c := &results.Choice{CPUs: win.CPUs, Label: win.Label, Pinned: win.Pinned,
 		Spec:     win.Spec,
-		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs}
+		MedianNs: win.MedianNs, CILowNs: win.CILowNs, CIHighNs: win.CIHighNs,
+		GoOnly: algname.GoOnly(win.Algorithm)}
 	ri := -1
 	for i, m := range ms {
 		if ok(i) && m.Algorithm != win.Algorithm && (ri < 0 || m.MedianNs < ms[ri].MedianNs) {

@@ -50,6 +50,7 @@ type paperClass struct {
 type paperConfigs struct {
 	configs []configuration
 	byNode  map[*hwtree.Object]int
+	byCPU   map[int]int // a PU's OS index -> its configuration's index
 }
 
 // isProcessorPart tells the objects that make up the paper's leaf: a
@@ -71,7 +72,7 @@ func leafOf(pu *hwtree.Object) *hwtree.Object {
 // paperConfigurations finds the configurations (the parents of leaves, in
 // depth-first order), labels them a, b, c, … and computes their keys.
 func paperConfigurations(topo *hwtree.Topology) paperConfigs {
-	pc := paperConfigs{byNode: map[*hwtree.Object]int{}}
+	pc := paperConfigs{byNode: map[*hwtree.Object]int{}, byCPU: map[int]int{}}
 	for _, pu := range topo.PUs() {
 		leaf := leafOf(pu)
 		node := leaf.Parent
@@ -85,6 +86,15 @@ func paperConfigurations(topo *hwtree.Topology) paperConfigs {
 			pc.configs = append(pc.configs, configuration{node: node, label: label(i)})
 		}
 		pc.configs[i].pus = append(pc.configs[i].pus, pu.OSIndex)
+		pc.byCPU[pu.OSIndex] = i
+	}
+	kinds := make([]map[string]bool, len(pc.configs))
+	for _, pu := range topo.PUs() {
+		i := pc.byCPU[pu.OSIndex]
+		if kinds[i] == nil {
+			kinds[i] = map[string]bool{}
+		}
+		kinds[i][pu.Attrs.CPUKind] = true
 	}
 	for i := range pc.configs {
 		c := &pc.configs[i]
@@ -93,14 +103,8 @@ func paperConfigurations(topo *hwtree.Topology) paperConfigs {
 		for o := c.node; o != nil; o = o.Parent {
 			key = append(key, strconv.Itoa(len(o.Children)))
 		}
-		kinds := map[string]bool{}
-		for _, pu := range topo.PUs() {
-			if slices.Contains(c.pus, pu.OSIndex) {
-				kinds[pu.Attrs.CPUKind] = true
-			}
-		}
 		var ks []string
-		for k := range kinds {
+		for k := range kinds[i] {
 			ks = append(ks, k)
 		}
 		sort.Strings(ks)
@@ -142,10 +146,8 @@ func label(i int) string {
 func (pc paperConfigs) describe(cpus cpuset.Placement) string {
 	counts := make([]int, len(pc.configs))
 	for _, cpu := range cpus {
-		for i, c := range pc.configs {
-			if slices.Contains(c.pus, cpu) {
-				counts[i]++
-			}
+		if i, ok := pc.byCPU[cpu]; ok {
+			counts[i]++
 		}
 	}
 	parts := make([]string, len(counts))
@@ -165,7 +167,9 @@ const MaxEnumerate = 1_000_000
 type Space struct {
 	topo        *hwtree.Topology
 	forms       map[*hwtree.Object]string
-	counts      []*big.Int // nil when countErr says why (Countable)
+	approx      []float64 // approxCounts; nil when countErr says why (Countable)
+	countsOnce  sync.Once
+	counts      []*big.Int // computed when first asked for (Counts)
 	countErr    error
 	paperOnce   sync.Once
 	paperCounts []*big.Int // computed when first asked for (PaperCounts)
@@ -185,14 +189,24 @@ func NewSpace(topo *hwtree.Topology) *Space {
 		levels: branchingLevels(topo),
 	}
 	if sp.countErr = Countable(topo, Exact); sp.countErr == nil {
-		sp.counts = Counts(topo)
+		sp.approx = approxCounts(topo)
 	}
 	return sp
 }
 
 // Counts returns the exact counts for t = 0..PUs (shared, do not modify),
-// or why they were not computed (Countable).
-func (sp *Space) Counts() ([]*big.Int, error) { return sp.counts, sp.countErr }
+// or why they were not computed (Countable). They are computed when first
+// asked for: choosing representatives and the enumeration's cap need only
+// whether a count is small, which the space's float64 counts
+// (approxCounts) tell exactly.
+func (sp *Space) Counts() ([]*big.Int, error) {
+	sp.countsOnce.Do(func() {
+		if sp.countErr == nil {
+			sp.counts = Counts(sp.topo)
+		}
+	})
+	return sp.counts, sp.countErr
+}
 
 // pus is the number of PUs of the space's tree.
 func (sp *Space) pus() int { return len(sp.topo.PUs()) }
@@ -229,6 +243,9 @@ func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
 	var err error
 	switch method {
 	case Exact:
+		if sp.countErr == nil && sp.approx[threads] <= MaxEnumerate {
+			break // few enough: no exact count needed
+		}
 		counts, err = sp.Counts()
 	case Paper:
 		counts, err = sp.PaperCounts()
@@ -238,7 +255,7 @@ func (sp *Space) Enumerate(threads int, method Method) (iter.Seq[Set], error) {
 	if err != nil {
 		return nil, fmt.Errorf("not listed: %w", err)
 	}
-	if counts[threads].Cmp(big.NewInt(MaxEnumerate)) > 0 {
+	if counts != nil && counts[threads].Cmp(big.NewInt(MaxEnumerate)) > 0 {
 		return nil, fmt.Errorf("%s configuration sets for %s are more than %d to list; choose representatives with a limit", counts[threads], text.Plural(threads, "thread"), MaxEnumerate)
 	}
 	pc := sp.pc

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/barriertune/barriertune/cpuset"
 	"github.com/barriertune/barriertune/internal/text"
-	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -45,7 +44,7 @@ func (sp *Space) Representatives(threads, limit int) ([]Set, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("limit %d: want at least 1", limit)
 	}
-	if sp.counts != nil && sp.counts[threads].Cmp(big.NewInt(int64(limit))) <= 0 { // nil: uncountable, so many
+	if sp.approx != nil && sp.approx[threads] <= float64(limit) { // nil: uncountable, so many
 		seq, err := sp.Enumerate(threads, Exact)
 		if err != nil {
 			return nil, err

@@ -42,16 +42,20 @@ func keyValues(b *strings.Builder, es []entry) {
 	}
 }
 
-// fields are an entry's keys and values, in order. What was not measured
+// fields are an entry's keys and values, in order; cpus lists the CPU of
+// each thread, pinned or not (pinned says whether to bind them). What was not measured
 // is absent: measured_threads when the choice comes from no measured count
 // (a fallback), median_ns when this placement class was not measured for
 // this count; rule says how the choice was made (measured, nearest or
 // oversubscribed: docs/results.md).
 func fields(e entry) [][2]string {
 	c := e.best()
-	pinned, cpus := "0", ""
+	// The CPU of each thread, pinned or not: unpinned, the round-robin
+	// placement the C header's row gives its threads too (thread i on
+	// cpus[i]), which a runtime may use as a hint.
+	pinned, cpus := "0", joinInts(c.CPUs)
 	if c.Pinned {
-		pinned, cpus = "1", joinInts(c.CPUs)
+		pinned = "1"
 	}
 	noSpace := func(s string) string { return strings.Join(strings.Fields(oneLine(s)), "_") }
 	out := [][2]string{{"threads", strconv.Itoa(e.threads)}}

@@ -141,14 +141,19 @@ func TestNearestRule(t *testing.T) {
 			t.Errorf("%d threads: measured_threads=%s, want %d", n, got, want)
 		}
 		// Counts not measured are packed on the first CPUs; more threads
-		// than CPUs are not pinned.
+		// than CPUs are not pinned, and run round-robin over them.
 		wantCPUs := ""
-		if n <= 8 && n != want {
+		if n > 8 {
+			for i := 0; i < n; i++ {
+				wantCPUs += "," + strconv.Itoa(i%8)
+			}
+			wantCPUs = wantCPUs[1:]
+		} else if n != want {
 			for i := 0; i < n; i++ {
 				wantCPUs += "," + strconv.Itoa(i)
 			}
 			wantCPUs = wantCPUs[1:]
-		} else if n <= 8 {
+		} else {
 			wantCPUs = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.Lookup(n).Best.CPUs)), ","), "[]")
 		}
 		if cpus := kvField(b.String(), "cpus"); cpus != wantCPUs {

@@ -261,6 +261,7 @@ func chooseLevel(k Kind, name string, groups [][]int, cpus cpuset.Placement, c C
 	for _, cand := range candidates() {
 		worst, worstOver := 0.0, 0.0
 		ok := true
+		patterns := map[int]Pattern{} // by group size: groups of one size share it
 		for _, g := range groups {
 			if len(g) < 2 {
 				continue
@@ -269,7 +270,17 @@ func chooseLevel(k Kind, name string, groups [][]int, cpus cpuset.Placement, c C
 			for i, id := range g {
 				gc[i] = cpus[id]
 			}
-			t, err := PredictWith(k, cand.alg, gc, c, cand.fanIn, prm)
+			p, have := patterns[len(gc)]
+			var err error
+			if !have {
+				if p, err = PatternOf(cand.alg, len(gc), cand.fanIn); err == nil {
+					patterns[len(gc)] = p
+				}
+			}
+			t := 0.0
+			if err == nil {
+				t, err = predictPattern(k, cand.alg, p, gc, c, prm)
+			}
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err
@@ -281,7 +292,7 @@ func chooseLevel(k Kind, name string, groups [][]int, cpus cpuset.Placement, c C
 				worst = t
 				worstOver = 0
 				if k != CriticalPathModel {
-					if cp, err := Predict(CriticalPathModel, cand.alg, gc, c, cand.fanIn); err == nil && t > cp {
+					if cp := CriticalPath(p, gc, c); t > cp {
 						worstOver = t - cp
 					}
 				}

@@ -211,6 +211,13 @@ func PredictWith(k Kind, alg string, cpus cpuset.Placement, c Costs, fanIn int, 
 	if err != nil {
 		return 0, err
 	}
+	return predictPattern(k, alg, p, cpus, c, prm)
+}
+
+// predictPattern is PredictWith on alg's pattern p for len(cpus)
+// participants (PatternOf), which it only reads: a caller predicting many
+// groups of one size makes it once.
+func predictPattern(k Kind, alg string, p Pattern, cpus cpuset.Placement, c Costs, prm Params) (float64, error) {
 	if err := k.Check(); err != nil {
 		return 0, fmt.Errorf("model: %w", err)
 	}
@@ -244,14 +251,43 @@ func PredictAllWith(k Kind, cpus cpuset.Placement, c Costs, fanIn int, prm Param
 	return out, nil
 }
 
-func defaultModel(alg string, p Pattern, cpus cpuset.Placement, c Costs, prm Params) float64 {
-	distinct := map[int]bool{}
-	for _, cpu := range cpus {
-		distinct[cpu] = true
+// distinctCPUs is the number of distinct CPUs of a placement.
+func distinctCPUs(cpus cpuset.Placement) int {
+	if len(cpus) <= 32 { // a level's group: no table of every CPU
+		n := 0
+		for i, c := range cpus {
+			if !slices.Contains(cpus[:i], c) {
+				n++
+			}
+		}
+		return n
 	}
+	hi := -1
+	for _, c := range cpus {
+		if c < 0 || c > 1<<20 { // not a CPU index: the slow way
+			m := map[int]bool{}
+			for _, c := range cpus {
+				m[c] = true
+			}
+			return len(m)
+		}
+		hi = max(hi, c)
+	}
+	seen := make([]bool, hi+1)
+	n := 0
+	for _, c := range cpus {
+		if !seen[c] {
+			seen[c], n = true, n+1
+		}
+	}
+	return n
+}
+
+func defaultModel(alg string, p Pattern, cpus cpuset.Placement, c Costs, prm Params) float64 {
+	distinct := distinctCPUs(cpus)
 	oc := plus{c, prm.SignalOverheadNs}
-	if len(distinct) < len(cpus) { // oversubscribed: wake-ups dominate
-		share := float64(len(cpus)) / float64(len(distinct))
+	if distinct < len(cpus) { // oversubscribed: wake-ups dominate
+		share := float64(len(cpus)) / float64(distinct)
 		switch alg { // the Go scheduler's: every goroutine runs once per episode
 		case algname.Goroutine:
 			return max(prm.OversubscribedGoroutineNs*share, Floor(p, cpus, c))
@@ -263,7 +299,7 @@ func defaultModel(alg string, p Pattern, cpus cpuset.Placement, c Costs, prm Par
 		for _, st := range p {
 			signals += len(st)
 		}
-		t += prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(len(distinct))
+		t += prm.OversubscribedStageNs*float64(len(p)) + prm.OversubscribedSignalNs*float64(signals)/float64(distinct)
 		return max(t, Floor(p, cpus, c))
 	}
 	kinds := lineKinds(alg, p)

@@ -267,6 +267,47 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
+// CheckLockName is the name of the lock file a check holds beside the
+// results file name it writes (Destination.Claim).
+func CheckLockName(name string) string { return "." + name + ".lock" }
+
+// Claim takes the destination's check lock, held for the whole check, so
+// that one check at a time writes a results file: the hidden file
+// CheckLockName(NAME) beside the file NAME (the lookup reads no hidden
+// file), holding the check's pid, removed by release. A second check of
+// the same file gets an error naming the first one's pid and the lock.
+// A directory of machines' files (-o DIR/) has no check lock: the nodes
+// of one kind write there at once by design, and Save keeps the most
+// complete file. A Create directory is made first; where no lock can be
+// had (a file system without locks) the check goes on unlocked.
+func (d Destination) Claim() (release func(), err error) {
+	path := d.File
+	if path == "" {
+		if d.Name == "" {
+			return func() {}, nil
+		}
+		if d.Create {
+			if err := makeDir(d.Dir); err != nil {
+				return nil, err
+			}
+		}
+		path = filepath.Join(d.Dir, d.Name)
+	}
+	lock := filepath.Join(filepath.Dir(path), CheckLockName(filepath.Base(path)))
+	release, holder, err := lockFile(lock, 0)
+	switch {
+	case errors.Is(err, errHeld):
+		who := "another barriertune check"
+		if holder > 0 {
+			who += fmt.Sprintf(" (pid %d)", holder)
+		}
+		return nil, fmt.Errorf("%s is writing %s now: one check per results file at a time; wait for it to end, or stop it, or give another file with -o (its lock: %s)", who, path, lock)
+	case err != nil:
+		return func() {}, nil
+	}
+	return release, nil
+}
+
 // Save writes f to the destination, as the package's Save does (a less
 // complete run goes beside a complete file, to FILE.partial, and a busy
 // one beside a quiet one, to FILE.busy), and returns
