@@ -72,6 +72,7 @@ really gets.`,
 		},
 	}
 	f := cmd.Flags()
+	f.SetInterspersed(false) // what follows the program is the program's
 	f.StringVar(&o.results, "results", "", "results file (`FILE`; default: the lookup order of show and export)")
 	f.StringVar(&o.runtime, "runtime", "", "the program's OpenMP runtime, libgomp or libomp (default: read from the program)")
 	f.BoolVar(&o.print, "print", false, "print the variables that would be set, NAME=VALUE a line, and run nothing")

@@ -53,6 +53,10 @@ func TestOMPRunPrint(t *testing.T) {
 	if code, stdout, _ := execLine("omp-run", "--results", path, "--runtime", "libomp", "--print", "--", "true"); code != 0 || strings.TrimSpace(stdout) != "" {
 		t.Errorf("with KMP_AFFINITY already set: exit %d, printed %q; want it left as it is", code, stdout)
 	}
+	// Without --, the program's own flags are its own.
+	if code, stdout, stderr := execLine("omp-run", "--results", path, "--runtime", "libomp", "--print", "true", "--print", "-x"); code != 0 || strings.TrimSpace(stdout) != "" {
+		t.Errorf("flags after the program: exit %d, %q, %q", code, stdout, stderr)
+	}
 	t.Setenv("OMP_NUM_THREADS", "x")
 	if code, _, stderr := execLine("omp-run", "--results", path, "--print", "--", "true"); code != 2 || !strings.Contains(stderr, "OMP_NUM_THREADS") {
 		t.Errorf("OMP_NUM_THREADS=x: exit %d, %q; want a usage error naming it", code, stderr)

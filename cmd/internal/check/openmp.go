@@ -101,7 +101,7 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	start := m.Now()
 	window := min(cfg.Budget/OpenMPShare, deadline.Sub(start))
 	rec := &results.OpenMP{
-		Loop:  fmt.Sprintf("one parallel region: %g ms of untimed warm-up, then a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread and a 1-D stencil of 256 points per thread with a barrier per step, %g ms each in 10 chunks; a run whose chunks show a transition is rerun; the time is the median chunk (cmd/internal/ompcheck/csrc/omploop.c)", openMPWarmup*1000, openMPSeconds*1000),
+		Loop:  fmt.Sprintf("one parallel region: %g ms of untimed warm-up (longer, up to 300 ms, until the threads are spread over the CPUs), then a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread and a 1-D stencil of 256 points per thread with a barrier per step, %g ms each in 10 chunks; a run whose chunks show a transition is rerun; the time is the median chunk (cmd/internal/ompcheck/csrc/omploop.c)", openMPWarmup*1000, openMPSeconds*1000),
 		Share: fmt.Sprintf("1/%d of the budget (%s), and only what the algorithms' measurement left", OpenMPShare, (cfg.Budget / OpenMPShare).Round(time.Millisecond)),
 	}
 	f.OpenMP = rec

@@ -12,8 +12,10 @@
  *            barriers, with neighbours' data crossing threads.
  *
  * Before the timed loops, an untimed warm-up runs both shapes for WARMUP
- * seconds: the runtime's threads have started, waited and been placed by
- * the kernel's balancer before anything is timed. Each shape then runs
+ * seconds, then the barrier loop in 5 ms spans until the threads are on
+ * as many distinct CPUs as they can be (sched_getcpu; at most 0.3 s): the
+ * runtime's threads have started, waited and been placed by the kernel's
+ * balancer before anything is timed. Each shape then runs
  * for SECONDS of wall time, split in CHUNKS equal spans; the program
  * prints each span's time per barrier, so that the caller can reject a
  * run still in transition (early spans far slower than later ones) and
@@ -43,6 +45,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,9 @@
 #define POINTS 256 /* stencil points per thread */
 #define MAXSTEPS 100000000L
 #define MAXTHREADS 4096
+#define SETTLE_CAP 0.3 /* the most the warm-up waits for the threads to spread */
+
+static int cpu_of[MAXTHREADS];
 
 static unsigned long sink;
 
@@ -106,7 +112,7 @@ int main(int argc, char **argv)
 	double warmup = argc > 2 ? atof(argv[2]) : 0.02;
 	long work = argc > 3 ? atol(argv[3]) : 64;
 	const char *shapes = argc > 4 ? argv[4] : "both";
-	int first = 0, last = 1, s, c;
+	int first = 0, last = 1, s, c, ncpus;
 	volatile int stop[2] = {0, 0};
 	int nthreads = 0;
 	double chunk[2][CHUNKS];
@@ -118,6 +124,10 @@ int main(int argc, char **argv)
 	if (!(seconds > 0 && seconds <= 60) || !(warmup >= 0 && warmup <= 60) || work < 0 || work > 1000000) {
 		fprintf(stderr, "omploop: SECONDS in (0, 60], WARMUP in [0, 60], WORK in [0, 1000000]\n");
 		return 2;
+	}
+	{
+		cpu_set_t set;
+		ncpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 	}
 	if (strcmp(shapes, "barrier") == 0)
 		last = 0;
@@ -149,6 +159,38 @@ int main(int argc, char **argv)
 			if (warmup > 0)
 				for (sh = first; sh <= last; sh++)
 					span(sh, warmup / (last - first + 1), work, buf0, buf1, n, stop);
+			/*
+			 * Then until the threads are on as many CPUs as they can
+			 * be (the kernel starts a runtime's threads beside the
+			 * first and spreads them later: two threads sharing one
+			 * CPU read 100 times slower for hundreds of ms), at most
+			 * SETTLE_CAP seconds.
+			 */
+			if (warmup > 0)
+				for (;;) {
+					static int settled;
+					static double s0;
+					#pragma omp master
+					if (s0 == 0)
+						s0 = omp_get_wtime();
+					span(first, 0.005, work, buf0, buf1, n, stop);
+					cpu_of[me] = sched_getcpu();
+					#pragma omp barrier
+					#pragma omp master
+					{
+						int i, j, distinct = 0, nt = omp_get_num_threads();
+						for (i = 0; i < nt; i++) {
+							for (j = 0; j < i && cpu_of[j] != cpu_of[i]; j++)
+								;
+							distinct += j == i;
+						}
+						settled = distinct >= (nt < ncpus ? nt : ncpus) || omp_get_wtime() - s0 >= SETTLE_CAP;
+					}
+					#pragma omp barrier
+					if (settled)
+						break;
+					#pragma omp barrier
+				}
 			for (sh = first; sh <= last; sh++)
 				for (c = 0; c < CHUNKS; c++) {
 					double ns = span(sh, seconds / CHUNKS, work, buf0, buf1, n, stop);
