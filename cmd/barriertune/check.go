@@ -138,7 +138,7 @@ results.json and write beside it under that name.`,
 	opts.system.register(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "", "results `FILE`, or DIR/ for this machine's file in a directory of several machines' files (default: $BARRIERTUNE_RESULTS, else $XDG_CONFIG_HOME/barriertune/results.json)")
-	f.StringVar(&opts.runtimes, "runtimes", "", "runtimes measured after the algorithms, in what they leave of a third of the budget: `LIST` of "+strings.Join(check.Runtimes(), ", ")+", or none (default: every one installed; the OpenMP runtimes through gcc and clang, Open MPI and MPICH through their compiler wrappers and launchers)")
+	f.StringVar(&opts.runtimes, "runtimes", "", "runtimes measured after the algorithms, in what they leave of the budget: `LIST` of "+strings.Join(check.Runtimes(), ", ")+", or none (default: every one installed; the OpenMP runtimes through gcc and clang, Open MPI and MPICH through their compiler wrappers and launchers)")
 	f.StringVar(&opts.resume, "resume", "", "continue the partial results in `FILE` (and write there unless -o)")
 	f.StringVar(&opts.threads, "threads", "", "thread counts, e.g. 2,4,8 or 2-8, each once, 1.."+strconv.Itoa(barriers.MaxParticipants)+" (default: 2..PUs, all up to 8, then powers of two, the maximum, and each L3's, NUMA node's, package's and the machine's PUs and cores; 2x and 4x the PUs unpinned)")
 	f.StringSliceVar(&opts.algorithms, "algorithms", nil, "comma-separated algorithms, each once (default: all): "+strings.Join(catalog.Names(), ", "))

@@ -247,21 +247,21 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 		measureOSThreads(octx, f, m)
 		ocancel()
 	}
-	// The runtimes' window: at most OpenMPShare of the budget, in what
-	// the algorithms left of it; OpenMP takes half of it when an MPI
-	// implementation is there to measure, MPI the rest.
+	// The runtimes' window: what the algorithms left of the budget;
+	// OpenMP takes half of it when an MPI implementation is there to
+	// measure, MPI the rest (and what OpenMP did not use).
 	rtStart := m.Now()
-	rtEnd := rtStart.Add(max(min(cfg.Budget/OpenMPShare, deadline.Sub(rtStart)), 0))
-	ompEnd := rtEnd
+	rtEnd := rtStart.Add(max(deadline.Sub(rtStart), 0))
+	ompEnd, split := rtEnd, 1
 	mpiThere := false
 	for _, im := range mpiWanted(cfg, m) {
 		mpiThere = mpiThere || im.Found()
 	}
 	if mpiThere && cfg.wants(RuntimeOpenMP) {
-		ompEnd = rtStart.Add(rtEnd.Sub(rtStart) / 2)
+		ompEnd, split = rtStart.Add(rtEnd.Sub(rtStart)/2), 2
 	}
 	if cfg.wants(RuntimeOpenMP) {
-		measureOpenMP(outer, f, cfg, m, ompEnd)
+		measureOpenMP(outer, f, cfg, m, ompEnd, split)
 	}
 	measureMPI(outer, f, cfg, m, rtEnd)
 	annotate(f, s.notes)

@@ -20,9 +20,9 @@ import (
 // node under the implementation's defaults and under settings of its own
 // knobs, per measured count as a rank count (cmd/internal/mpicheck), and
 // records what it found in the file (results.MPI). It runs after the
-// OpenMP step, in what the runtimes' window (OpenMPShare of the budget,
-// and only what the algorithms left) leaves: the algorithms' results are
-// those of a check without it.
+// OpenMP step, in what it leaves of the runtimes' window (what the
+// algorithms left of the budget): the algorithms' results are those of a
+// check without it.
 
 // Runtime names a check may measure (Config.Runtimes).
 const (
@@ -137,7 +137,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	window := end.Sub(start)
 	rec := &results.MPI{
 		Loop:  fmt.Sprintf("MPI_Barrier on a communicator of every rank, after 200 untimed; a run is %d chunks of about %g ms, each the slowest rank's time a barrier, and the ranks' leaving spread (cmd/internal/mpicheck/csrc/mpiloop.c)", mpiChunks, mpiChunk*1000),
-		Share: fmt.Sprintf("what the OpenMP step left of the runtimes' 1/%d of the budget (%s), and only what the algorithms' measurement left", OpenMPShare, (cfg.Budget / OpenMPShare).Round(time.Millisecond)),
+		Share: fmt.Sprintf("what the OpenMP step left of what the algorithms' measurement left of the budget: %s of the %s budget", max(window, 0).Round(time.Millisecond), cfg.Budget.Round(time.Millisecond)),
 	}
 	f.MPI = rec
 	defer func() { rec.Seconds = roundTo(m.Now().Sub(start).Seconds(), 3) }()

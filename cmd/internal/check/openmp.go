@@ -25,13 +25,9 @@ import (
 // count (cmd/internal/ompcheck, cmd/internal/pairs), and records what it
 // found in the file (results.OpenMP): a count whose runs were too few to
 // decide says so with the budget that would decide it. It runs after the algorithms'
-// measurement, in what the budget left of it, and takes at most
-// OpenMPShare of the budget: the algorithms' results are those of a check
-// without it.
-
-// OpenMPShare is the most of the budget the OpenMP step takes: a third
-// (20 s of the default minute).
-const OpenMPShare = 3 // the budget over this
+// measurement, in what the budget left of it (the runtimes' window, which
+// it shares with the MPI step): the algorithms' results are those of a
+// check without it.
 
 // minOpenMPWindow is the least time the step starts with: less cannot
 // time a count's settings beside its defaults.
@@ -91,7 +87,7 @@ func openMPVerdict(defaults, setting []float64) pairs.Verdict {
 // nothing. Without a compiler or runtime, or
 // without the time, the record says so per runtime, and the check goes
 // on.
-func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer, deadline time.Time) {
+func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer, deadline time.Time, split int) {
 	om, ok := m.(openMPMeasurer)
 	if !ok || f == nil || f.Simulated || ctx.Err() != nil || len(cfg.Algorithms) < len(catalog.Names()) {
 		// A check restricted to some algorithms (--algorithms) is an
@@ -99,10 +95,11 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 		return
 	}
 	start := m.Now()
-	window := min(cfg.Budget/OpenMPShare, deadline.Sub(start))
+	window := deadline.Sub(start)
+	split = max(split, 1)
 	rec := &results.OpenMP{
 		Loop:  fmt.Sprintf("one parallel region: %g ms of untimed warm-up (longer, up to 300 ms, until the threads are spread over the CPUs), then a plain barrier (#pragma omp barrier) after 64 multiply-adds per thread and a 1-D stencil of 256 points per thread with a barrier per step, %g ms each in 10 chunks; a run whose chunks show a transition is rerun; the time is the median chunk (cmd/internal/ompcheck/csrc/omploop.c)", openMPWarmup*1000, openMPSeconds*1000),
-		Share: fmt.Sprintf("1/%d of the budget (%s), and only what the algorithms' measurement left", OpenMPShare, (cfg.Budget / OpenMPShare).Round(time.Millisecond)),
+		Share: shareWords(cfg.Budget, window, split),
 	}
 	f.OpenMP = rec
 	defer func() { rec.Seconds = roundTo(m.Now().Sub(start).Seconds(), 3) }()
@@ -175,17 +172,15 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	}
 	choices := ompcheck.Tune(ctx, tune)
 	// The budget that would decide every count not decided: the step's
-	// time so far and what those counts need, as OpenMPShare of a budget.
+	// time so far and what those counts need, beyond its window, times
+	// the steps that share the window, added to this budget.
 	need := m.Now().Sub(start)
 	for _, c := range choices {
 		if !c.Decided {
 			need += c.NeedBudget
 		}
 	}
-	budgetNeeded := (need * OpenMPShare).Round(10 * time.Second)
-	if budgetNeeded < need*OpenMPShare {
-		budgetNeeded += 10 * time.Second
-	}
+	budgetNeeded := budgetFor(cfg.Budget, window, need, split)
 	for _, c := range choices {
 		r := rec.Runtime(c.Runtime)
 		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs, Pairs: c.Pairs, Unsteady: c.Unsteady}
@@ -238,4 +233,26 @@ func busyProbe() string {
 		return why
 	}
 	return ""
+}
+
+// shareWords says what part of the budget a runtime step had: its part of
+// what the algorithms left.
+func shareWords(budget, window time.Duration, split int) string {
+	part := "what the algorithms' measurement left of the budget"
+	if split > 1 {
+		part = fmt.Sprintf("1/%d of %s (the runtimes' window, shared with the MPI step; the MPI step also takes what the OpenMP step leaves)", split, part)
+	}
+	return fmt.Sprintf("%s: %s of the %s budget", part, max(window, 0).Round(time.Millisecond), budget.Round(time.Millisecond))
+}
+
+// budgetFor is the budget, rounded up to 10 s, that would give a runtime
+// step need instead of window, where split steps share what the
+// algorithms leave.
+func budgetFor(budget, window, need time.Duration, split int) time.Duration {
+	b := budget + max(need-window, 0)*time.Duration(max(split, 1))
+	r := b.Round(10 * time.Second)
+	if r < b {
+		r += 10 * time.Second
+	}
+	return r
 }

@@ -31,7 +31,7 @@ func openMPFile() *results.File {
 func TestOpenMPMissingToolchain(t *testing.T) {
 	f := openMPFile()
 	start := time.Now()
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, start.Add(time.Minute))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, start.Add(time.Minute), 1)
 	if f.OpenMP == nil || len(f.OpenMP.Runtimes) != 2 {
 		t.Fatalf("got %+v, want both runtimes recorded", f.OpenMP)
 	}
@@ -45,29 +45,29 @@ func TestOpenMPMissingToolchain(t *testing.T) {
 	}
 }
 
-// TestOpenMPBudgetShare: the step takes at most OpenMPShare of the
-// budget, and with less than minOpenMPWindow left it measures nothing and
-// says why; a simulated file is left alone.
+// TestOpenMPBudgetShare: the step takes the window it is given (what the
+// algorithms left), and with less than minOpenMPWindow left it measures
+// nothing and says why; a simulated file is left alone.
 func TestOpenMPBudgetShare(t *testing.T) {
 	f := openMPFile()
 	now := time.Now()
-	measureOpenMP(context.Background(), f, Config{Budget: 6 * time.Second, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(6*time.Second))
+	measureOpenMP(context.Background(), f, Config{Budget: 6 * time.Second, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(2*time.Second), 1)
 	if f.OpenMP == nil || !strings.Contains(f.OpenMP.Runtimes[0].NotMeasured, "the budget left 2s") {
-		t.Errorf("a 6 s budget: %+v, want not measured: the budget left 2s (a third)", f.OpenMP)
+		t.Errorf("2 s left of a 6 s budget: %+v, want not measured: the budget left 2s", f.OpenMP)
 	}
 	f = openMPFile()
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Second))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Second), 1)
 	if f.OpenMP == nil || !strings.Contains(f.OpenMP.Runtimes[1].NotMeasured, "less than the 3s") {
 		t.Errorf("1 s left: %+v, want not measured: less than the 3s", f.OpenMP)
 	}
 	f = openMPFile()
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: []string{"central"}}, noOpenMP{}, now.Add(time.Minute))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: []string{"central"}}, noOpenMP{}, now.Add(time.Minute), 1)
 	if f.OpenMP != nil {
 		t.Errorf("a check restricted to central got an OpenMP record: %+v", f.OpenMP)
 	}
 	f = openMPFile()
 	f.Simulated = true
-	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Minute))
+	measureOpenMP(context.Background(), f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, noOpenMP{}, now.Add(time.Minute), 1)
 	if f.OpenMP != nil {
 		t.Errorf("a simulated file got an OpenMP record: %+v", f.OpenMP)
 	}
@@ -128,7 +128,7 @@ func TestOpenMPTooFewPairs(t *testing.T) {
 	f := openMPFile()
 	f.Load = &results.Load{} // quiet: the probe alone may not say busy
 	start := time.Now()
-	measureOpenMP(context.Background(), f, Config{Budget: 12 * time.Second, Algorithms: catalog.Names()}, slowOpenMP{dir: t.TempDir()}, start.Add(12*time.Second))
+	measureOpenMP(context.Background(), f, Config{Budget: 12 * time.Second, Algorithms: catalog.Names()}, slowOpenMP{dir: t.TempDir()}, start.Add(4*time.Second), 1)
 	r := f.OpenMP.Runtime(ompcheck.LibOMP)
 	if r == nil || len(r.Counts) != 1 {
 		t.Fatalf("got %+v, want libomp's one count", f.OpenMP)

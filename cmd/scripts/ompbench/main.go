@@ -79,7 +79,7 @@ func run() error {
 	before := flag.String("before", "", "the results file of a check run just before this one's: print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
 	keep := flag.String("keep", "", "with no -results: copy the check's results file to this path (for later runs' -results and -before)")
 	agree := flag.Bool("agree", false, "also time every setting the file records (defaults and chosen, per runtime and count) in 3 runs of 0.5 s and print each recorded time over that run's median")
-	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes at most a third of it)")
+	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes what the algorithms leave of it, half where MPI is measured too)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q (ompbench takes flags only)", flag.Arg(0))
