@@ -1,6 +1,6 @@
 /* sleepcpu.c: a waiter whose partner is 30 ms late sleeps rather than
  * spins: over five such waits the waiting thread's CPU time stays under a
- * third of the wall time (issue 43: on a 32-bit target with a 64-bit
+ * third of the wall time (on a 32-bit target with a 64-bit
  * time_t a futex timeout read wrong made sleepers spin in syscalls). Exit
  * 0 and "ok" with the times; 1 and the times otherwise. */
 #define _GNU_SOURCE
