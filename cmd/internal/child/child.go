@@ -8,8 +8,35 @@ package child
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"time"
 )
+
+// The ways a run fails (Failure), wrapped with what happened.
+var (
+	// ErrHung: the run overran its time limit and its process group was
+	// killed.
+	ErrHung = errors.New("hung: killed by its process group's id after the time limit")
+	// ErrCrashed: the run died on a signal or exited with a failure.
+	ErrCrashed = errors.New("crashed")
+)
+
+// Failure says why a run whose context was bounded by limit returned
+// err: ctx's own error when the caller's ctx ended (a stop, not the run's
+// fault), ErrHung when the run's own limit killed it, else ErrCrashed with
+// err and the first lines of what it wrote on stderr.
+func Failure(ctx context.Context, out Output, err error, limit time.Duration, lines int) error {
+	switch {
+	case out.Killed && ctx.Err() == nil:
+		return fmt.Errorf("%w (%s)", ErrHung, limit)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %v: %s", ErrCrashed, err, FirstLines(bytes.TrimSpace(out.Stderr), lines))
+}
 
 // Output is what a child process wrote (the first MaxOutput bytes of
 // each stream); Killed says its group was killed because the context

@@ -23,7 +23,6 @@
 package mpicheck
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -39,9 +38,6 @@ import (
 
 //go:embed csrc/mpiloop.c
 var loopSource []byte
-
-// LoopSource is the C source of the MPI barrier loop the check times.
-func LoopSource() []byte { return bytes.Clone(loopSource) }
 
 // The implementations' names, as the results file records them.
 const (

@@ -66,7 +66,7 @@ func TestTuneOpenMPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	verdict := func(d, s []float64) pairs.Verdict {
-		v := pairs.Verdict{MarginPct: 100 * (median(d)/median(s) - 1), Test: "test"}
+		v := pairs.Verdict{MarginPct: 100 * (pairs.Median(d)/pairs.Median(s) - 1), Test: "test"}
 		v.Faster = v.MarginPct > 3 && slices.Max(s) < slices.Min(d)
 		return v
 	}

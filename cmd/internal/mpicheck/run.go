@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/child"
+	"github.com/barriertune/barriertune/cmd/internal/pairs"
 )
 
 // Sample is one launch of the loop in its run mode.
@@ -53,12 +54,13 @@ type Timing struct {
 
 // The ways a launch fails, wrapped with what happened.
 var (
-	// ErrHung: the launch overran its limit and its process group was
-	// killed.
-	ErrHung = errors.New("hung: the launch was killed by its process group's id after the time limit")
-	// ErrCrashed: the launch exited with a failure (a rank died, the
-	// launcher refused, the output was not the loop's).
-	ErrCrashed = errors.New("crashed")
+	// ErrHung: the run overran its limit and its process group was
+	// killed (child.ErrHung).
+	ErrHung = child.ErrHung
+	// ErrCrashed: the run died on a signal or exited with a failure
+	// (child.ErrCrashed; for a launch, also a rank that died or output
+	// that was not the loop's).
+	ErrCrashed = child.ErrCrashed
 	// ErrRefused: the implementation refused the setting.
 	ErrRefused = errors.New("refused by the implementation")
 )
@@ -88,13 +90,7 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	out, err := child.Run(rctx, p.env(s.Env), p.Launcher, args...)
 	stderr := strings.TrimSpace(string(out.Stderr))
 	if err != nil {
-		switch {
-		case out.Killed && ctx.Err() == nil:
-			return Timing{}, fmt.Errorf("%w (%s)", ErrHung, limit)
-		case ctx.Err() != nil:
-			return Timing{}, ctx.Err()
-		}
-		return Timing{}, fmt.Errorf("%w: %v: %s", ErrCrashed, err, child.FirstLines([]byte(stderr), 3))
+		return Timing{}, child.Failure(ctx, out, err, limit, 3)
 	}
 	t := Timing{Stderr: stderr}
 	var spreads []float64
@@ -125,7 +121,7 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	if w := p.warned(stderr); w != "" {
 		return Timing{}, fmt.Errorf("%w: %s", ErrRefused, w)
 	}
-	t.NsPerBarrier, t.SpreadNs = median(t.Chunks), median(spreads)
+	t.NsPerBarrier, t.SpreadNs = pairs.Median(t.Chunks), pairs.Median(spreads)
 	if p.Version == "" {
 		p.Version = t.Library
 	}
@@ -180,14 +176,3 @@ func (p *Program) warned(stderr string) string {
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

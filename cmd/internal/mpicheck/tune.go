@@ -240,8 +240,8 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		if err := pairs.Steady(ns); err != nil {
 			return nil, err
 		}
-		spreads[setting] = append(spreads[setting], median(sp))
-		return pairs.Sample{median(ns)}, nil
+		spreads[setting] = append(spreads[setting], pairs.Median(sp))
+		return pairs.Sample{pairs.Median(ns)}, nil
 	}
 	switch p.Name {
 	case OpenMPI:
@@ -291,7 +291,7 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		// between runs: a run stopped by a context kills its launch).
 		cands, screened, defs = cfg.screen(ctx, cfg.Now().Add(remaining(ctx, cfg.Now)/3), run, cands)
 		if len(cands) == 0 && len(defs) > 0 {
-			ch.Measured, ch.DefaultNs, ch.DefaultSpreadNs = true, median(defs), median(spreads[""])
+			ch.Measured, ch.DefaultNs, ch.DefaultSpreadNs = true, pairs.Median(defs), pairs.Median(spreads[""])
 			ch.Settings, ch.Why = len(screened), "every setting was more than 1.3x the defaults in each screening run: the defaults stay ("+strings.Join(screened, "; ")+")"
 			return ch
 		}
@@ -321,7 +321,7 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		return ch
 	}
 	ch.Measured = true
-	ch.DefaultNs, ch.DefaultSpreadNs = median(defs), median(spreads[""])
+	ch.DefaultNs, ch.DefaultSpreadNs = pairs.Median(defs), pairs.Median(spreads[""])
 	if len(screened) > 0 {
 		defer func() {
 			ch.Why = strings.TrimSpace(ch.Why + " (screened out before the pairs: " + strings.Join(screened, "; ") + ")")
@@ -335,8 +335,8 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		return ch
 	}
 	xs, ds := res.Chosen.Times(0)
-	ch.Setting, ch.Ns, ch.DefaultNs = res.Chosen.Setting, median(xs), median(ds)
-	ch.SpreadNs = median(spreads[ch.Setting])
+	ch.Setting, ch.Ns, ch.DefaultNs = res.Chosen.Setting, pairs.Median(xs), pairs.Median(ds)
+	ch.SpreadNs = pairs.Median(spreads[ch.Setting])
 	ch.MarginPct, ch.Test, ch.Why = res.Verdict.MarginPct, res.Verdict.Test, res.Why
 	return ch
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/pairs"
 )
 
 // Check is one rank count Verify times: the chosen setting's ratio to
@@ -89,7 +91,7 @@ func (p *Program) Verify(ctx context.Context, vc VerifyConfig, checks []Check) [
 			}
 		}
 		if v.Err == nil {
-			v.Ratio = median(ratios)
+			v.Ratio = pairs.Median(ratios)
 			v.OK = v.Ratio <= c.Want*(1+vc.Margin)
 			v.Faster = v.Ratio <= 1/(1+vc.Margin)
 		}

@@ -33,9 +33,6 @@ func (s Setting) String() string {
 	return strings.Join(s, " ")
 }
 
-// Union is the setting with both a's and b's variables (b's value wins).
-func Union(a, b Setting) Setting { return NewSetting(append(slices.Clone(a), b...)...) }
-
 // Shared is the part of s that both runtimes read (OMP_ variables,
 // GOMP_CPU_AFFINITY, GOMP_STACKSIZE): setting it for one runtime sets it
 // for the other.

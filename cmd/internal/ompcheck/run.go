@@ -79,10 +79,12 @@ func (t Timing) Steady() error {
 // The ways a run fails, wrapped with what happened.
 var (
 	// ErrHung: the run overran its limit and its process group was
-	// killed.
-	ErrHung = errors.New("hung: killed by its process group's id after the time limit")
-	// ErrCrashed: the run died on a signal or exited with a failure.
-	ErrCrashed = errors.New("crashed")
+	// killed (child.ErrHung).
+	ErrHung = child.ErrHung
+	// ErrCrashed: the run died on a signal or exited with a failure
+	// (child.ErrCrashed; for a launch, also a rank that died or output
+	// that was not the loop's).
+	ErrCrashed = child.ErrCrashed
 	// ErrRejected: the runtime warned about the setting (an invalid
 	// value, or a variable this runtime version does not know).
 	ErrRejected = errors.New("rejected by the runtime")
@@ -115,13 +117,7 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	out, err := child.Run(rctx, env, p.Path, strconv.FormatFloat(s.Seconds, 'f', -1, 64), strconv.FormatFloat(s.Warmup, 'f', -1, 64), strconv.Itoa(work), shapes)
 	stderr := strings.TrimSpace(string(out.Stderr))
 	if err != nil {
-		switch {
-		case out.Killed && ctx.Err() == nil:
-			return Timing{}, fmt.Errorf("%w (%s)", ErrHung, limit)
-		case ctx.Err() != nil:
-			return Timing{}, ctx.Err()
-		}
-		return Timing{}, fmt.Errorf("%w: %v: %s", ErrCrashed, err, child.FirstLines([]byte(stderr), 2))
+		return Timing{}, child.Failure(ctx, out, err, limit, 2)
 	}
 	if !s.Tolerant && runtimeWarned(stderr) {
 		return Timing{}, fmt.Errorf("%w: %s", ErrRejected, child.FirstLines([]byte(stderr), 2))

@@ -146,14 +146,20 @@ static void chunk(int idx, double *ns, double *spread)
 	done += set[idx].k + 1;
 }
 
+/* library: the first line of the implementation's version string. */
+static void library(char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1])
+{
+	int len = 0;
+	MPI_Get_library_version(lib, &len);
+	lib[len < 0 ? 0 : len] = 0;
+	lib[strcspn(lib, "\r\n")] = 0;
+}
+
 static void trailer(void)
 {
 	if (rank == 0) {
 		char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-		int len = 0;
-		MPI_Get_library_version(lib, &len);
-		lib[len < 0 ? 0 : len] = 0;
-		lib[strcspn(lib, "\r\n")] = 0;
+		library(lib);
 		printf("ranks %d barriers %ld\nlibrary %s\n", size, done, lib);
 		fflush(stdout);
 	}
@@ -267,10 +273,7 @@ int main(int argc, char **argv)
 
 	if (rank == 0) {
 		char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-		int len = 0;
-		MPI_Get_library_version(lib, &len);
-		lib[len < 0 ? 0 : len] = 0;
-		lib[strcspn(lib, "\r\n")] = 0;
+		library(lib);
 		printf("ready %ld %s\n", set[0].k, lib);
 		fflush(stdout);
 	}
