@@ -27,7 +27,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,16 +55,10 @@ func run() error {
 	case *format != "openmpi" && *format != "mpich":
 		return lab.Usagef("-format %q: want openmpi or mpich", *format)
 	}
-	var counts []int
-	for _, s := range strings.Split(*ranksFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 256 {
-			return lab.Usagef("-ranks: %q is not a rank count (want 1 to 256, comma-separated)", s)
-		}
-		counts = append(counts, n)
+	counts, err := lab.Counts("-ranks", *ranksFlag, "rank", 256)
+	if err != nil {
+		return err
 	}
-	slices.Sort(counts)
-	counts = slices.Compact(counts)
 	var im mpicheck.Implementation
 	for _, x := range mpicheck.Implementations() {
 		if x.Name == *format {

@@ -103,17 +103,10 @@ func run() error {
 	cpus := allowed.Len()
 	counts := []int{2, 4 * cpus}
 	if *threadsFlag != "" {
-		counts = nil
-		for _, s := range strings.Split(*threadsFlag, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n < 1 || n > 1024 {
-				return lab.Usagef("-threads: %q is not a thread count (want 1 to 1024, comma-separated)", s)
-			}
-			counts = append(counts, n)
+		if counts, err = lab.Counts("-threads", *threadsFlag, "thread", 1024); err != nil {
+			return err
 		}
 	}
-	slices.Sort(counts)
-	counts = slices.Compact(counts)
 
 	dir, err := os.MkdirTemp("", "ompbench-")
 	if err != nil {

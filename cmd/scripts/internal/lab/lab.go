@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -114,4 +115,20 @@ func Main(name string, run func() error) {
 		os.Exit(2)
 	}
 	os.Exit(1)
+}
+
+// Counts reads a comma-separated list of counts (thread or rank counts)
+// given to flag name, each 1 to most, sorted and without repeats; a bad
+// entry is a usage error naming it.
+func Counts(name, list, what string, most int) ([]int, error) {
+	var counts []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > most {
+			return nil, Usagef("%s: %q is not a %s count (want 1 to %d, comma-separated)", name, s, what, most)
+		}
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	return slices.Compact(counts), nil
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +44,19 @@ func TestRunKillsOverrun(t *testing.T) {
 func TestCompileCRefusesMissingCompiler(t *testing.T) {
 	if _, err := CompileC("no-such-cc-barriertune", t.TempDir(), "x", []byte("int main(void){return 0;}\n")); err == nil || !strings.Contains(err.Error(), "no no-such-cc-barriertune") {
 		t.Errorf("missing compiler: %v", err)
+	}
+}
+
+// TestCounts: a list reads sorted and without repeats; an entry that is
+// not a count from 1 to the cap is refused, naming it.
+func TestCounts(t *testing.T) {
+	got, err := Counts("-threads", "8, 2,4,2", "thread", 16)
+	if err != nil || !slices.Equal(got, []int{2, 4, 8}) {
+		t.Errorf("Counts(8, 2,4,2) = %v, %v; want [2 4 8]", got, err)
+	}
+	for _, bad := range []string{"", "0", "17", "x", "2,,4", "-1", "99999999999999999999"} {
+		if _, err := Counts("-threads", bad, "thread", 16); err == nil || !strings.Contains(err.Error(), "-threads") {
+			t.Errorf("Counts(%q): %v, want an error naming -threads", bad, err)
+		}
 	}
 }
