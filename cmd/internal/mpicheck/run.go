@@ -175,4 +175,3 @@ func (p *Program) warned(stderr string) string {
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-
