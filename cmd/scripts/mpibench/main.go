@@ -73,9 +73,9 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tool := filepath.Join(dir, "barriertune")
-	if out, err := lab.Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
-		return fmt.Errorf("building barriertune (run mpibench from the module root): %v\n%s", err, out)
+	tool, err := lab.BuildTool("mpibench", dir)
+	if err != nil {
+		return err
 	}
 	list := make([]string, len(counts))
 	for i, n := range counts {

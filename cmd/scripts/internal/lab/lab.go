@@ -132,3 +132,13 @@ func Counts(name, list, what string, most int) ([]int, error) {
 	slices.Sort(counts)
 	return slices.Compact(counts), nil
 }
+
+// BuildTool builds the barriertune command into dir (the script runs from
+// the module root) and returns its path.
+func BuildTool(script, dir string) (string, error) {
+	tool := filepath.Join(dir, "barriertune")
+	if out, err := Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
+		return "", fmt.Errorf("building barriertune (run %s from the module root): %v\n%s", script, err, out)
+	}
+	return tool, nil
+}
