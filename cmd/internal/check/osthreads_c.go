@@ -117,7 +117,7 @@ func osThreadsCompiler(cc string) (path string, flags []string, err error) {
 			return p, nil, nil
 		}
 	}
-	return "", nil, fmt.Errorf("no C compiler (looked for %s; $CC names another)", strings.Join(osThreadsCompilers[:], ", "))
+	return "", nil, fmt.Errorf("no C compiler (looked for %s; set $CC to name another)", strings.Join(osThreadsCompilers[:], ", "))
 }
 
 // run times algs with n unpinned threads: samples rounds, each run about
