@@ -68,15 +68,11 @@ func run() error {
 	if !im.Found() {
 		return fmt.Errorf("%s not installed (%s, %s): apt-get install openmpi-bin libopenmpi-dev (or mpich libmpich-dev)", im.Name, im.Compiler, im.Launcher)
 	}
-	dir, err := os.MkdirTemp("", "mpibench-")
+	tool, dir, err := lab.BuildTool("mpibench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tool, err := lab.BuildTool("mpibench", dir)
-	if err != nil {
-		return err
-	}
 	list := make([]string, len(counts))
 	for i, n := range counts {
 		list[i] = strconv.Itoa(n)

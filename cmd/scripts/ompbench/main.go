@@ -108,15 +108,11 @@ func run() error {
 		}
 	}
 
-	dir, err := os.MkdirTemp("", "ompbench-")
+	tool, dir, err := lab.BuildTool("ompbench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tool, err := lab.BuildTool("ompbench", dir)
-	if err != nil {
-		return err
-	}
 	if *resultsFile == "" {
 		*resultsFile = filepath.Join(dir, "results.json")
 		list := make([]string, len(counts))

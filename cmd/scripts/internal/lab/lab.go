@@ -133,12 +133,18 @@ func Counts(name, list, what string, most int) ([]int, error) {
 	return slices.Compact(counts), nil
 }
 
-// BuildTool builds the barriertune command into dir (the script runs from
-// the module root) and returns its path.
-func BuildTool(script, dir string) (string, error) {
-	tool := filepath.Join(dir, "barriertune")
-	if out, err := Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
-		return "", fmt.Errorf("building barriertune (run %s from the module root): %v\n%s", script, err, out)
+// BuildTool builds the barriertune command into a new temporary
+// directory (the script runs from the module root) and returns its path
+// and the directory, which the caller removes.
+func BuildTool(script string) (tool, dir string, err error) {
+	dir, err = os.MkdirTemp("", script+"-")
+	if err != nil {
+		return "", "", err
 	}
-	return tool, nil
+	tool = filepath.Join(dir, "barriertune")
+	if out, err := Run(5*time.Minute, nil, true, "go", "build", "-o", tool, "./cmd/barriertune"); err != nil {
+		os.RemoveAll(dir)
+		return "", "", fmt.Errorf("building barriertune (run %s from the module root): %v\n%s", script, err, out)
+	}
+	return tool, dir, nil
 }
