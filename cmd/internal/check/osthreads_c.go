@@ -47,9 +47,9 @@ const (
 // osThreadsCompilers are the C compilers tried, in order.
 var osThreadsCompilers = [...]string{"cc", "gcc", "clang"}
 
-// osThreadsBuildTimeout bounds the build (the header is 2,400 lines: about
-// a second with gcc -O2).
-const osThreadsBuildTimeout = time.Minute
+// osThreadsProbeTimeout bounds the compiler's version probes (the build
+// itself is child.Compile's, within child.BuildLimit).
+const osThreadsProbeTimeout = 10 * time.Second
 
 // cOSThreads is the built C measurement.
 type cOSThreads struct {
@@ -78,19 +78,16 @@ func (Hardware) BuildOSThreadsC(ctx context.Context, dir string) (*cOSThreads, e
 	if err := export.Write(&h, &results.File{}, "c-barrier", export.Options{}); err != nil {
 		return nil, fmt.Errorf("writing the C header: %w", err)
 	}
-	src, bin := filepath.Join(dir, "osthreads.c"), filepath.Join(dir, "osthreads")
 	if err := os.WriteFile(filepath.Join(dir, "barriertune.h"), h.Bytes(), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the C header: %w", err)
 	}
-	if err := os.WriteFile(src, osThreadsCSource, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the C program: %w", err)
+	args := append(append([]string(nil), flags...), "-O2", "-std=c11", "-pthread")
+	bin, out, err := child.Compile(ctx, cc, osThreadsCSource, dir, "osthreads", args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s failed: %v: %s", filepath.Base(cc), strings.Join(args, " "), err, child.FirstLines(out.Combined(), 1))
 	}
-	bctx, cancel := context.WithTimeout(ctx, osThreadsBuildTimeout)
+	bctx, cancel := context.WithTimeout(ctx, osThreadsProbeTimeout)
 	defer cancel()
-	args := append(append([]string(nil), flags...), "-O2", "-std=c11", "-pthread", "-o", bin, src)
-	if out, err := child.Run(bctx, nil, cc, args...); err != nil {
-		return nil, fmt.Errorf("%s %s failed: %v: %s", filepath.Base(cc), strings.Join(args[:len(flags)+3], " "), err, child.FirstLines(out.Combined(), 1))
-	}
 	name := filepath.Base(cc)
 	for _, flag := range []string{"-dumpfullversion", "-dumpversion"} { // gcc's full version; clang's
 		if v, err := child.Run(bctx, nil, cc, flag); err == nil && len(bytes.TrimSpace(v.Stdout)) > 0 {

@@ -80,3 +80,24 @@ func TestStartTalksAndKills(t *testing.T) {
 		t.Errorf("stderr %q", p.Stderr())
 	}
 }
+
+// TestCompile: the source is written and compiled into dir (the flags
+// before -o); a compiler that fails returns its output for the message.
+func TestCompile(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no cc")
+	}
+	dir := t.TempDir()
+	bin, _, err := Compile(context.Background(), cc, []byte("int main(void) { return 3; }\n"), dir, "prog", "-O2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command(bin).Run(); err == nil || err.(*exec.ExitError).ExitCode() != 3 {
+		t.Errorf("the built program: %v, want exit 3", err)
+	}
+	_, out, err := Compile(context.Background(), cc, []byte("int main(void) { return }\n"), dir, "bad")
+	if err == nil || !strings.Contains(string(out.Combined()), "bad.c") {
+		t.Errorf("a broken source: %v, output %q; want the compiler's error naming bad.c", err, out.Combined())
+	}
+}

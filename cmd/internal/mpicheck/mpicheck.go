@@ -93,11 +93,8 @@ type Program struct {
 	ParamFiles string
 }
 
-// buildTimeout bounds a compilation; probeTimeout a probe launch.
-const (
-	buildTimeout = 60 * time.Second
-	probeTimeout = 20 * time.Second
-)
+// probeTimeout bounds a probe (ompi_info).
+const probeTimeout = 20 * time.Second
 
 // Build compiles the loop with im's compiler wrapper into dir (the
 // first launch, a Run or a Session, fills in Version). It fails, saying
@@ -112,14 +109,7 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (%s's launcher)", im.Launcher, ErrNotInstalled, im.Name)
 	}
-	src := filepath.Join(dir, "mpiloop-"+im.Name+".c")
-	if err := os.WriteFile(src, loopSource, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the MPI loop's source: %w", err)
-	}
-	bin := filepath.Join(dir, "mpiloop-"+im.Name)
-	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
-	defer cancel()
-	out, err := child.Run(bctx, nil, cc, "-O2", "-o", bin, src)
+	bin, out, err := child.Compile(ctx, cc, loopSource, dir, "mpiloop-"+im.Name, "-O2")
 	if err != nil {
 		return nil, fmt.Errorf("%s failed (is %s's development package installed?): %v: %s", im.Compiler, im.Name, err, child.FirstLines(out.Combined(), 3))
 	}

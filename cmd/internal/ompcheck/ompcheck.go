@@ -25,7 +25,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -80,12 +79,9 @@ type Program struct {
 	Version string
 }
 
-// buildTimeout bounds a compilation; probeTimeout a run that asks the
-// runtime for its library and version.
-const (
-	buildTimeout = 60 * time.Second
-	probeTimeout = 10 * time.Second
-)
+// probeTimeout bounds a run that asks the runtime (or the compiler) for
+// its library and version.
+const probeTimeout = 10 * time.Second
 
 // Build compiles the barrier loop with tc's compiler and -fopenmp into
 // dir, then runs it once on one thread to learn which runtime library it
@@ -98,19 +94,14 @@ func Build(ctx context.Context, tc Toolchain, dir string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (%s needs %s -fopenmp)", tc.Compiler, ErrNoCompiler, tc.Runtime, tc.Compiler)
 	}
-	src := filepath.Join(dir, "omploop-"+tc.Runtime+".c")
-	if err := os.WriteFile(src, loopSource, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the OpenMP loop's source: %w", err)
-	}
-	bin := filepath.Join(dir, "omploop-"+tc.Runtime)
-	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
-	defer cancel()
-	out, err := child.Run(bctx, nil, cc, "-O2", "-fopenmp", "-o", bin, src)
+	bin, out, err := child.Compile(ctx, cc, loopSource, dir, "omploop-"+tc.Runtime, "-O2", "-fopenmp")
 	if err != nil {
 		return nil, fmt.Errorf("%s -fopenmp failed (is %s's OpenMP runtime %s installed?): %v: %s", tc.Compiler, tc.Compiler, tc.Runtime, err, child.FirstLines(out.Combined(), 3))
 	}
 	p := &Program{Runtime: tc.Runtime, Compiler: cc, Path: bin}
-	if v, err := child.Run(bctx, nil, cc, "-dumpversion"); err == nil {
+	vctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if v, err := child.Run(vctx, nil, cc, "-dumpversion"); err == nil {
 		p.CompilerVersion = strings.TrimSpace(string(v.Stdout))
 	}
 	s, err := p.Run(ctx, Sample{Threads: 1, Seconds: 0.001, Shapes: "barrier", Env: []string{"KMP_VERSION=1"}, Limit: probeTimeout, Tolerant: true})
