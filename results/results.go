@@ -29,7 +29,7 @@ import (
 // Schema is the format identifier this package writes. Readers accept
 // every v1 minor version: fields a newer minor adds are ignored, fields an
 // older one lacks take their zero value (Threads.Source: "measured").
-const Schema = "barriertune.results/v1.6"
+const Schema = "barriertune.results/v1.7"
 
 // schemaMajor prefixes every schema this package reads.
 const schemaMajor = "barriertune.results/v1"

@@ -3,8 +3,10 @@ package results
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +123,12 @@ func TestReadsMinorVersions(t *testing.T) {
 		t.Errorf("v1 entry source %q, want measured", f.Threads[0].Source)
 	}
 	extra := strings.Replace(string(data), `"partial":`, `"future_field":1,"partial":`, 1)
-	if _, err := Parse([]byte(strings.Replace(extra, cur, "results/v1.7", 1)), "v1.7"); err != nil {
+	minor, err := strconv.Atoi(strings.TrimPrefix(cur, "results/v1."))
+	if err != nil {
+		t.Fatalf("Schema %q is not v1.N", Schema)
+	}
+	next := fmt.Sprintf("results/v1.%d", minor+1)
+	if _, err := Parse([]byte(strings.Replace(extra, cur, next, 1)), next); err != nil {
 		t.Errorf("newer minor with an unknown field: %v", err)
 	}
 	if _, err := Parse([]byte(extra), Schema); err == nil || !strings.Contains(err.Error(), "future_field") {
