@@ -19,6 +19,11 @@ func TestStrayArgumentsAndSuggestions(t *testing.T) {
 		{[]string{"sets", "a", "b"}, []string{`stray arguments "a" "b"`}, []string{"unknown command"}},
 		{[]string{"chekc"}, []string{`unknown command "chekc"`, `did you mean "check"?`}, nil},
 		{[]string{"shwo"}, []string{`did you mean "show"?`}, nil},
+		// A mistyped command with a flag after it: the command is the error, not the flag.
+		{[]string{"shwo", "--json"}, []string{`unknown command "shwo"`, `did you mean "show"?`}, []string{"unknown flag"}},
+		{[]string{"-v", "chekc", "-o", out}, []string{`unknown command "chekc"`, `did you mean "check"?`}, []string{"unknown shorthand"}},
+		{[]string{"--jsn"}, []string{"unknown flag: --jsn"}, []string{"unknown command"}},
+		{[]string{"show", "--jsn"}, []string{"unknown flag: --jsn"}, []string{"unknown command"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "commands: bench, check"}, []string{"did you mean"}},
 		{[]string{"help", "chekc"}, []string{`unknown help topic "chekc"; did you mean "check"?`}, nil},
 	} {

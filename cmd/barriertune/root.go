@@ -88,7 +88,14 @@ by default, or --sysfs-root DIR, --synthetic STRING, --xml FILE, or
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors: no progress, no warnings")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print more detail on stderr; progress as lines, never redrawn")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(flagValueError(err)) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// "barriertune shwo --json": the root met the flag before it knew
+		// that "shwo" names no command; the unknown command is the error.
+		if c == c.Root() && c.Flags().NArg() > 0 && strings.HasPrefix(err.Error(), "unknown ") {
+			return usageError(unexpectedArgs(c, c.Flags().Args()))
+		}
+		return usageError(flagValueError(err))
+	})
 
 	// One line per command; helpers add theirs here.
 	root.AddCommand(newVersionCmd())
