@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// OpenMP (v1.5; v1.6 adds the stencil loop, undecided counts and pairs)
+// OpenMP (v1.5; v1.6 adds the stencil loop, undecided counts and pairs;
+// v1.7 the host's floor before and after the step)
 // is the check's measurement of the OpenMP runtimes on this
 // machine: per runtime, the runtime's defaults timed against settings of
 // its own knobs on an OpenMP barrier loop, per thread count
@@ -21,6 +22,19 @@ type OpenMP struct {
 	Share   string  `json:"share"`
 	// Runtimes are the runtimes looked for, measured or not.
 	Runtimes []OpenMPRuntime `json:"runtimes"`
+	// HostFloorBeforeNs and HostFloorAfterNs (v1.7) are the check's floor
+	// (the one-way time of a barrier flag signal between the first two
+	// allowed CPUs) measured just before the step and just after it: the
+	// host state the step's times belong to. A VM's host can move its
+	// vCPUs between states whose floors are several times apart, and an
+	// OpenMP barrier's time moves with them, so a time compared with this
+	// file's is comparable only in the state these show. Absent where not
+	// measured (one allowed CPU, GOMAXPROCS 1, older files).
+	HostFloorBeforeNs float64 `json:"host_floor_before_ns,omitempty"`
+	HostFloorAfterNs  float64 `json:"host_floor_after_ns,omitempty"`
+	// HostMoved (v1.7) says that the two floors are 1.5 times apart or
+	// more: the host moved during the step, and its times mix states.
+	HostMoved string `json:"host_moved,omitempty"`
 }
 
 // OpenMPRuntime is one runtime: what built and ran it, and its counts.

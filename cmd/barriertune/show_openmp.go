@@ -18,6 +18,12 @@ func openMPLines(f *results.File) []string {
 		return nil
 	}
 	lines := []string{"", "OpenMP runtimes: each runtime's defaults against settings of its own knobs, on a plain barrier loop and a stencil (barriertune omp-run -- ./prog applies what was measured faster):"}
+	switch {
+	case o.HostMoved != "":
+		lines = append(lines, "Host state: "+o.HostMoved)
+	case o.HostFloorBeforeNs > 0:
+		lines = append(lines, fmt.Sprintf("Host state: the floor read %.0f ns before the step and %.0f ns after it; the times below belong to that state (a VM's host can move its vCPUs between states several times apart: compare them with runs that read the same floor, barriertune latency)", o.HostFloorBeforeNs, o.HostFloorAfterNs))
+	}
 	for _, r := range o.Runtimes {
 		if r.NotMeasured != "" {
 			lines = append(lines, fmt.Sprintf("%s not measured: %s", r.Name, r.NotMeasured))

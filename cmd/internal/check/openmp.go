@@ -170,7 +170,9 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	} else if why := busyProbe(); why != "" {
 		busy = why
 	}
+	floor := hostFloor(ctx, m, f.Machine.AllowedCPUs)
 	choices := ompcheck.Tune(ctx, tune)
+	rec.HostFloorBeforeNs, rec.HostFloorAfterNs, rec.HostMoved = bracketFloors(floor, hostFloor(ctx, m, f.Machine.AllowedCPUs))
 	// The budget that would decide every count not decided: the step's
 	// time so far and what those counts need, beyond its window, times
 	// the steps that share the window, added to this budget.
@@ -255,4 +257,34 @@ func budgetFor(budget, window, need time.Duration, split int) time.Duration {
 		r += 10 * time.Second
 	}
 	return r
+}
+
+// hostFloor is the floor between the first two of the allowed CPUs (a
+// CPU list), or 0 where there are not two or it cannot be measured: the
+// host state the OpenMP step's times belong to.
+func hostFloor(ctx context.Context, m Measurer, allowed string) float64 {
+	set, err := cpuset.ParseList(allowed)
+	if err != nil || set.Len() < 2 || !m.CanPingPong() || ctx.Err() != nil {
+		return 0
+	}
+	cpus := set.Members()
+	pp, err := m.Floor(cpus[0], cpus[1], measure.Options{Samples: 15, Context: ctx})
+	if err != nil || !(pp.MedianNs > 0) {
+		return 0
+	}
+	return pp.MedianNs
+}
+
+// bracketFloors records the floors measured before and after the step,
+// and says when they are stateFactor apart or more: the host moved
+// between states while the step measured.
+func bracketFloors(before, after float64) (float64, float64, string) {
+	if !(before > 0) || !(after > 0) {
+		return 0, 0, ""
+	}
+	before, after = roundTo(before, 1), roundTo(after, 1)
+	if max(before, after) < stateFactor*min(before, after) {
+		return before, after, ""
+	}
+	return before, after, fmt.Sprintf("the host moved between states during the step (the floor read %.0f ns before it and %.0f ns after): its times mix the two, and a run compared with them reads differently in either; check again for times to compare", before, after)
 }

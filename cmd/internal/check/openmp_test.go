@@ -2,6 +2,8 @@ package check
 
 import (
 	"context"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
 	"github.com/barriertune/barriertune/results"
 )
@@ -142,5 +145,55 @@ func TestOpenMPTooFewPairs(t *testing.T) {
 	}
 	if d := time.Since(start); d > 7*time.Second {
 		t.Errorf("the step took %s of a 4 s window", d)
+	}
+}
+
+// floorOpenMP is slowOpenMP whose floor reads each of floors in turn.
+type floorOpenMP struct {
+	slowOpenMP
+	floors *[]float64
+}
+
+func (f floorOpenMP) CanPingPong() bool { return true }
+
+func (f floorOpenMP) Floor(a, b int, _ measure.Options) (measure.PingPong, error) {
+	if len(*f.floors) == 0 {
+		return measure.PingPong{}, errors.New("no floor left")
+	}
+	x := (*f.floors)[0]
+	*f.floors = (*f.floors)[1:]
+	return measure.PingPong{CPUs: [2]int{a, b}, MedianNs: x}, nil
+}
+
+// TestOpenMPRecordsTheHostState: the step records the floor measured
+// just before and just after it, and says that the host moved when the
+// two are a host state apart; within the factor it records both and
+// says nothing.
+func TestOpenMPRecordsTheHostState(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	floors := []float64{80.04, 350}
+	f := openMPFile()
+	f.Load = &results.Load{}
+	measureOpenMP(context.Background(), f, Config{Budget: 12 * time.Second, Algorithms: catalog.Names()}, floorOpenMP{slowOpenMP{dir: t.TempDir()}, &floors}, time.Now().Add(3500*time.Millisecond), 1)
+	o := f.OpenMP
+	if o.HostFloorBeforeNs != 80 || o.HostFloorAfterNs != 350 || !strings.Contains(o.HostMoved, "80 ns before it and 350 ns after") {
+		t.Errorf("floors %g, %g, host_moved %q; want 80, 350 and the move named", o.HostFloorBeforeNs, o.HostFloorAfterNs, o.HostMoved)
+	}
+	if len(floors) != 0 {
+		t.Errorf("%d floors left unread, want both read", len(floors))
+	}
+	for _, c := range []struct {
+		before, after float64
+		moved         bool
+	}{{100, 140, false}, {140, 100, false}, {100, 150, true}, {300, 100, true}, {0, 100, false}, {100, math.NaN(), false}} {
+		b, a, why := bracketFloors(c.before, c.after)
+		if (why != "") != c.moved {
+			t.Errorf("bracketFloors(%g, %g) = %q; want moved %v", c.before, c.after, why, c.moved)
+		}
+		if !(c.before > 0 && c.after > 0) && (b != 0 || a != 0) {
+			t.Errorf("bracketFloors(%g, %g) records %g, %g; want nothing for a floor not measured", c.before, c.after, b, a)
+		}
 	}
 }

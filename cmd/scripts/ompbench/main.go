@@ -46,6 +46,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/osal"
@@ -158,7 +159,7 @@ func run() error {
 		for _, r := range stability(fa, fb) {
 			fmt.Println(r)
 		}
-		fmt.Println()
+		fmt.Printf("\nHost state: the first check's %s; the second's %s\n\n", recordedFloors(fa.OpenMP), recordedFloors(fb.OpenMP))
 	}
 
 	var rts []*runtimeBin
@@ -259,7 +260,12 @@ func agreement(resultsFile string, rts []*runtimeBin, limit time.Duration) error
 	if err != nil {
 		return err
 	}
+	before := hostFloor()
 	fmt.Printf("\nRecorded times against a 0.5 s run of the same loop and setting (median of 3; load %s):\n\n", lab.Load())
+	defer func() {
+		after := hostFloor()
+		fmt.Printf("\nHost state: %s\n", floorWords(f.OpenMP, before, after))
+	}()
 	fmt.Printf("| runtime | threads | setting | recorded | 0.5 s runs (median of 3) | recorded / long |\n|---|---|---|---|---|---|\n")
 	for _, rt := range rts {
 		r := f.OpenMP.Runtime(rt.lib)
@@ -406,4 +412,42 @@ func formatRatio(r float64) string {
 		return strconv.FormatFloat(r, 'g', 2, 64) + "x"
 	}
 	return strconv.FormatFloat(r, 'f', 2, 64) + "x"
+}
+
+// hostFloor is the floor between the first two allowed CPUs now (the
+// check's measure), 0 where it cannot be measured.
+func hostFloor() float64 {
+	set, err := osal.Allowed()
+	if err != nil || set.Len() < 2 {
+		return 0
+	}
+	cpus := set.Members()
+	pp, err := measure.PingPongLatency(cpus[0], cpus[1], measure.Options{Samples: 15})
+	if err != nil {
+		return 0
+	}
+	return pp.MedianNs
+}
+
+// recordedFloors says what floors a check's OpenMP step recorded.
+func recordedFloors(o *results.OpenMP) string {
+	if o == nil || !(o.HostFloorBeforeNs > 0) {
+		return "step recorded no floor"
+	}
+	return fmt.Sprintf("step read the floor at %.0f ns before and %.0f ns after", o.HostFloorBeforeNs, o.HostFloorAfterNs)
+}
+
+// floorWords compares the floors the check recorded with those read
+// around the agreement runs: the times compare only in one host state.
+func floorWords(o *results.OpenMP, before, after float64) string {
+	now := fmt.Sprintf("these runs read it at %.0f ns before and %.0f ns after", before, after)
+	if o == nil || !(o.HostFloorBeforeNs > 0) || !(before > 0) || !(after > 0) {
+		return "the check's " + recordedFloors(o) + "; " + now
+	}
+	lo := min(o.HostFloorBeforeNs, o.HostFloorAfterNs, before, after)
+	hi := max(o.HostFloorBeforeNs, o.HostFloorAfterNs, before, after)
+	if hi >= 1.5*lo {
+		return "the check's " + recordedFloors(o) + "; " + now + ": NOT one host state (1.5x or more apart), so the ratios above compare two states"
+	}
+	return "the check's " + recordedFloors(o) + "; " + now + ": one host state"
 }

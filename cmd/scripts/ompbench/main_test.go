@@ -43,3 +43,18 @@ func TestRatio(t *testing.T) {
 		t.Errorf("formatRatio(0.654) = %s", s)
 	}
 }
+
+// TestFloorWords: the agreement says whether the check's step and the
+// runs compared with it saw one host state.
+func TestFloorWords(t *testing.T) {
+	o := &results.OpenMP{HostFloorBeforeNs: 340, HostFloorAfterNs: 360}
+	if w := floorWords(o, 350, 330); !strings.HasSuffix(w, ": one host state") {
+		t.Errorf("340/360 then 350/330: %q, want one host state", w)
+	}
+	if w := floorWords(o, 90, 100); !strings.Contains(w, "NOT one host state") {
+		t.Errorf("340/360 then 90/100: %q, want two states named", w)
+	}
+	if w := floorWords(&results.OpenMP{}, 90, 100); !strings.Contains(w, "recorded no floor") || strings.Contains(w, "one host state") {
+		t.Errorf("a file without floors: %q", w)
+	}
+}
