@@ -36,7 +36,10 @@ import (
 // mpich writes shell lines: with --threads N (the rank count) plain
 // NAME=VALUE assignments, to source (with export) or to pass through
 // the launcher's environment options; without it, a case on
-// $BARRIERTUNE_MPI_RANKS that sets each count's.
+// $BARRIERTUNE_MPI_RANKS that sets each count's. A setting may be several
+// assignments (a k value with its algorithm); a CVAR that other
+// collectives read too (mpicheck.MPICHAlsoChanges) is written only with a
+// comment saying what else it changes.
 
 // ErrRulesPath says an openmpi export needs a rules file and was given no
 // path for it (export -o FILE names it FILE.rules).
@@ -200,21 +203,48 @@ func mpichExport(b *strings.Builder, f *results.File, threads int) {
 		b.WriteString("# no count chose a setting: nothing is set, MPICH's defaults stay\n")
 		return
 	}
+	for _, line := range mpichShared(chosen) {
+		b.WriteString(line)
+	}
 	if threads > 0 {
 		b.WriteString("# source with `set -a; . FILE; set +a`, or pass to the launcher (mpirun.mpich -envlist NAME or -genv NAME VALUE); undo: unset the names\n")
 		for _, c := range chosen {
-			name, value, _ := strings.Cut(c.Best, "=")
-			fmt.Fprintf(b, "%s=%s\n", name, shellQuote(value))
+			for _, kv := range mpicheck.SettingEnv(c.Best) {
+				name, value, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(b, "%s=%s\n", name, shellQuote(value))
+			}
 		}
 		return
 	}
 	b.WriteString("# source after setting BARRIERTUNE_MPI_RANKS to the job's rank count (or export with --threads N for plain NAME=VALUE lines); undo: unset the names\n")
 	b.WriteString("case \"${BARRIERTUNE_MPI_RANKS:-}\" in\n")
 	for _, c := range chosen {
-		name, value, _ := strings.Cut(c.Best, "=")
-		fmt.Fprintf(b, "%d) export %s=%s ;;\n", c.Ranks, name, shellQuote(value))
+		var kvs []string
+		for _, kv := range mpicheck.SettingEnv(c.Best) {
+			name, value, _ := strings.Cut(kv, "=")
+			kvs = append(kvs, name+"="+shellQuote(value))
+		}
+		fmt.Fprintf(b, "%d) export %s ;;\n", c.Ranks, strings.Join(kvs, " "))
 	}
 	b.WriteString("esac\n")
+}
+
+// mpichShared are comment lines saying what else each shared CVAR the
+// chosen settings write changes besides MPI_Barrier (a CVAR shared with
+// other collectives is set only with that said).
+func mpichShared(chosen []results.MPICount) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range chosen {
+		for _, kv := range mpicheck.SettingEnv(c.Best) {
+			name, _, _ := strings.Cut(kv, "=")
+			if also := mpicheck.MPICHAlsoChanges(name); also != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, fmt.Sprintf("# %s is not MPI_Barrier's alone: it sets %s\n", name, also))
+			}
+		}
+	}
+	return out
 }
 
 // openMPIMajor is the major version in Open MPI's report ("Open MPI

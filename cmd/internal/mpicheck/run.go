@@ -90,6 +90,9 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	out, err := child.Run(rctx, p.env(s.Env), p.Launcher, args...)
 	stderr := strings.TrimSpace(string(out.Stderr))
 	if err != nil {
+		if w := p.refusedCVAR(stderr); w != "" && ctx.Err() == nil && !out.Killed {
+			return Timing{}, fmt.Errorf("%w: %s", ErrRefused, w)
+		}
 		return Timing{}, child.Failure(ctx, out, err, limit, 3)
 	}
 	t := Timing{Stderr: stderr}

@@ -1,0 +1,121 @@
+package mpicheck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MPICH's barrier settings. A setting is one or more CVAR assignments
+// joined by commas (NAME=VALUE[,NAME=VALUE...]): a k value is tried with
+// the algorithm that reads it, since alone it changes nothing (or, where
+// the version lacks the algorithm, MPICH refuses the pair at MPI_Init:
+// "Invalid MPIR_CVAR_BARRIER_INTRA_ALGORITHM value", where it would ignore
+// an unknown CVAR name without a word).
+//
+// What MPICH has, from its sources (src/mpi/coll/cvars.txt,
+// coll_algorithms.txt and ch4's release_gather.c, tags v4.0.2 and v4.1):
+//   - 4.0 and later: MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM (mpir,
+//     release_gather) and MPIR_CVAR_BARRIER_INTRA_ALGORITHM (nb, smp,
+//     dissemination), read by MPI_Barrier only. Within one node ch4 hands
+//     the barrier to its shared-memory code, whose default (its
+//     posix_generic.json) is release_gather: the MPIR algorithms run only
+//     under POSIX=mpir, so they are tried with it. The node's release_gather
+//     barrier gathers up one tree and releases down another, built once
+//     per communicator with MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL (default
+//     4) and MPIR_CVAR_BCAST_INTRANODE_TREE_KVAL (default 64): these two
+//     are shared, the same trees carry MPI_Bcast, MPI_Reduce and
+//     MPI_Allreduce on the node (MPICHAlsoChanges says so, and the export
+//     writes it). 4.0's MPIR_CVAR_IBARRIER_RECEXCH_KVAL is read by no
+//     algorithm it can select (its ibarrier algorithms are auto,
+//     sched_auto and sched_recursive_doubling): not tried.
+//   - 4.1 and later: MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination
+//     with MPIR_CVAR_BARRIER_DISSEM_KVAL, and =recexch with
+//     MPIR_CVAR_BARRIER_RECEXCH_KVAL, read by MPI_Barrier only.
+
+// The CVARs of MPICH's barrier settings.
+const (
+	mpichIntra       = "MPIR_CVAR_BARRIER_INTRA_ALGORITHM"
+	mpichPosix       = "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM"
+	mpichGatherK     = "MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL"
+	mpichReleaseK    = "MPIR_CVAR_BCAST_INTRANODE_TREE_KVAL"
+	mpichDissemK     = "MPIR_CVAR_BARRIER_DISSEM_KVAL"
+	mpichRecexchK    = "MPIR_CVAR_BARRIER_RECEXCH_KVAL"
+	mpichGatherKDef  = 4
+	mpichReleaseKDef = 64
+)
+
+// mpichKs are the k values tried.
+var mpichKs = []int{2, 3, 4, 8}
+
+// mpichShared are the shared CVARs a setting may write, with what else
+// they change.
+var mpichShared = map[string]string{
+	mpichGatherK:  "the gather tree of the node's release_gather collectives: also MPI_Reduce and MPI_Allreduce within the node",
+	mpichReleaseK: "the release tree of the node's release_gather collectives: also MPI_Bcast and MPI_Allreduce within the node",
+}
+
+// MPICHAlsoChanges says what else an MPICH CVAR changes besides
+// MPI_Barrier, "" for one read by MPI_Barrier only.
+func MPICHAlsoChanges(name string) string { return mpichShared[name] }
+
+// SettingEnv is a setting's assignments (NAME=VALUE, the commas split),
+// nil for the defaults ("").
+func SettingEnv(setting string) []string {
+	if setting == "" {
+		return nil
+	}
+	return strings.Split(setting, ",")
+}
+
+// mpichCandidates are MPICH's settings at n ranks: the algorithms, then
+// the k values that make a tree or a round structure of their own at n
+// ranks. A k-ary tree of n ranks is flat for every k from n-1 up, so
+// only k values whose min(k, n-1) differs from the default's and from
+// each other's are tried; a k-way dissemination or recursive exchange
+// of n ranks is one round for every k from n up (min(k, n)).
+func mpichCandidates(n int) []string {
+	mpir := mpichPosix + "=mpir,"
+	out := []string{
+		mpichPosix + "=mpir", mpichPosix + "=release_gather",
+		mpir + mpichIntra + "=nb", mpir + mpichIntra + "=smp", mpir + mpichIntra + "=dissemination",
+	}
+	tree := func(name string, def int) {
+		seen := []int{min(def, n-1)}
+		for _, k := range mpichKs {
+			if e := min(k, n-1); !slices.Contains(seen, e) {
+				seen = append(seen, e)
+				out = append(out, fmt.Sprintf("%s=release_gather,%s=%d", mpichPosix, name, k))
+			}
+		}
+	}
+	tree(mpichGatherK, mpichGatherKDef)
+	tree(mpichReleaseK, mpichReleaseKDef)
+	rounds := func(alg, name string) {
+		var seen []int
+		for _, k := range mpichKs {
+			if e := min(k, n); !slices.Contains(seen, e) {
+				seen = append(seen, e)
+				out = append(out, fmt.Sprintf("%s%s=%s,%s=%d", mpir, mpichIntra, alg, name, k))
+			}
+		}
+	}
+	rounds("k_dissemination", mpichDissemK)
+	rounds("recexch", mpichRecexchK)
+	return out
+}
+
+// refusedCVAR is MPICH's refusal of a CVAR's value on stderr (its launch
+// aborts in MPI_Init: "Invalid MPIR_CVAR_... value (X)" or "Invalid
+// character ... in MPIR_CVAR_..."), or "".
+func (p *Program) refusedCVAR(stderr string) string {
+	if p.Name != MPICH {
+		return ""
+	}
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "Invalid") && strings.Contains(l, "MPIR_CVAR_") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
