@@ -53,6 +53,27 @@ func TestExportOpenMPIFiles(t *testing.T) {
 	if b, err := os.ReadFile(rules); err != nil || !strings.Contains(string(b), "0 1 0 0") {
 		t.Errorf("rules file %s: %v\n%s", rules, err, b)
 	}
+	// --rules both: the classic file named, the JSON one beside it.
+	both := filepath.Join(dir, "both.conf")
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "both", "-o", both, results); err != nil {
+		t.Fatal(err)
+	}
+	conf, err = os.ReadFile(both)
+	if err != nil || !strings.Contains(string(conf), "coll_tuned_dynamic_rules_filename = "+both+".rules\n") {
+		t.Errorf("--rules both: %v\n%s", err, conf)
+	}
+	if b, err := os.ReadFile(both + ".rules.json"); err != nil || !strings.Contains(string(b), `"rule_file_version": 3`) {
+		t.Errorf("--rules both, the JSON file: %v\n%s", err, b)
+	}
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "json", "-o", both, results); err == nil || !strings.Contains(err.Error(), "classic") {
+		t.Errorf("--rules json for Open MPI 4.1: %v, want a refusal", err)
+	}
+	if _, err := run(t, "export", "--format", "mpich", "--rules", "json", results); err == nil || !strings.Contains(err.Error(), "--rules") {
+		t.Errorf("--rules with mpich: %v, want a usage error", err)
+	}
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "yaml", "-o", both, results); err == nil || !strings.Contains(err.Error(), "yaml") {
+		t.Errorf("--rules yaml: %v", err)
+	}
 	if _, err := run(t, "export", "--format", "openmpi", results); err == nil || !strings.Contains(err.Error(), "-o FILE") {
 		t.Errorf("openmpi to stdout with an algorithm to set: %v, want a refusal naming -o", err)
 	}

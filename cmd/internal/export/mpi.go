@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -42,8 +41,9 @@ import (
 // comment saying what else it changes.
 
 // ErrRulesPath says an openmpi export needs a rules file and was given no
-// path for it (export -o FILE names it FILE.rules).
-var ErrRulesPath = errors.New("the openmpi export needs a dynamic rules file beside the parameter file: write it with -o FILE (the rules go to FILE.rules)")
+// path for it (export -o FILE names it FILE.rules, or FILE.rules.json in
+// the JSON format).
+var ErrRulesPath = errors.New("the openmpi export needs a dynamic rules file beside the parameter file: write it with -o FILE (the rules go to FILE.rules, or FILE.rules.json in Open MPI 6's JSON format)")
 
 // MPIRulesSuffix is appended to the openmpi export's path for its rules
 // file.
@@ -132,6 +132,9 @@ func openMPIAlgorithms(im *results.MPIImplementation, threads int) (map[int]int,
 // an algorithm, the rules file to rules (named rulesPath in b).
 func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 	im := mpiImpl(f, mpicheck.OpenMPI)
+	if err := checkRulesFormat(opts.RulesFormat); err != nil {
+		return err
+	}
 	mpiHeader(b, f, im, "Open MPI", "MCA parameters", opts.Threads)
 	algs, err := openMPIAlgorithms(im, opts.Threads)
 	if err != nil {
@@ -142,37 +145,49 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 		b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
 		return nil
 	}
-	if v := openMPIMajor(im.Version); v >= 6 {
-		return fmt.Errorf("the check measured %s: Open MPI 6 reads a classic rules file's communicator sizes as the ends of ranges, not their starts, and its JSON rules format is not written yet; set the algorithm by hand (docs/mpi.md)", im.Version)
+	formats, named, err := rulesFormats(opts.RulesFormat, openMPIMajor(im.Version), im.Version)
+	if err != nil {
+		return err
 	}
-	if opts.RulesPath == "" || opts.Rules == nil {
+	if (formats.classic && (opts.RulesPath == "" || opts.Rules == nil)) || (formats.json && (opts.JSONRulesPath == "" || opts.JSONRules == nil)) {
 		return ErrRulesPath
 	}
-	if strings.ContainsAny(opts.RulesPath, "\n\r#") || !strings.HasPrefix(opts.RulesPath, "/") {
-		return fmt.Errorf("rules file path %q: want an absolute path without a newline or '#'", opts.RulesPath)
+	for _, p := range []string{opts.RulesPath, opts.JSONRulesPath} {
+		if p != "" && (strings.ContainsAny(p, "\n\r#") || !strings.HasPrefix(p, "/")) {
+			return fmt.Errorf("rules file path %q: want an absolute path without a newline or '#'", p)
+		}
+	}
+	es := openMPIRanges(algs)
+	path := opts.RulesPath
+	if named == "json" {
+		path = opts.JSONRulesPath
 	}
 	b.WriteString("# the barrier algorithm per communicator size, from the rules file (Open MPI's own fixed decision for every other size)\n")
+	if named == "json" {
+		b.WriteString("# the rules file is in the JSON format (rule_file_version 3) that Open MPI 6.0 and later read; its rules hold for single-node communicators only\n")
+	} else {
+		b.WriteString("# the rules file is in the classic format that Open MPI 4.1 and 5.0 read\n")
+	}
+	if formats.classic && formats.json {
+		fmt.Fprintf(b, "# also written: %s, the same rules in the JSON format of Open MPI 6.0 and later: name it here after moving to 6.0\n", opts.JSONRulesPath)
+	}
 	b.WriteString("coll_tuned_use_dynamic_rules = 1\n")
-	fmt.Fprintf(b, "coll_tuned_dynamic_rules_filename = %s\n", opts.RulesPath)
+	fmt.Fprintf(b, "coll_tuned_dynamic_rules_filename = %s\n", path)
+	if formats.json {
+		data, err := openMPIJSONRules(es)
+		if err != nil {
+			return err
+		}
+		if _, err := opts.JSONRules.Write(data); err != nil {
+			return err
+		}
+	}
+	if !formats.classic {
+		return nil
+	}
 	var r strings.Builder
 	fmt.Fprintf(&r, "# Open MPI coll/tuned dynamic rules (classic format, read by Open MPI 4.1 and 5.0), written by barriertune\n# %s\n# measured with %s\n", source(f), oneLine(im.Version))
 	r.WriteString("# each communicator-size entry applies from its size up to the next entry's; algorithm 0: Open MPI's own fixed decision\n")
-	counts := make([]int, 0, len(algs))
-	for n := range algs {
-		counts = append(counts, n)
-	}
-	slices.Sort(counts)
-	type entry struct{ from, alg int }
-	var es []entry
-	if counts[0] > 1 {
-		es = append(es, entry{1, 0})
-	}
-	for _, n := range counts {
-		es = append(es, entry{n, algs[n]})
-		if _, next := algs[n+1]; !next {
-			es = append(es, entry{n + 1, 0})
-		}
-	}
 	r.WriteString("1 # collectives with rules\n6 # barrier\n")
 	fmt.Fprintf(&r, "%d # communicator-size entries\n", len(es))
 	for _, e := range es {

@@ -74,10 +74,14 @@ func TestOpenMPIExport(t *testing.T) {
 	if got, want := strings.Join(nums, " "), "1 6 5 1 1 0 0 0 0 2 1 0 5 0 0 3 1 0 0 0 0 8 1 0 1 0 0 9 1 0 0 0 0"; got != want {
 		t.Errorf("rules %q, want %q", got, want)
 	}
-	// Open MPI 6 reads the classic sizes otherwise: refused.
+	// Open MPI 6 reads the classic sizes otherwise: a classic file is
+	// refused, and the default writes the JSON file (which needs a path).
 	f.MPI.Implementations[0].Version = "Open MPI v6.0.0, package: Open MPI"
-	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); err == nil || !strings.Contains(err.Error(), "Open MPI 6") {
-		t.Errorf("Open MPI 6: %v", err)
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules, RulesFormat: "classic"}); err == nil || !strings.Contains(err.Error(), "Open MPI 6") {
+		t.Errorf("Open MPI 6, classic: %v", err)
+	}
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); !errors.Is(err, ErrRulesPath) {
+		t.Errorf("Open MPI 6 without a JSON rules path: %v, want ErrRulesPath", err)
 	}
 	f.MPI.Implementations[0].Version = "Open MPI v5.0.3"
 	// Two-proc anywhere but 2 ranks is refused.
