@@ -24,10 +24,11 @@ import (
 // where a count chose one, the parameter file sets
 // coll_tuned_use_dynamic_rules = 1 and names the rules file
 // (coll_tuned_dynamic_rules_filename, an absolute path), which the export
-// writes beside it, in the classic format Open MPI 4.1 and 5.0 read:
-// barrier is collective 6, one entry per rank count from which it
-// applies (up to the next entry), one message-size rule each (from 0
-// bytes). Only the measured counts are set: every other count's entry is
+// writes beside it, in the classic format Open MPI 4.1 and 5.0 read
+// (barrier is collective 6, one entry per rank count from which it
+// applies, up to the next entry, one message-size rule each, from 0
+// bytes) or in the JSON format of Open MPI 6.0 and later (mpijson.go;
+// Options.RulesFormat chooses). Only the measured counts are set: every other count's entry is
 // algorithm 0, which hands it back to Open MPI's own fixed decision (not
 // the algorithm its table lists: that is not the same). Two-proc is only
 // ever set for exactly 2 ranks.
