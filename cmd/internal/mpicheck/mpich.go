@@ -17,10 +17,15 @@ import (
 // coll_algorithms.txt and ch4's release_gather.c, tags v4.0.2 and v4.1):
 //   - 4.0 and later: MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM (mpir,
 //     release_gather) and MPIR_CVAR_BARRIER_INTRA_ALGORITHM (nb, smp,
-//     dissemination), read by MPI_Barrier only. Within one node ch4 hands
-//     the barrier to its shared-memory code, whose default (its
-//     posix_generic.json) is release_gather: the MPIR algorithms run only
-//     under POSIX=mpir, so they are tried with it. The node's release_gather
+//     dissemination), read by MPI_Barrier only. ch4 runs a barrier as
+//     one among the node's ranks (its shared-memory code, whose default,
+//     its posix_generic.json, is release_gather), one among the nodes'
+//     leaders and a release; the MPIR algorithms run among the node's
+//     ranks only under POSIX=mpir, so they are tried with it (alone they
+//     reach the leaders' barrier, of one rank on one node: forced smp,
+//     which needs a communicator with a node hierarchy, makes
+//     MPIR_Barrier_impl fail there under MPIR_CVAR_COLLECTIVE_FALLBACK=error
+//     even with POSIX=release_gather). The node's release_gather
 //     barrier gathers up one tree and releases down another, built once
 //     per communicator with MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL (default
 //     4) and MPIR_CVAR_BCAST_INTRANODE_TREE_KVAL (default 64): these two
