@@ -1,9 +1,12 @@
 package mpicheck
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/barriertune/barriertune/cmd/internal/child"
 )
 
 // MPICH's barrier settings. A setting is one or more CVAR assignments
@@ -123,4 +126,62 @@ func (p *Program) refusedCVAR(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// checkCVARs refuses env (ErrRefused) when it assigns an MPIR_CVAR_ this
+// MPICH does not have: MPICH ignores such a variable without a word, and
+// the setting would be timed as the defaults. The names are asked once,
+// with every candidate's, through the loop's cvars mode (one rank, under
+// probeTimeout); a name the answer does not cover is let through.
+func (p *Program) checkCVARs(ctx context.Context, env []string) error {
+	if p.Name != MPICH {
+		return nil
+	}
+	var names, ask []string
+	for _, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "MPIR_CVAR_") {
+			names = append(names, name)
+			if _, known := p.cvars[name]; !known && !slices.Contains(ask, name) {
+				ask = append(ask, name)
+			}
+		}
+	}
+	if len(ask) > 0 {
+		if p.cvars == nil {
+			p.cvars = map[string]bool{}
+			for _, c := range mpichCandidates(1 << 10) {
+				for _, kv := range SettingEnv(c) {
+					if name, _, _ := strings.Cut(kv, "="); !slices.Contains(ask, name) {
+						ask = append(ask, name)
+					}
+				}
+			}
+		}
+		c, cancel := context.WithTimeout(ctx, probeTimeout)
+		out, err := child.Run(c, p.env(nil), p.Launcher, append(append(p.launchArgs(1, nil), p.Path, "cvars"), ask...)...)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, l := range strings.Split(string(out.Stdout), "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "cvar" && slices.Contains(ask, f[1]) {
+				p.cvars[f[1]] = f[2] == "yes"
+			}
+		}
+		for _, name := range ask {
+			if _, ok := p.cvars[name]; !ok {
+				p.cvars[name] = true // not answered: let through
+			}
+		}
+	}
+	for _, name := range names {
+		if !p.cvars[name] {
+			v := p.Version
+			if v == "" {
+				v = "this MPICH"
+			}
+			return fmt.Errorf("%w: %s has no %s (MPI_T_cvar_get_index; it would ignore the variable)", ErrRefused, v, name)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +125,38 @@ func TestTuneMPICHKValues(t *testing.T) {
 	}
 	if _, err := p.Run(context.Background(), Sample{Ranks: 4, Env: SettingEnv("MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir,MPIR_CVAR_BARRIER_INTRA_ALGORITHM=recexch,MPIR_CVAR_BARRIER_RECEXCH_KVAL=2")}); !errors.Is(err, ErrRefused) {
 		t.Errorf("recexch on the fake 4.0: %v, want ErrRefused", err)
+	}
+}
+
+// A CVAR name MPICH does not have is refused before the launch (MPICH
+// would ignore it without a word): the loop's cvars mode is asked once,
+// for every candidate's names; a launcher that does not answer lets the
+// names through.
+func TestMPICHUnknownCVAR(t *testing.T) {
+	dir := t.TempDir()
+	p := fakeLauncher(t, MPICH, `if [ "$4" = cvars ]; then echo probe >> `+dir+`/probes; shift 4; for n in "$@"; do
+  case "$n" in MPIR_CVAR_BARRIER_DISSEM_KVAL) echo "cvar $n no";; *) echo "cvar $n yes";; esac; done; exit 0; fi
+for i in 0 1 2; do echo "chunk $i 900.0 10.0"; done; echo "ranks 2 barriers 9"; echo "library fake MPICH"`)
+	run := func(setting string) error {
+		_, err := p.Run(context.Background(), Sample{Ranks: 2, Env: SettingEnv(setting)})
+		return err
+	}
+	if err := run("MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir,MPIR_CVAR_BARRIER_INTRA_ALGORITHM=k_dissemination,MPIR_CVAR_BARRIER_DISSEM_KVAL=2"); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "MPIR_CVAR_BARRIER_DISSEM_KVAL") {
+		t.Errorf("an unknown CVAR: %v, want ErrRefused naming it", err)
+	}
+	if err := run("MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather,MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2"); err != nil {
+		t.Errorf("known CVARs: %v", err)
+	}
+	if err := run(""); err != nil {
+		t.Errorf("the defaults: %v", err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "probes"))
+	if n := strings.Count(string(data), "probe"); n != 1 {
+		t.Errorf("the cvars were asked %d times, want once", n)
+	}
+	// A launcher that does not answer the question: nothing refused.
+	q := fakeLauncher(t, MPICH, `for i in 0 1 2; do echo "chunk $i 900.0 10.0"; done; echo "ranks 2 barriers 9"; echo "library fake MPICH"`)
+	if _, err := q.Run(context.Background(), Sample{Ranks: 2, Env: []string{"MPIR_CVAR_BARRIER_DISSEM_KVAL=2"}}); err != nil {
+		t.Errorf("no answer: %v, want the launch timed", err)
 	}
 }

@@ -83,6 +83,9 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	if limit <= 0 {
 		limit = time.Duration(s.Seconds*float64(time.Second)) + 20*time.Second
 	}
+	if err := p.checkCVARs(ctx, s.Env); err != nil {
+		return Timing{}, err
+	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	args := p.launchArgs(s.Ranks, s.Args)
