@@ -47,7 +47,8 @@ type MPIImplementation struct {
 // MPICount is one implementation at one rank count. Settings are
 // NAME=VALUE: an Open MPI MCA parameter (coll_tuned_barrier_algorithm=1,
 // forced with coll_tuned_use_dynamic_rules=1) or an MPICH CVAR
-// (MPIR_CVAR_...).
+// (MPIR_CVAR_...), or up to 4 of them joined by commas (MPICH: a k value
+// with the algorithm that reads it).
 type MPICount struct {
 	Ranks int `json:"ranks"`
 	// DefaultNs is the median ns per barrier (the slowest rank's) under
@@ -84,7 +85,8 @@ const maxMPIRanks = 1 << 20
 
 // validate refuses what an export could not write safely: an unknown
 // implementation, a rank count out of range or repeated, a time below 0
-// or not a number, or a setting that is not NAME=VALUE with a name of the
+// or not a number, or a setting that is not NAME=VALUE (or up to 4 joined
+// by commas: a k value with its algorithm) with a name of the
 // implementation's (Open MPI: lower case, digits and underscores; MPICH:
 // MPIR_CVAR_ and capitals, digits, underscores) and a value of letters,
 // digits, underscores, dots or minus signs.
@@ -110,10 +112,22 @@ func (m *MPI) validate() error {
 			if c.Best == "" {
 				continue
 			}
-			name, value, ok := strings.Cut(c.Best, "=")
-			if !ok || !mpiName(im.Name, name) || value == "" || len(value) > 64 || strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "" {
-				return fmt.Errorf("mpi %s, %d ranks: setting %q is not NAME=VALUE with a name of %s's and a plain value (letters, digits, _ . -)", im.Name, c.Ranks, c.Best, im.Name)
+			if err := mpiSetting(im.Name, c.Best); err != nil {
+				return fmt.Errorf("mpi %s, %d ranks: %w", im.Name, c.Ranks, err)
 			}
+		}
+	}
+	return nil
+}
+
+// mpiSetting refuses a setting that is not NAME=VALUE[,NAME=VALUE...]
+// (at most 4 assignments, each with a name of impl's and a plain value).
+func mpiSetting(impl, setting string) error {
+	parts := strings.Split(setting, ",")
+	for _, kv := range parts {
+		name, value, ok := strings.Cut(kv, "=")
+		if len(parts) > 4 || !ok || !mpiName(impl, name) || value == "" || len(value) > 64 || strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "" {
+			return fmt.Errorf("setting %q is not NAME=VALUE[,NAME=VALUE...] (at most 4) with names of %s's and plain values (letters, digits, _ . -)", setting, impl)
 		}
 	}
 	return nil

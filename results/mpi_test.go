@@ -76,6 +76,9 @@ func TestMPIRefusesHostileValues(t *testing.T) {
 		{"not a CVAR", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: "LD_PRELOAD=x.so"}}}, "NAME=VALUE"},
 		{"capitals in an MCA name", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, Best: "PATH=x"}}}, "NAME=VALUE"},
 		{"no value", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 2, Best: "coll_tuned_barrier_algorithm="}}}, "NAME=VALUE"},
+		{"a non-CVAR after a comma", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir,LD_PRELOAD=x.so"}}}, "NAME=VALUE"},
+		{"an empty assignment", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir,"}}}, "NAME=VALUE"},
+		{"five assignments", results.MPIImplementation{Name: "mpich", Counts: []results.MPICount{{Ranks: 2, Best: strings.Repeat("MPIR_CVAR_A=1,", 4) + "MPIR_CVAR_A=1"}}}, "at most 4"},
 		{"rank 0", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: 0}}}, "rank count 0"},
 		{"huge rank", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{{Ranks: math.MaxInt32}}}, "out of range"},
 		{"repeated rank", results.MPIImplementation{Name: "openmpi", Counts: []results.MPICount{good, good}}, "repeated"},
@@ -92,8 +95,15 @@ func TestMPIRefusesHostileValues(t *testing.T) {
 			t.Errorf("%s: got %v, want a refusal naming %q", c.name, err, c.want)
 		}
 	}
-	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{{Name: "openmpi", Counts: []results.MPICount{good}}}}
+	// A k value with its algorithm (MPICH) is a good setting.
+	pair := results.MPICount{Ranks: 4, DefaultNs: 900, Best: "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather,MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2", BestNs: 700}
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{{Name: "mpich", Counts: []results.MPICount{pair}}}}
 	out, _ := json.Marshal(f)
+	if _, err := results.Parse(out, "x"); err != nil {
+		t.Errorf("a k value with its algorithm is refused: %v", err)
+	}
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{{Name: "openmpi", Counts: []results.MPICount{good}}}}
+	out, _ = json.Marshal(f)
 	if _, err := results.Parse(out, "x"); err != nil {
 		t.Errorf("a good record is refused: %v", err)
 	}

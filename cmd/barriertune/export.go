@@ -28,12 +28,13 @@ type exportOptions struct {
 	path       string // results file; "" is the lookup order
 	output     string // -o: the file written; "" is stdout
 	verify     bool   // --verify: run the MPI loop through the written file
+	rules      string // --rules: the openmpi export's rules format
 }
 
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := &exportOptions{global: g}
 	cmd := &cobra.Command{
-		Use:   "export --format omp-env|c-header|c-barrier|env|kv|openmpi|mpich [--threads N] [--allowed CPULIST] [-o OUT [--verify]] [FILE]",
+		Use:   "export --format omp-env|c-header|c-barrier|env|kv|openmpi|mpich [--threads N] [--allowed CPULIST] [-o OUT [--verify]] [--rules auto|classic|json|both] [FILE]",
 		Short: "Export the winners for OpenMP runtimes, MPI implementations, C and C++ programs or scripts",
 		Long: `Export the winners of a results file in a form other programs read
 directly. Without FILE, the first file of the lookup order that applies to
@@ -87,9 +88,13 @@ groups, substitutes every hybrid.
   openmpi   an Open MPI MCA parameter file (name = value lines, for
             ~/.openmpi/mca-params.conf, mpirun --tune FILE, or the node's
             etc/openmpi-mca-params.conf) and, where a rank count chose a
-            barrier algorithm, its dynamic rules file OUT.rules (classic
-            format, Open MPI 4.1 and 5.0: the measured counts only,
-            Open MPI's own decision elsewhere); needs -o OUT then.
+            barrier algorithm, its dynamic rules file: OUT.rules in the
+            classic format Open MPI 4.1 and 5.0 read, or OUT.rules.json
+            in the JSON format of Open MPI 6.0 and later (--rules auto,
+            the default: the one the measured version reads; both:
+            the classic file, named, and the JSON one beside it): the
+            measured counts only, Open MPI's own decision elsewhere;
+            needs -o OUT then.
   mpich     MPICH CVAR assignments measured faster (with --threads N, the
             rank count: NAME=VALUE lines; without it a case on
             $BARRIERTUNE_MPI_RANKS); above the CPUs it says what MPICH's
@@ -123,8 +128,9 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f.IntVarP(&o.threads, "threads", "t", 0, "export only the choice for this many threads (default: every measured count)")
 	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
+	f.StringVar(&o.rules, "rules", "auto", "openmpi: the dynamic rules file's format: "+strings.Join(export.RulesFormats(), ", ")+" (auto: JSON, FILE.rules.json, for Open MPI 6.0 and later, else classic, FILE.rules; both: the classic file named and the JSON one beside it)")
 	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count that chose a setting, and fail unless it is faster (needs -o)")
-	registerCompletions(cmd, map[string][]string{"format": export.Formats()})
+	registerCompletions(cmd, map[string][]string{"format": export.Formats(), "rules": export.RulesFormats()})
 	return cmd
 }
 
@@ -138,6 +144,12 @@ func (o *exportOptions) validate() error {
 	}
 	if o.verify && (o.format != "openmpi" && o.format != "mpich" || o.output == "") {
 		return usageErrorf("--verify: only with --format openmpi or mpich and -o FILE (it runs the loop through the file written)")
+	}
+	if !slices.Contains(export.RulesFormats(), o.rules) {
+		return usageErrorf("--rules %q: want one of %s", o.rules, strings.Join(export.RulesFormats(), ", "))
+	}
+	if o.rules != "auto" && o.format != "openmpi" {
+		return usageErrorf("--rules %s: only with --format openmpi (the format of Open MPI's dynamic rules file)", o.rules)
 	}
 	if (o.threadsSet || o.threads != 0) && (o.threads < 1 || o.threads > barriers.MaxParticipants) {
 		return usageErrorf("--threads %d: want 1..%d threads (leave it out for every measured count)", o.threads, barriers.MaxParticipants)
@@ -155,13 +167,15 @@ func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error
 		return err
 	}
 	opts := export.Options{Threads: o.threads, Allowed: rs.allowed, Source: rs.Summary()}
-	var rules bytes.Buffer
+	var rules, jsonRules bytes.Buffer
+	opts.RulesFormat = o.rules
 	if o.output != "" && o.format == "openmpi" {
 		abs, err := filepath.Abs(o.output)
 		if err != nil {
 			return fmt.Errorf("export: -o %s: %w", o.output, err)
 		}
 		opts.RulesPath, opts.Rules = abs+export.MPIRulesSuffix, &rules
+		opts.JSONRulesPath, opts.JSONRules = abs+export.MPIJSONRulesSuffix, &jsonRules
 	}
 	if o.output == "" {
 		if err := export.Write(w, rs.File, o.format, opts); err != nil {
@@ -173,11 +187,17 @@ func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error
 	if err := export.Write(&b, rs.File, o.format, opts); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if rules.Len() > 0 {
-		if err := os.WriteFile(opts.RulesPath, rules.Bytes(), 0o644); err != nil {
+	for _, r := range []struct {
+		buf  *bytes.Buffer
+		path string
+	}{{&rules, opts.RulesPath}, {&jsonRules, opts.JSONRulesPath}} {
+		if r.buf.Len() == 0 {
+			continue
+		}
+		if err := os.WriteFile(r.path, r.buf.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("export: writing the rules file: %w", err)
 		}
-		fmt.Fprintf(stderr, "wrote %s and its dynamic rules file %s\n", o.output, opts.RulesPath)
+		fmt.Fprintf(stderr, "wrote %s's dynamic rules file %s\n", o.output, r.path)
 	}
 	if err := os.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("export: %w", err)

@@ -87,9 +87,9 @@ func verifyMPI(ctx context.Context, f *results.File, format, path string, thread
 	return nil
 }
 
-// mpichAssignments are the NAME=VALUE lines of an mpich export (with
-// --threads; without it, the case block's line for the count, one count
-// only).
+// mpichAssignments are the NAME=VALUE assignments of an mpich export
+// (with --threads; without it, the case block's line for the count, one
+// count only).
 func mpichAssignments(path string, threads int, checks []mpicheck.Check) ([]string, error) {
 	if threads == 0 && len(checks) != 1 {
 		return nil, fmt.Errorf("an mpich export without --threads sets each count through $BARRIERTUNE_MPI_RANKS: verify one count at a time (--threads N)")
@@ -103,12 +103,18 @@ func mpichAssignments(path string, threads int, checks []mpicheck.Check) ([]stri
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
 		if i := strings.Index(l, ") export "); i >= 0 {
 			l = strings.TrimSuffix(strings.TrimSpace(l[i+len(") export "):]), ";;")
 		}
-		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "MPIR_CVAR_") && strings.Contains(l, "=") {
-			env = append(env, strings.Trim(l, "'"))
+		// One assignment a line, or several on a case line (a k value
+		// with its algorithm).
+		for _, kv := range strings.Fields(l) {
+			if name, value, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "MPIR_CVAR_") {
+				env = append(env, name+"="+strings.Trim(value, "'"))
+			}
 		}
 	}
 	return env, sc.Err()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
 )
 
 // TestExportOpenMPIFiles: export --format openmpi -o F writes F and the
@@ -51,6 +53,27 @@ func TestExportOpenMPIFiles(t *testing.T) {
 	if b, err := os.ReadFile(rules); err != nil || !strings.Contains(string(b), "0 1 0 0") {
 		t.Errorf("rules file %s: %v\n%s", rules, err, b)
 	}
+	// --rules both: the classic file named, the JSON one beside it.
+	both := filepath.Join(dir, "both.conf")
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "both", "-o", both, results); err != nil {
+		t.Fatal(err)
+	}
+	conf, err = os.ReadFile(both)
+	if err != nil || !strings.Contains(string(conf), "coll_tuned_dynamic_rules_filename = "+both+".rules\n") {
+		t.Errorf("--rules both: %v\n%s", err, conf)
+	}
+	if b, err := os.ReadFile(both + ".rules.json"); err != nil || !strings.Contains(string(b), `"rule_file_version": 3`) {
+		t.Errorf("--rules both, the JSON file: %v\n%s", err, b)
+	}
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "json", "-o", both, results); err == nil || !strings.Contains(err.Error(), "classic") {
+		t.Errorf("--rules json for Open MPI 4.1: %v, want a refusal", err)
+	}
+	if _, err := run(t, "export", "--format", "mpich", "--rules", "json", results); err == nil || !strings.Contains(err.Error(), "--rules") {
+		t.Errorf("--rules with mpich: %v, want a usage error", err)
+	}
+	if _, err := run(t, "export", "--format", "openmpi", "--rules", "yaml", "-o", both, results); err == nil || !strings.Contains(err.Error(), "yaml") {
+		t.Errorf("--rules yaml: %v", err)
+	}
 	if _, err := run(t, "export", "--format", "openmpi", results); err == nil || !strings.Contains(err.Error(), "-o FILE") {
 		t.Errorf("openmpi to stdout with an algorithm to set: %v, want a refusal naming -o", err)
 	}
@@ -60,5 +83,30 @@ func TestExportOpenMPIFiles(t *testing.T) {
 	show, err := run(t, "show", results)
 	if err != nil || !strings.Contains(show, "openmpi, 8 ranks: coll_tuned_barrier_algorithm=1") || !strings.Contains(show, "mpich not measured") {
 		t.Errorf("show: %v\n%s", err, show)
+	}
+}
+
+// mpichAssignments reads back what the mpich export writes: one
+// assignment a line, or a case line with a k value and its algorithm;
+// never the comments (which name settings too).
+func TestMPICHAssignments(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "x.env")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pair := "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2"
+	p := write("# 2 ranks: MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp: 700 ns\n# MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL is not MPI_Barrier's alone\ncase \"${BARRIERTUNE_MPI_RANKS:-}\" in\n2) export " + pair + " ;;\nesac\n")
+	env, err := mpichAssignments(p, 0, []mpicheck.Check{{Ranks: 2}})
+	if err != nil || strings.Join(env, " ") != pair {
+		t.Errorf("case line: %q %v, want %q", env, err, pair)
+	}
+	p = write("# comment MPIR_CVAR_X=1\nMPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather\nMPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2\n")
+	env, err = mpichAssignments(p, 2, nil)
+	if err != nil || strings.Join(env, " ") != pair {
+		t.Errorf("plain lines: %q %v, want %q", env, err, pair)
 	}
 }

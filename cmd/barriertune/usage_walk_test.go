@@ -42,6 +42,7 @@ var badFlagValues = map[string][]string{
 	"show --allowed":      {"x", "3-1", "0-1000000000"},
 	"plot --allowed":      {"x", "3-1", "0-1000000000"},
 	"export --format":     {"foo"},
+	"export --rules":      {"yaml", "", "json"},
 	"omp-run --runtime":   {"gomp", "LIBOMP"},
 	"export --threads":    {"0", "-1", "-1000000000"},
 	"show --threads":      {"0", "-1"},

@@ -52,6 +52,13 @@ type Options struct {
 	// count chose an algorithm (the caller writes it there).
 	RulesPath string
 	Rules     io.Writer
+	// RulesFormat is the openmpi export's rules format, one of
+	// RulesFormats ("": auto); JSONRulesPath and JSONRules are the JSON
+	// rules file's path and where its content is written, as RulesPath
+	// and Rules are the classic file's.
+	RulesFormat   string
+	JSONRulesPath string
+	JSONRules     io.Writer
 }
 
 // entry is one exported choice: the count asked for and the measured

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -25,10 +24,11 @@ import (
 // where a count chose one, the parameter file sets
 // coll_tuned_use_dynamic_rules = 1 and names the rules file
 // (coll_tuned_dynamic_rules_filename, an absolute path), which the export
-// writes beside it, in the classic format Open MPI 4.1 and 5.0 read:
-// barrier is collective 6, one entry per rank count from which it
-// applies (up to the next entry), one message-size rule each (from 0
-// bytes). Only the measured counts are set: every other count's entry is
+// writes beside it, in the classic format Open MPI 4.1 and 5.0 read
+// (barrier is collective 6, one entry per rank count from which it
+// applies, up to the next entry, one message-size rule each, from 0
+// bytes) or in the JSON format of Open MPI 6.0 and later (mpijson.go;
+// Options.RulesFormat chooses). Only the measured counts are set: every other count's entry is
 // algorithm 0, which hands it back to Open MPI's own fixed decision (not
 // the algorithm its table lists: that is not the same). Two-proc is only
 // ever set for exactly 2 ranks.
@@ -36,11 +36,15 @@ import (
 // mpich writes shell lines: with --threads N (the rank count) plain
 // NAME=VALUE assignments, to source (with export) or to pass through
 // the launcher's environment options; without it, a case on
-// $BARRIERTUNE_MPI_RANKS that sets each count's.
+// $BARRIERTUNE_MPI_RANKS that sets each count's. A setting may be several
+// assignments (a k value with its algorithm); a CVAR that other
+// collectives read too (mpicheck.MPICHAlsoChanges) is written only with a
+// comment saying what else it changes.
 
 // ErrRulesPath says an openmpi export needs a rules file and was given no
-// path for it (export -o FILE names it FILE.rules).
-var ErrRulesPath = errors.New("the openmpi export needs a dynamic rules file beside the parameter file: write it with -o FILE (the rules go to FILE.rules)")
+// path for it (export -o FILE names it FILE.rules, or FILE.rules.json in
+// the JSON format).
+var ErrRulesPath = errors.New("the openmpi export needs a dynamic rules file beside the parameter file: write it with -o FILE (the rules go to FILE.rules, or FILE.rules.json in Open MPI 6's JSON format)")
 
 // MPIRulesSuffix is appended to the openmpi export's path for its rules
 // file.
@@ -129,6 +133,9 @@ func openMPIAlgorithms(im *results.MPIImplementation, threads int) (map[int]int,
 // an algorithm, the rules file to rules (named rulesPath in b).
 func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 	im := mpiImpl(f, mpicheck.OpenMPI)
+	if err := checkRulesFormat(opts.RulesFormat); err != nil {
+		return err
+	}
 	mpiHeader(b, f, im, "Open MPI", "MCA parameters", opts.Threads)
 	algs, err := openMPIAlgorithms(im, opts.Threads)
 	if err != nil {
@@ -139,37 +146,49 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 		b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
 		return nil
 	}
-	if v := openMPIMajor(im.Version); v >= 6 {
-		return fmt.Errorf("the check measured %s: Open MPI 6 reads a classic rules file's communicator sizes as the ends of ranges, not their starts, and its JSON rules format is not written yet; set the algorithm by hand (docs/mpi.md)", im.Version)
+	formats, named, err := rulesFormats(opts.RulesFormat, openMPIMajor(im.Version), im.Version)
+	if err != nil {
+		return err
 	}
-	if opts.RulesPath == "" || opts.Rules == nil {
+	if (formats.classic && (opts.RulesPath == "" || opts.Rules == nil)) || (formats.json && (opts.JSONRulesPath == "" || opts.JSONRules == nil)) {
 		return ErrRulesPath
 	}
-	if strings.ContainsAny(opts.RulesPath, "\n\r#") || !strings.HasPrefix(opts.RulesPath, "/") {
-		return fmt.Errorf("rules file path %q: want an absolute path without a newline or '#'", opts.RulesPath)
+	for _, p := range []string{opts.RulesPath, opts.JSONRulesPath} {
+		if p != "" && (strings.ContainsAny(p, "\n\r#") || !strings.HasPrefix(p, "/")) {
+			return fmt.Errorf("rules file path %q: want an absolute path without a newline or '#'", p)
+		}
+	}
+	es := openMPIRanges(algs)
+	path := opts.RulesPath
+	if named == "json" {
+		path = opts.JSONRulesPath
 	}
 	b.WriteString("# the barrier algorithm per communicator size, from the rules file (Open MPI's own fixed decision for every other size)\n")
+	if named == "json" {
+		b.WriteString("# the rules file is in the JSON format (rule_file_version 3) that Open MPI 6.0 and later read; its rules hold for single-node communicators only\n")
+	} else {
+		b.WriteString("# the rules file is in the classic format that Open MPI 4.1 and 5.0 read\n")
+	}
+	if formats.classic && formats.json {
+		fmt.Fprintf(b, "# also written: %s, the same rules in the JSON format of Open MPI 6.0 and later: name it here after moving to 6.0\n", opts.JSONRulesPath)
+	}
 	b.WriteString("coll_tuned_use_dynamic_rules = 1\n")
-	fmt.Fprintf(b, "coll_tuned_dynamic_rules_filename = %s\n", opts.RulesPath)
+	fmt.Fprintf(b, "coll_tuned_dynamic_rules_filename = %s\n", path)
+	if formats.json {
+		data, err := openMPIJSONRules(es)
+		if err != nil {
+			return err
+		}
+		if _, err := opts.JSONRules.Write(data); err != nil {
+			return err
+		}
+	}
+	if !formats.classic {
+		return nil
+	}
 	var r strings.Builder
 	fmt.Fprintf(&r, "# Open MPI coll/tuned dynamic rules (classic format, read by Open MPI 4.1 and 5.0), written by barriertune\n# %s\n# measured with %s\n", source(f), oneLine(im.Version))
 	r.WriteString("# each communicator-size entry applies from its size up to the next entry's; algorithm 0: Open MPI's own fixed decision\n")
-	counts := make([]int, 0, len(algs))
-	for n := range algs {
-		counts = append(counts, n)
-	}
-	slices.Sort(counts)
-	type entry struct{ from, alg int }
-	var es []entry
-	if counts[0] > 1 {
-		es = append(es, entry{1, 0})
-	}
-	for _, n := range counts {
-		es = append(es, entry{n, algs[n]})
-		if _, next := algs[n+1]; !next {
-			es = append(es, entry{n + 1, 0})
-		}
-	}
 	r.WriteString("1 # collectives with rules\n6 # barrier\n")
 	fmt.Fprintf(&r, "%d # communicator-size entries\n", len(es))
 	for _, e := range es {
@@ -200,21 +219,48 @@ func mpichExport(b *strings.Builder, f *results.File, threads int) {
 		b.WriteString("# no count chose a setting: nothing is set, MPICH's defaults stay\n")
 		return
 	}
+	for _, line := range mpichShared(chosen) {
+		b.WriteString(line)
+	}
 	if threads > 0 {
 		b.WriteString("# source with `set -a; . FILE; set +a`, or pass to the launcher (mpirun.mpich -envlist NAME or -genv NAME VALUE); undo: unset the names\n")
 		for _, c := range chosen {
-			name, value, _ := strings.Cut(c.Best, "=")
-			fmt.Fprintf(b, "%s=%s\n", name, shellQuote(value))
+			for _, kv := range mpicheck.SettingEnv(c.Best) {
+				name, value, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(b, "%s=%s\n", name, shellQuote(value))
+			}
 		}
 		return
 	}
 	b.WriteString("# source after setting BARRIERTUNE_MPI_RANKS to the job's rank count (or export with --threads N for plain NAME=VALUE lines); undo: unset the names\n")
 	b.WriteString("case \"${BARRIERTUNE_MPI_RANKS:-}\" in\n")
 	for _, c := range chosen {
-		name, value, _ := strings.Cut(c.Best, "=")
-		fmt.Fprintf(b, "%d) export %s=%s ;;\n", c.Ranks, name, shellQuote(value))
+		var kvs []string
+		for _, kv := range mpicheck.SettingEnv(c.Best) {
+			name, value, _ := strings.Cut(kv, "=")
+			kvs = append(kvs, name+"="+shellQuote(value))
+		}
+		fmt.Fprintf(b, "%d) export %s ;;\n", c.Ranks, strings.Join(kvs, " "))
 	}
 	b.WriteString("esac\n")
+}
+
+// mpichShared are comment lines saying what else each shared CVAR the
+// chosen settings write changes besides MPI_Barrier (a CVAR shared with
+// other collectives is set only with that said).
+func mpichShared(chosen []results.MPICount) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range chosen {
+		for _, kv := range mpicheck.SettingEnv(c.Best) {
+			name, _, _ := strings.Cut(kv, "=")
+			if also := mpicheck.MPICHAlsoChanges(name); also != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, fmt.Sprintf("# %s is not MPI_Barrier's alone: it sets %s\n", name, also))
+			}
+		}
+	}
+	return out
 }
 
 // openMPIMajor is the major version in Open MPI's report ("Open MPI

@@ -74,10 +74,14 @@ func TestOpenMPIExport(t *testing.T) {
 	if got, want := strings.Join(nums, " "), "1 6 5 1 1 0 0 0 0 2 1 0 5 0 0 3 1 0 0 0 0 8 1 0 1 0 0 9 1 0 0 0 0"; got != want {
 		t.Errorf("rules %q, want %q", got, want)
 	}
-	// Open MPI 6 reads the classic sizes otherwise: refused.
+	// Open MPI 6 reads the classic sizes otherwise: a classic file is
+	// refused, and the default writes the JSON file (which needs a path).
 	f.MPI.Implementations[0].Version = "Open MPI v6.0.0, package: Open MPI"
-	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); err == nil || !strings.Contains(err.Error(), "Open MPI 6") {
-		t.Errorf("Open MPI 6: %v", err)
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules, RulesFormat: "classic"}); err == nil || !strings.Contains(err.Error(), "Open MPI 6") {
+		t.Errorf("Open MPI 6, classic: %v", err)
+	}
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); !errors.Is(err, ErrRulesPath) {
+		t.Errorf("Open MPI 6 without a JSON rules path: %v, want ErrRulesPath", err)
 	}
 	f.MPI.Implementations[0].Version = "Open MPI v5.0.3"
 	// Two-proc anywhere but 2 ranks is refused.
@@ -103,6 +107,35 @@ func TestMPICHExport(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp$`).MatchString(b.String()) {
 		t.Errorf("mpich --threads 2:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "not MPI_Barrier's alone") {
+		t.Errorf("a barrier-only CVAR is called shared:\n%s", b.String())
+	}
+	// A k value with its algorithm: both assignments, and a shared CVAR
+	// only with a line saying what else it changes.
+	f.MPI.Implementations[1].Counts[0].Best = "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather,MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2"
+	b.Reset()
+	if err := Write(&b, f, "mpich", Options{Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var set []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			set = append(set, l)
+		}
+	}
+	if want := "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2"; strings.Join(set, " ") != want {
+		t.Errorf("set %q, want %q", set, want)
+	}
+	if !regexp.MustCompile(`(?m)^# MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL is not MPI_Barrier's alone: .*MPI_Reduce and MPI_Allreduce`).MatchString(b.String()) {
+		t.Errorf("the shared CVAR is set without saying what else it changes:\n%s", b.String())
+	}
+	b.Reset()
+	if err := Write(&b, f, "mpich", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2) export MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2 ;;") || !strings.Contains(b.String(), "is not MPI_Barrier's alone") {
+		t.Errorf("mpich case with a pair:\n%s", b.String())
 	}
 }
 

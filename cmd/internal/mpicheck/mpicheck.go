@@ -91,6 +91,9 @@ type Program struct {
 	// (the installation's etc/openmpi-mca-params.conf, never a user's
 	// ~/.openmpi/mca-params.conf): the defaults are the installation's.
 	ParamFiles string
+	// cvars are the CVAR names MPICH was asked about (true: it has
+	// them; mpich.go).
+	cvars map[string]bool
 }
 
 // probeTimeout bounds a probe (ompi_info).

@@ -83,6 +83,9 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	if limit <= 0 {
 		limit = time.Duration(s.Seconds*float64(time.Second)) + 20*time.Second
 	}
+	if err := p.checkCVARs(ctx, s.Env); err != nil {
+		return Timing{}, err
+	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	args := p.launchArgs(s.Ranks, s.Args)
@@ -90,6 +93,9 @@ func (p *Program) Run(ctx context.Context, s Sample) (Timing, error) {
 	out, err := child.Run(rctx, p.env(s.Env), p.Launcher, args...)
 	stderr := strings.TrimSpace(string(out.Stderr))
 	if err != nil {
+		if w := p.refusedCVAR(stderr); w != "" && ctx.Err() == nil && !out.Killed {
+			return Timing{}, fmt.Errorf("%w: %s", ErrRefused, w)
+		}
 		return Timing{}, child.Failure(ctx, out, err, limit, 3)
 	}
 	t := Timing{Stderr: stderr}

@@ -26,10 +26,10 @@ const ForcedAlgorithm = "coll_tuned_barrier_algorithm"
 
 // Candidates are the settings tried for impl at n ranks, NAME=VALUE:
 // Open MPI's barrier algorithms (two-proc only at 2 ranks); MPICH's
-// barrier CVARs that MPICH 4.0 accepts (MPIR_CVAR_BARRIER_INTRA_ALGORITHM:
-// nb, smp, dissemination; MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM: mpir,
-// release_gather), each read by MPI_Barrier only. An implementation that
-// does not know a value refuses it, and the setting is never chosen.
+// barrier CVARs, with their k values paired with the algorithm that reads
+// them (mpich.go says which, and which are shared with other
+// collectives). An implementation that does not know a value refuses it,
+// and the setting is never chosen.
 func Candidates(impl string, n int) []string {
 	switch impl {
 	case OpenMPI:
@@ -42,10 +42,7 @@ func Candidates(impl string, n int) []string {
 		}
 		return out
 	case MPICH:
-		return []string{
-			"MPIR_CVAR_BARRIER_INTRA_ALGORITHM=nb", "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp", "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=dissemination",
-			"MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir", "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather",
-		}
+		return mpichCandidates(n)
 	}
 	return nil
 }
@@ -270,11 +267,7 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		ctx, cancel = share()
 		defer cancel()
 		run = func(ctx context.Context, setting string) (pairs.Sample, error) {
-			var env []string
-			if setting != "" {
-				env = []string{setting}
-			}
-			t, err := p.Run(ctx, Sample{Ranks: n, Seconds: cfg.Chunk * float64(cfg.Chunks), Chunk: cfg.Chunk, Env: env, Limit: cfg.RunLimit, MaxBarriers: 20000})
+			t, err := p.Run(ctx, Sample{Ranks: n, Seconds: cfg.Chunk * float64(cfg.Chunks), Chunk: cfg.Chunk, Env: SettingEnv(setting), Limit: cfg.RunLimit, MaxBarriers: 20000})
 			if err != nil {
 				return nil, err
 			}

@@ -35,6 +35,13 @@
  * does not have, or does not let the program write, is dropped with
  * "dropped I REASON" (a run of it then answers "refused I").
  *
+ *   mpiloop cvars NAME...
+ *
+ * prints "cvar NAME yes" or "cvar NAME no" (rank 0) for each control
+ * variable NAME, whether the implementation has it (MPI_T_cvar_get_index):
+ * MPICH ignores an environment variable of a CVAR it does not have without
+ * a word.
+ *
  * Trailer: "ranks N barriers B" and "library TEXT" (the first line of
  * MPI_Get_library_version).
  */
@@ -168,7 +175,7 @@ static void trailer(void)
 static int usage(const char *why)
 {
 	if (rank == 0)
-		fprintf(stderr, "mpiloop: %s (usage: mpiloop run SECONDS CHUNK MAXBARRIERS | mpiloop serve CHUNK MAXBARRIERS [NAME=INT[,NAME=INT]...])\n", why);
+		fprintf(stderr, "mpiloop: %s (usage: mpiloop run SECONDS CHUNK MAXBARRIERS | mpiloop serve CHUNK MAXBARRIERS [NAME=INT[,NAME=INT]...] | mpiloop cvars NAME...)\n", why);
 	MPI_Finalize();
 	return 2;
 }
@@ -182,6 +189,18 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc >= 2 && !strcmp(argv[1], "cvars")) {
+		if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS)
+			return usage("the MPI tool interface did not start");
+		for (i = 2; rank == 0 && i < argc; i++) {
+			int index;
+			printf("cvar %s %s\n", argv[i], MPI_T_cvar_get_index(argv[i], &index) == MPI_SUCCESS ? "yes" : "no");
+		}
+		fflush(stdout);
+		MPI_T_finalize();
+		MPI_Finalize();
+		return 0;
+	}
 	if (argc < 4)
 		return usage("too few arguments");
 	serve = !strcmp(argv[1], "serve");
