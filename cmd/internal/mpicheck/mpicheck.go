@@ -91,6 +91,11 @@ type Program struct {
 	// (the installation's etc/openmpi-mca-params.conf, never a user's
 	// ~/.openmpi/mca-params.conf): the defaults are the installation's.
 	ParamFiles string
+	// CollSM says that ompi_info lists Open MPI's coll sm component,
+	// CollSMDegree its coll_sm_tree_degree's default (0: no such
+	// parameter): the launch-level candidates offer coll/sm only then.
+	CollSM       bool
+	CollSMDegree int
 }
 
 // probeTimeout bounds a probe (ompi_info).
@@ -119,6 +124,7 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 	}
 	if im.Name == OpenMPI {
 		p.ParamFiles = openMPISystemParams(ctx)
+		p.CollSM, p.CollSMDegree = probeCollSM(ctx, run)
 	}
 	return p, nil
 }
