@@ -1,6 +1,7 @@
 package mpicheck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -314,11 +315,27 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 		if err != nil {
 			return nil, err
 		}
-		if err := pairs.Steady(t.Chunks); err != nil {
+		// A launch's first chunk still pays for its start (it took up
+		// to 8 times the others at 8 ranks here): it is left out.
+		chunks := t.Chunks
+		if len(chunks) > 3 {
+			chunks = chunks[1:]
+		}
+		if err := pairs.Steady(chunks); err != nil {
 			return nil, err
 		}
 		spreads[setting] = append(spreads[setting], t.SpreadNs)
-		return pairs.Sample{t.NsPerBarrier}, nil
+		return pairs.Sample{pairs.Median(chunks)}, nil
+	}
+	// steady reruns a run not in steady state (twice at most), as
+	// pairs.Compare does.
+	steady := func(ctx context.Context, setting string) (x pairs.Sample, err error) {
+		for try := 0; try < 3; try++ {
+			if x, err = run(ctx, setting); !errors.Is(err, pairs.ErrUnsteady) {
+				return x, err
+			}
+		}
+		return x, err
 	}
 	progress := func(s string) {
 		cfg.Progress(fmt.Sprintf("MPI %s, %d ranks, launch-level settings: %s", p.Name, n, s))
@@ -332,7 +349,7 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 			continue
 		}
 		progress("screening " + s)
-		d, derr := run(ctx, "")
+		d, derr := steady(ctx, "")
 		if derr != nil {
 			if ctx.Err() != nil {
 				res[s].Why = "not measured: the budget ran out"
@@ -341,7 +358,7 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 			}
 			continue
 		}
-		x, xerr := run(ctx, s)
+		x, xerr := steady(ctx, s)
 		switch {
 		case ctx.Err() != nil:
 			res[s].Why = "not measured: the budget ran out"
@@ -351,7 +368,10 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 			res[s].Why = "failed: " + xerr.Error()
 			res[s].Runs = runs[s] + 1
 			continue
-		case xerr == nil && x[0] > screenSlower*d[0]:
+		case xerr != nil:
+			res[s].Why = "not measured: its screening launch stayed out of steady state: " + xerr.Error()
+			continue
+		case x[0] > screenSlower*d[0]:
 			res[s].Measured, res[s].Slower = true, true
 			res[s].BaseNs, res[s].Ns, res[s].Ratio = d[0], x[0], x[0]/d[0]
 			res[s].Runs = 2
@@ -376,9 +396,12 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 			c.Failed, c.Why = o.Failed, "failed: "+o.Failed
 			continue
 		case o.Pairs() < pairs.DefaultMinPairs:
-			c.Why = fmt.Sprintf("not measured: %d pairs, a decision needs %d (%s)", o.Pairs(), pairs.DefaultMinPairs, strings.TrimPrefix(r.Why, "not decided: "))
-			if r.Why == "" {
-				c.Why = fmt.Sprintf("not measured: %d pairs, a decision needs %d (another setting went on alone)", o.Pairs(), pairs.DefaultMinPairs)
+			c.Why = fmt.Sprintf("not measured: %d pairs, a decision needs %d", o.Pairs(), pairs.DefaultMinPairs)
+			switch {
+			case r.Need > 0:
+				c.Why += fmt.Sprintf(" (%s more of launches would give them)", r.Need.Round(100*time.Millisecond))
+			case r.Why == "":
+				c.Why += " (the time left went to the fastest setting)"
 			}
 			continue
 		}
@@ -413,16 +436,16 @@ func chooseLaunch(rs []LaunchResult) {
 	for i := range rs {
 		r := &rs[i]
 		var faster, measured []string
-		why := ""
+		failed, slower, unmeasured := "", "", ""
 		logSum, k := 0.0, 0
 		for _, c := range r.Counts {
 			switch {
-			case c.Failed != "":
-				why = fmt.Sprintf("failed at %d ranks (%s): never chosen", c.Ranks, c.Failed)
-			case c.Slower && why == "":
-				why = fmt.Sprintf("slower at %d ranks (%.2fx the baseline): an MCA parameter file applies it to every count, so it is not chosen", c.Ranks, c.Ratio)
-			case !c.Measured && why == "":
-				why = fmt.Sprintf("not measured at %d ranks (%s): an MCA parameter file applies it to every count, so it is chosen only when measured at each", c.Ranks, strings.TrimPrefix(c.Why, "not measured: "))
+			case c.Failed != "" && failed == "":
+				failed = fmt.Sprintf("failed at %d ranks (%s): never chosen", c.Ranks, c.Failed)
+			case c.Slower && slower == "":
+				slower = fmt.Sprintf("slower at %d ranks (%.2fx the baseline): an MCA parameter file applies it to every count, so it is not chosen", c.Ranks, c.Ratio)
+			case !c.Measured && c.Failed == "" && unmeasured == "" && !strings.HasPrefix(c.Why, "not timed"):
+				unmeasured = fmt.Sprintf("not measured at %d ranks (%s): an MCA parameter file applies it to every count, so it is chosen only when measured at each", c.Ranks, strings.TrimPrefix(c.Why, "not measured: "))
 			}
 			if c.Measured {
 				measured = append(measured, strconv.Itoa(c.Ranks))
@@ -435,6 +458,7 @@ func chooseLaunch(rs []LaunchResult) {
 				faster = append(faster, strconv.Itoa(c.Ranks))
 			}
 		}
+		why := cmp.Or(failed, slower, unmeasured)
 		if why == "" && len(faster) == 0 {
 			why = "not faster at any count (measured at " + strings.Join(measured, ", ") + " ranks): not chosen"
 		}
