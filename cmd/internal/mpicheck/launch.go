@@ -169,7 +169,7 @@ type LaunchConfig struct {
 	// in words. Nil: the defaults.
 	Base func(n int) (env []string, what string)
 	// Seconds is one launch's timed span, Chunk one chunk's (defaults
-	// 0.03 s and 0.003 s: a launch costs far more than its timed span).
+	// 0.05 s and 0.005 s: a launch costs far more than its timed span).
 	Seconds, Chunk float64
 }
 
@@ -228,7 +228,7 @@ func (r LaunchResult) Describe() string {
 func TuneLaunch(ctx context.Context, cfg Config, lc LaunchConfig) []LaunchResult {
 	cfg = withDefaults(cfg)
 	if lc.Seconds <= 0 {
-		lc.Seconds = 0.03
+		lc.Seconds = 0.05
 	}
 	if lc.Chunk <= 0 || lc.Chunk > lc.Seconds {
 		lc.Chunk = lc.Seconds / 10
@@ -321,6 +321,11 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 		chunks := t.Chunks
 		if len(chunks) > 3 {
 			chunks = chunks[1:]
+		}
+		if len(chunks) < 3 {
+			// The chunks ran slower than the warm-up said (load): too
+			// few to judge, run it again.
+			return nil, fmt.Errorf("%w: %d chunks timed", pairs.ErrUnsteady, len(chunks))
 		}
 		if err := pairs.Steady(chunks); err != nil {
 			return nil, err

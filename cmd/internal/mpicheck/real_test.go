@@ -91,7 +91,7 @@ func TestTuneOpenMPI(t *testing.T) {
 
 // The real Open MPI: ompi_info lists coll/sm with its tree degree where
 // the installation has it, and the launch-level settings are timed at 2
-// ranks in 15 s: each measured or saying why, none chosen that was slower
+// ranks in 10 s: each measured or saying why, none chosen that was slower
 // or failed.
 func TestOpenMPILaunchLevel(t *testing.T) {
 	p := openMPI(t)
@@ -103,7 +103,7 @@ func TestOpenMPILaunchLevel(t *testing.T) {
 	if len(cands) == 0 || len(cands) > maxLaunchCandidates {
 		t.Fatalf("candidates %v (notes %v)", cands, notes)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	verdict := func(d, s []float64) pairs.Verdict {
 		v := pairs.Verdict{MarginPct: 100 * (pairs.Median(d)/pairs.Median(s) - 1), Test: "test"}
