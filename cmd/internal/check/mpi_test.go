@@ -178,3 +178,34 @@ func TestMPILaunchAndVerify(t *testing.T) {
 		t.Errorf("the record does not validate: %v", err)
 	}
 }
+
+// MPICH's export is verified with its assignments in the launch's
+// environment, count by count.
+func TestMPICHVerify(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no sh")
+	}
+	script := `#!/bin/sh
+n=$2; t=1000
+[ "$MPIR_CVAR_BARRIER_INTRA_ALGORITHM" = smp ] && [ $n = 2 ] && t=700
+i=0; while [ $i -lt 9 ]; do echo "chunk $i $t 10"; i=$((i+1)); done
+echo "ranks $n barriers 100"; echo "library MPICH fake"
+`
+	path := filepath.Join(t.TempDir(), "mpirun-fake")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &mpicheck.Program{Implementation: mpicheck.Implementation{Name: mpicheck.MPICH, Compiler: "cc", Launcher: path}, Path: "/nonexistent/mpiloop"}
+	f := &results.File{MPI: &results.MPI{Implementations: []results.MPIImplementation{{Name: mpicheck.MPICH, Launcher: "fake", Version: "MPICH fake", Counts: []results.MPICount{
+		{Ranks: 2, DefaultNs: 1000, Best: "MPIR_CVAR_BARRIER_INTRA_ALGORITHM=smp", BestNs: 700, MarginPct: 43, Test: "fake"},
+		{Ranks: 4, DefaultNs: 8e6, Why: "MPICH costs 8.0 ms"},
+	}}}}}
+	r := &f.MPI.Implementations[0]
+	verifyMPI(context.Background(), f, r, p, t.TempDir(), Hardware{}, time.Now().Add(time.Minute), nil)
+	if c := r.Counts[0]; c.Verify != "reproduced" || c.VerifyRatio != 0.7 {
+		t.Errorf("2 ranks: %q %g %q", c.Verify, c.VerifyRatio, c.VerifyWhy)
+	}
+	if c := r.Counts[1]; c.Verify != "" {
+		t.Errorf("4 ranks, where the file sets nothing: %q", c.Verify)
+	}
+}

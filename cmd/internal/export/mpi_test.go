@@ -224,3 +224,49 @@ func TestOpenMPILaunchExport(t *testing.T) {
 		t.Errorf("none chosen: %v\n%s", err, b.String())
 	}
 }
+
+// TestOpenMPIReadsTheLaunchLines: the real Open MPI reads the export's
+// launch-level line through mpirun --tune: the file with binding none runs
+// at 2 ranks, and the same file with a value Open MPI does not know makes
+// the launch fail (mpirun read the line, as a user's job would).
+func TestOpenMPIReadsTheLaunchLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: launches Open MPI")
+	}
+	im := mpicheck.Implementations()[0]
+	if !im.Found() {
+		t.Skipf("Open MPI not installed (%s, %s)", im.Compiler, im.Launcher)
+	}
+	dir := t.TempDir()
+	p, err := mpicheck.Build(context.Background(), im, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mpiFixture(t)
+	for i := range f.MPI.Implementations[0].Counts {
+		f.MPI.Implementations[0].Counts[i].Best = ""
+	}
+	withLaunch(f, "hwloc_base_binding_policy=none")
+	path := filepath.Join(dir, "tuned.conf")
+	var b bytes.Buffer
+	if err := Write(&b, f, "openmpi", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(data string) error {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p.Run(context.Background(), mpicheck.Sample{Ranks: 2, Seconds: 0.01, Args: []string{"--tune", path}, Limit: 60 * time.Second})
+		return err
+	}
+	if err := run(b.String()); err != nil {
+		t.Fatalf("the export with its launch line at 2 ranks: %v", err)
+	}
+	bad := strings.Replace(b.String(), "hwloc_base_binding_policy = none", "hwloc_base_binding_policy = barriertune-bogus", 1)
+	if bad == b.String() {
+		t.Fatal("no launch line to spoil")
+	}
+	if err := run(bad); err == nil {
+		t.Error("a binding policy Open MPI does not know ran: mpirun did not read the launch line")
+	}
+}
