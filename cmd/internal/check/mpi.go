@@ -279,6 +279,14 @@ func measureLaunch(ctx context.Context, r *results.MPIImplementation, p *mpichec
 	if topo != nil {
 		packages, numa = max(len(topo.Objects(hwtree.Package)), 1), max(len(topo.NUMANodes()), 1)
 	}
+	measured := false
+	for _, c := range r.Counts {
+		measured = measured || c.NotMeasured == ""
+	}
+	if !measured {
+		r.LaunchWhy = append(r.LaunchWhy, "launch-level settings: not measured: the algorithms' search measured no count (see the counts)")
+		return
+	}
 	cands, notes := mpicheck.LaunchCandidates(p, tune.Ranks, tune.CPUs, packages, numa)
 	r.LaunchWhy = append(r.LaunchWhy, notes...)
 	if len(cands) == 0 {
