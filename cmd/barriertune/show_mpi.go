@@ -87,6 +87,8 @@ func launchLines(im results.MPIImplementation) []string {
 				at = append(at, fmt.Sprintf("%d: not timed", c.Ranks))
 			case c.NotMeasured != "":
 				at = append(at, fmt.Sprintf("%d: not measured", c.Ranks))
+			case c.DefaultNs == 0 && strings.HasPrefix(c.Why, "not timed"):
+				at = append(at, fmt.Sprintf("%d: Open MPI's own, not timed", c.Ranks))
 			case c.Best != "":
 				at = append(at, fmt.Sprintf("%d: %.2fx, faster", c.Ranks, c.Ratio))
 			case c.Slower:

@@ -251,8 +251,12 @@ func writeLaunch(b *strings.Builder, im *results.MPIImplementation, setting stri
 			continue
 		}
 		what := "not slower"
-		if c.Best != "" {
+		switch {
+		case c.Best != "":
 			what = "faster"
+		case c.DefaultNs == 0:
+			at = append(at, fmt.Sprintf("%d ranks (Open MPI's own setting there, not timed)", c.Ranks))
+			continue
 		}
 		at = append(at, fmt.Sprintf("%d ranks %.2fx (%s)", c.Ranks, c.Ratio, what))
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestTuneLaunchWinsAndLoses(t *testing.T) {
 case "$OMPI_MCA_hwloc_base_binding_policy" in none) if [ $n = 2 ]; then t=500; else t=2000; fi;; esac
 case "$OMPI_MCA_coll_sm_priority" in 100) if [ $n = 2 ]; then t=500; else t=1150; fi;; esac
 case "$OMPI_MCA_rmaps_base_mapping_policy" in core) if [ $n = 4 ]; then t=500; fi;; esac`))
-	cands := []LaunchCandidate{{"hwloc_base_binding_policy=none", "binding"}, {"coll_sm_priority=100", "sm"}, {"rmaps_base_mapping_policy=core", "mapping"}}
+	cands := []LaunchCandidate{{Setting: "hwloc_base_binding_policy=none", Scope: "binding"}, {Setting: "coll_sm_priority=100", Scope: "sm"}, {Setting: "rmaps_base_mapping_policy=core", Scope: "mapping"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rs := TuneLaunch(ctx, Config{Verdict: fakeVerdict, RunLimit: 10 * time.Second}, LaunchConfig{Program: p, Candidates: cands, Ranks: []int{2, 4}})
@@ -176,7 +177,7 @@ case "$OMPI_MCA_coll_sm_priority" in 100) echo "rank 1 died: signal 11" >&2; exi
 case "$OMPI_MCA_hwloc_base_binding_policy" in none) sleep 30;; esac
 case "$OMPI_MCA_rmaps_base_mapping_policy" in bogus) echo "WARNING: the mapping policy bogus is not recognized" >&2;; esac
 case "$OMPI_MCA_coll_sm_tree_degree" in 2) t=500;; esac`))
-	cands := []LaunchCandidate{{"coll_sm_priority=100", "crash"}, {"hwloc_base_binding_policy=none", "hang"}, {"rmaps_base_mapping_policy=bogus", "refused"}, {"coll_sm_tree_degree=2", "wins, but only one count is reached"}}
+	cands := []LaunchCandidate{{Setting: "coll_sm_priority=100", Scope: "crash"}, {Setting: "hwloc_base_binding_policy=none", Scope: "hang"}, {Setting: "rmaps_base_mapping_policy=bogus", Scope: "refused"}, {Setting: "coll_sm_tree_degree=2", Scope: "wins, but only one count is reached"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -239,5 +240,30 @@ func TestLaunchCandidates(t *testing.T) {
 	}
 	if got := LaunchEnv("coll_sm_priority=100,coll_sm_tree_degree=2"); len(got) != 2 || got[1] != "OMPI_MCA_coll_sm_tree_degree=2" {
 		t.Errorf("LaunchEnv: %v", got)
+	}
+}
+
+// Where a binding is Open MPI's own default at a count (no binding
+// policy set), it is not timed there and counts as not slower: binding
+// none above the CPUs, a core at 2 ranks.
+func TestLaunchDefaultsNotTimed(t *testing.T) {
+	if !parseDefaultBinding("mca:hwloc:base:param:hwloc_base_binding_policy:value:\nmca:hwloc:base:param:hwloc_base_binding_policy:source:default\n") ||
+		parseDefaultBinding("mca:hwloc:base:param:hwloc_base_binding_policy:value:core\n") || parseDefaultBinding("") {
+		t.Error("parseDefaultBinding")
+	}
+	p := fakeLauncher(t, OpenMPI, fakeTimes(`
+case "$OMPI_MCA_hwloc_base_binding_policy" in none) if [ $n = 2 ]; then t=500; else t=99000; fi;; esac`))
+	p.DefaultBinding = true
+	cands, _ := LaunchCandidates(p, []int{2, 4}, 2, 1, 1)
+	if len(cands) != 2 || !slices.Equal(cands[0].Defaults, []int{4}) || !slices.Equal(cands[1].Defaults, []int{2}) {
+		t.Fatalf("candidates %+v", cands)
+	}
+	rs := TuneLaunch(context.Background(), Config{Verdict: fakeVerdict}, LaunchConfig{Program: p, Candidates: cands[:1], Ranks: []int{2, 4}})
+	r := rs[0]
+	if c := r.Counts[1]; !c.Measured || c.Slower || c.Runs != 0 || !strings.Contains(c.Why, "Open MPI's own binding") {
+		t.Errorf("binding none at 4 ranks on 2 CPUs: %+v", c)
+	}
+	if !r.Chosen || !r.Counts[0].Faster {
+		t.Errorf("binding none, faster at 2 ranks and the defaults at 4: %+v", r)
 	}
 }

@@ -35,6 +35,11 @@ type LaunchCandidate struct {
 	// Scope says what the setting does and what else it changes besides
 	// MPI_Barrier.
 	Scope string
+	// Defaults are the rank counts at which the setting is what Open MPI
+	// does anyway (binding none when oversubscribed, a core at 2 ranks
+	// or fewer, with no binding policy set): there it is not timed, and
+	// not slower.
+	Defaults []int
 }
 
 // LaunchEnv is setting's launch environment: OMPI_MCA_name=value for
@@ -80,17 +85,27 @@ func LaunchCandidates(p *Program, ranks []int, cpus, packages, numa int) (cands 
 		within = within || cpus <= 0 || n <= cpus
 		above2 = above2 || n > 2
 	}
+	// The counts where a binding is Open MPI's own default.
+	var over, small []int
+	for _, n := range ranks {
+		if p.DefaultBinding && cpus > 0 && n > cpus {
+			over = append(over, n)
+		}
+		if p.DefaultBinding && n <= 2 && (cpus <= 0 || n <= cpus) {
+			small = append(small, n)
+		}
+	}
 	if within {
-		cands = append(cands, LaunchCandidate{"hwloc_base_binding_policy=none", "binding: no rank bound (Open MPI binds each to a core at 2 ranks or fewer, to a NUMA node above, and none when oversubscribed); " + placementScope})
+		cands = append(cands, LaunchCandidate{"hwloc_base_binding_policy=none", "binding: no rank bound (Open MPI binds each to a core at 2 ranks or fewer, to a NUMA node above, and none when oversubscribed); " + placementScope, over})
 	}
 	if above2 {
-		cands = append(cands, LaunchCandidate{"hwloc_base_binding_policy=core:overload-allowed", "binding: every rank bound to one core, round-robin when the ranks outnumber the cores (Open MPI binds to a NUMA node above 2 ranks, and not at all when oversubscribed); " + placementScope})
+		cands = append(cands, LaunchCandidate{"hwloc_base_binding_policy=core:overload-allowed", "binding: every rank bound to one core, round-robin when the ranks outnumber the cores (Open MPI binds to a NUMA node above 2 ranks, and not at all when oversubscribed); " + placementScope, small})
 	}
 	switch {
 	case numa > 1:
-		cands = append(cands, LaunchCandidate{"rmaps_base_mapping_policy=numa", "mapping: consecutive ranks spread across the NUMA nodes (Open MPI maps by core at 2 ranks or fewer, by package above); " + placementScope})
+		cands = append(cands, LaunchCandidate{Setting: "rmaps_base_mapping_policy=numa", Scope: "mapping: consecutive ranks spread across the NUMA nodes (Open MPI maps by core at 2 ranks or fewer, by package above); " + placementScope})
 	case packages > 1:
-		cands = append(cands, LaunchCandidate{"rmaps_base_mapping_policy=socket", "mapping: consecutive ranks spread across the packages (Open MPI maps by core at 2 ranks or fewer, by package above); " + placementScope})
+		cands = append(cands, LaunchCandidate{Setting: "rmaps_base_mapping_policy=socket", Scope: "mapping: consecutive ranks spread across the packages (Open MPI maps by core at 2 ranks or fewer, by package above); " + placementScope})
 	}
 	switch {
 	case !p.CollSM:
@@ -100,7 +115,7 @@ func LaunchCandidates(p *Program, ranks []int, cpus, packages, numa int) (cands 
 		if p.CollSMDegree > 0 {
 			deg = fmt.Sprintf("its default tree degree (%d)", p.CollSMDegree)
 		}
-		cands = append(cands, LaunchCandidate{"coll_sm_priority=100", "coll/sm with " + deg + "; " + smScope})
+		cands = append(cands, LaunchCandidate{Setting: "coll_sm_priority=100", Scope: "coll/sm with " + deg + "; " + smScope})
 		d := 2
 		if p.CollSMDegree == 2 {
 			d = 8
@@ -113,29 +128,42 @@ func LaunchCandidates(p *Program, ranks []int, cpus, packages, numa int) (cands 
 		case len(cands) >= maxLaunchCandidates:
 			notes = append(notes, fmt.Sprintf("coll/sm with tree degree %d: not offered: %d launch-level settings at most (each run is a launch)", d, maxLaunchCandidates))
 		default:
-			cands = append(cands, LaunchCandidate{fmt.Sprintf("coll_sm_priority=100,coll_sm_tree_degree=%d", d), fmt.Sprintf("coll/sm with tree degree %d; %s", d, smScope)})
+			cands = append(cands, LaunchCandidate{Setting: fmt.Sprintf("coll_sm_priority=100,coll_sm_tree_degree=%d", d), Scope: fmt.Sprintf("coll/sm with tree degree %d; %s", d, smScope)})
 		}
 	}
 	return cands, notes
 }
 
-// probeCollSM reads whether the installation has coll/sm and its tree
-// degree's default from ompi_info (the one beside the launcher, else
-// $PATH's).
-func probeCollSM(ctx context.Context, launcher string) (ok bool, degree int) {
-	info := filepath.Join(filepath.Dir(launcher), "ompi_info")
+// probeOpenMPI reads from ompi_info (the one beside the launcher, else
+// $PATH's, in the launches' environment) whether the installation has
+// coll/sm, its tree degree's default, and whether a binding policy is
+// set.
+func (p *Program) probeOpenMPI(ctx context.Context) {
+	info := filepath.Join(filepath.Dir(p.Launcher), "ompi_info")
 	if _, err := exec.LookPath(info); err != nil {
 		if info, err = exec.LookPath("ompi_info"); err != nil {
-			return false, 0
+			return
 		}
 	}
 	c, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	out, err := child.Run(c, nil, info, "--param", "coll", "sm", "--level", "9", "--parsable")
-	if err != nil {
-		return false, 0
+	if out, err := child.Run(c, p.env(nil), info, "--param", "coll", "sm", "--level", "9", "--parsable"); err == nil {
+		p.CollSM, p.CollSMDegree = parseCollSM(string(out.Stdout))
 	}
-	return parseCollSM(string(out.Stdout))
+	if out, err := child.Run(c, p.env(nil), info, "--param", "hwloc", "base", "--level", "9", "--parsable"); err == nil {
+		p.DefaultBinding = parseDefaultBinding(string(out.Stdout))
+	}
+}
+
+// parseDefaultBinding reports whether ompi_info's parsable listing of
+// hwloc base shows hwloc_base_binding_policy with no value.
+func parseDefaultBinding(out string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "mca:hwloc:base:param:hwloc_base_binding_policy:value:"); ok {
+			return v == ""
+		}
+	}
+	return false
 }
 
 // parseCollSM reads ompi_info's parsable listing of coll sm.
@@ -253,11 +281,15 @@ func TuneLaunch(ctx context.Context, cfg Config, lc LaunchConfig) []LaunchResult
 	for k, n := range desc {
 		var live []string
 		for i, c := range lc.Candidates {
-			if outWhy[i] != "" {
+			switch {
+			case outWhy[i] != "":
 				byRanks[i][n] = &LaunchCount{Ranks: n, Why: "not timed: " + outWhy[i] + " (a launch-level setting applies to every count)"}
-				continue
+			case slices.Contains(c.Defaults, n):
+				_, base := lc.Base(n)
+				byRanks[i][n] = &LaunchCount{Ranks: n, Measured: true, Ratio: 1, Baseline: base, Why: "not timed: the same as Open MPI's own binding at this count (ompi_info shows no binding policy set): not slower"}
+			default:
+				live = append(live, c.Setting)
 			}
-			live = append(live, c.Setting)
 		}
 		if len(live) == 0 {
 			continue

@@ -96,6 +96,12 @@ type Program struct {
 	// parameter): the launch-level candidates offer coll/sm only then.
 	CollSM       bool
 	CollSMDegree int
+	// DefaultBinding says that ompi_info, read with the launches'
+	// environment, reports no hwloc_base_binding_policy: Open MPI binds
+	// as its own default says (a core at 2 ranks or fewer, nothing when
+	// oversubscribed), so a launch-level binding that is that default at
+	// a count is not timed there.
+	DefaultBinding bool
 }
 
 // probeTimeout bounds a probe (ompi_info).
@@ -124,7 +130,7 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 	}
 	if im.Name == OpenMPI {
 		p.ParamFiles = openMPISystemParams(ctx)
-		p.CollSM, p.CollSMDegree = probeCollSM(ctx, run)
+		p.probeOpenMPI(ctx)
 	}
 	return p, nil
 }

@@ -95,7 +95,7 @@ func TestTuneOpenMPI(t *testing.T) {
 // or failed.
 func TestOpenMPILaunchLevel(t *testing.T) {
 	p := openMPI(t)
-	t.Logf("coll/sm %v, tree degree default %d", p.CollSM, p.CollSMDegree)
+	t.Logf("coll/sm %v, tree degree default %d, no binding policy set %v", p.CollSM, p.CollSMDegree, p.DefaultBinding)
 	if p.CollSM && (p.CollSMDegree < 1 || p.CollSMDegree > 255) {
 		t.Errorf("coll/sm's tree degree %d", p.CollSMDegree)
 	}
