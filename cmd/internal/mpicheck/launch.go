@@ -465,6 +465,8 @@ func (cfg Config) launchCount(ctx context.Context, lc LaunchConfig, p *Program, 
 		case back.Faster:
 			c.Slower = true
 			c.Why = fmt.Sprintf("slower: %.2fx the baseline in %d pairs (%s)", c.Ratio, o.Pairs(), back.Test)
+		case v.Faster:
+			c.Why = fmt.Sprintf("faster in its pairs (%.2fx the baseline in %d pairs; %s) but not chosen: %s", c.Ratio, o.Pairs(), v.Test, cmp.Or(r.Why, "another setting was"))
 		default:
 			c.Why = fmt.Sprintf("not faster, not slower: %.2fx the baseline in %d pairs (%s)", c.Ratio, o.Pairs(), v.Test)
 		}
