@@ -24,7 +24,12 @@ import (
 // wrapper and launcher), the check times MPI_Barrier among ranks of this
 // node under the implementation's defaults and under settings of its own
 // knobs, per measured count as a rank count (cmd/internal/mpicheck), and
-// records what it found in the file (results.MPI). It runs after the
+// records what it found in the file (results.MPI). For Open MPI it then
+// times the launch-level settings (binding, mapping, coll/sm: read when a
+// job starts) in launches of their own, in what the algorithms' search
+// left; and for each implementation it runs the loop through the file
+// `export` would write, as a user would, at each count the file changes,
+// and records whether it reproduced the chosen time. It runs after the
 // OpenMP step, in what it leaves of the runtimes' window (what the
 // algorithms left of the budget): the algorithms' results are those of a
 // check without it.

@@ -18,8 +18,10 @@
 // (Session): its coll/tuned component reads the forced barrier algorithm
 // when a communicator is made, so the loop makes one communicator per
 // setting through the MPI tool interface and times them in pairs with the
-// defaults' communicator, as the caller asks. MPICH's settings are
-// environment variables, one launch each (Program.Run).
+// defaults' communicator, as the caller asks. Its launch-level settings
+// (binding, mapping, coll/sm: read when a job starts) are timed in
+// launches of their own (TuneLaunch). MPICH's settings are environment
+// variables, one launch each (Program.Run).
 package mpicheck
 
 import (
