@@ -238,11 +238,6 @@ type LaunchResult struct {
 	Why    string
 }
 
-// Describe is r in one line.
-func (r LaunchResult) Describe() string {
-	return fmt.Sprintf("%s: %s", r.Setting, r.Why)
-}
-
 // TuneLaunch times each launch-level setting against the baseline at
 // each count, the largest first, inside ctx's deadline, shared evenly by
 // the counts not yet measured: one screening pair of launches each (a
