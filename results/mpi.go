@@ -42,6 +42,26 @@ type MPIImplementation struct {
 	NotMeasured string `json:"not_measured,omitempty"`
 	// Counts are the rank counts measured.
 	Counts []MPICount `json:"counts,omitempty"`
+	// Launch (v1.7) are the launch-level settings timed (Open MPI's
+	// binding, mapping and coll/sm: MCA parameters read when a job
+	// starts, name=value joined by commas), one row per setting and rank
+	// count: Setting names it, Baseline what it was paired with (the
+	// count's export without it), DefaultNs the baseline's median,
+	// BestNs the setting's, Ratio the median of their paired ratios,
+	// Best the setting where it was faster (confirmed), Slower where the
+	// baseline was faster by the margin and test (or it was more than
+	// 1.3x in screening).
+	Launch []MPICount `json:"launch,omitempty"`
+	// LaunchChosen (v1.7) is the launch-level setting the export writes,
+	// absent when none: a launch-level setting applies to every launch,
+	// whatever its rank count, so it is chosen only when it was faster
+	// at some count and measured, and not slower, at every count the
+	// check measured.
+	LaunchChosen string `json:"launch_chosen,omitempty"`
+	// LaunchWhy (v1.7) says, per launch-level setting, what else it
+	// changes and why it was or was not chosen, and which were not
+	// offered (a component the installation lacks).
+	LaunchWhy []string `json:"launch_why,omitempty"`
 }
 
 // MPICount is one implementation at one rank count. Settings are
@@ -78,6 +98,23 @@ type MPICount struct {
 	// Settings is how many settings were timed, Runs how many runs.
 	Settings int `json:"settings"`
 	Runs     int `json:"runs"`
+	// Setting, Baseline, Ratio and Slower (v1.7) are a launch-level row's
+	// (MPIImplementation.Launch): the setting, what its baseline ran, the
+	// median of the paired ratios (setting over baseline), and whether
+	// it was slower.
+	Setting  string  `json:"setting,omitempty"`
+	Baseline string  `json:"baseline,omitempty"`
+	Ratio    float64 `json:"ratio,omitempty"`
+	Slower   bool    `json:"slower,omitempty"`
+	// Verify (v1.7) is what the check found when it ran the loop through
+	// the exported file at this count: "reproduced" (within the margin of
+	// the time it chose), "faster" (faster than the defaults, not as
+	// fast as chosen), "not_reproduced" or "not_verified"; absent where
+	// the file sets nothing. VerifyRatio is the file's median time over
+	// the defaults', VerifyWhy the finding in words.
+	Verify      string  `json:"verify,omitempty"`
+	VerifyRatio float64 `json:"verify_ratio,omitempty"`
+	VerifyWhy   string  `json:"verify_why,omitempty"`
 }
 
 // maxMPIRanks caps a rank count read from a file.
@@ -89,7 +126,11 @@ const maxMPIRanks = 1 << 20
 // by commas: a k value with its algorithm) with a name of the
 // implementation's (Open MPI: lower case, digits and underscores; MPICH:
 // MPIR_CVAR_ and capitals, digits, underscores) and a value of letters,
-// digits, underscores, dots or minus signs.
+// digits, underscores, dots or minus signs; in the launch-level rows
+// (v1.7) a setting that is not such pairs joined by commas (values may
+// hold a colon: core:overload-allowed), and a chosen launch-level setting
+// that was not measured faster at some count, or was slower, failed or
+// not measured at any.
 func (m *MPI) validate() error {
 	if m == nil {
 		return nil
@@ -104,10 +145,8 @@ func (m *MPI) validate() error {
 				return fmt.Errorf("mpi %s: rank count %d is out of range (1 to %d) or repeated", im.Name, c.Ranks, maxMPIRanks)
 			}
 			seen[c.Ranks] = true
-			for _, x := range []float64{c.DefaultNs, c.DefaultSpreadNs, c.BestNs, c.SpreadNs} {
-				if !(x >= 0) || x > 1e15 {
-					return fmt.Errorf("mpi %s, %d ranks: a time of %g ns (want 0 to 1e15)", im.Name, c.Ranks, x)
-				}
+			if err := c.validate(fmt.Sprintf("mpi %s, %d ranks", im.Name, c.Ranks)); err != nil {
+				return err
 			}
 			if c.Best == "" {
 				continue
@@ -115,6 +154,9 @@ func (m *MPI) validate() error {
 			if err := mpiSetting(im.Name, c.Best); err != nil {
 				return fmt.Errorf("mpi %s, %d ranks: %w", im.Name, c.Ranks, err)
 			}
+		}
+		if err := im.validateLaunch(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -126,11 +168,125 @@ func mpiSetting(impl, setting string) error {
 	parts := strings.Split(setting, ",")
 	for _, kv := range parts {
 		name, value, ok := strings.Cut(kv, "=")
-		if len(parts) > 4 || !ok || !mpiName(impl, name) || value == "" || len(value) > 64 || strings.Trim(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "" {
+		if len(parts) > 4 || !ok || !mpiName(impl, name) || !mpiValue(value, false) {
 			return fmt.Errorf("setting %q is not NAME=VALUE[,NAME=VALUE...] (at most 4) with names of %s's and plain values (letters, digits, _ . -)", setting, impl)
 		}
 	}
 	return nil
+}
+
+// maxLaunchRows caps an implementation's launch-level rows.
+const maxLaunchRows = 4096
+
+// validate checks c's times and verification (v1.7); where names the
+// row in a refusal.
+func (c MPICount) validate(where string) error {
+	for _, x := range []float64{c.DefaultNs, c.DefaultSpreadNs, c.BestNs, c.SpreadNs} {
+		if !(x >= 0) || x > 1e15 {
+			return fmt.Errorf("%s: a time of %g ns (want 0 to 1e15)", where, x)
+		}
+	}
+	for _, x := range []float64{c.Ratio, c.VerifyRatio} {
+		if !(x >= 0) || x > 1e6 {
+			return fmt.Errorf("%s: ratio or verify_ratio %g (want 0 to 1e6)", where, x)
+		}
+	}
+	switch c.Verify {
+	case "", "reproduced", "faster", "not_reproduced", "not_verified":
+	default:
+		return fmt.Errorf("%s: verify %q (want reproduced, faster, not_reproduced or not_verified)", where, c.Verify)
+	}
+	return nil
+}
+
+// validateLaunch checks im's launch-level rows and chosen setting.
+func (im MPIImplementation) validateLaunch() error {
+	if len(im.Launch) == 0 && im.LaunchChosen == "" {
+		return nil
+	}
+	if im.Name != "openmpi" {
+		return fmt.Errorf("mpi %s: launch-level settings are Open MPI's only", im.Name)
+	}
+	if len(im.Launch) > maxLaunchRows || len(im.LaunchWhy) > maxLaunchRows {
+		return fmt.Errorf("mpi %s: %d launch rows, %d launch_why lines (at most %d)", im.Name, len(im.Launch), len(im.LaunchWhy), maxLaunchRows)
+	}
+	seen := map[string]bool{}
+	for i, c := range im.Launch {
+		where := fmt.Sprintf("mpi %s, launch[%d]", im.Name, i)
+		if !launchSetting(c.Setting) {
+			return fmt.Errorf("%s: setting %q is not name=value pairs joined by commas (MCA names: lower case, digits, _; values: letters, digits, _ . - :)", where, c.Setting)
+		}
+		if c.Ranks < 1 || c.Ranks > maxMPIRanks {
+			return fmt.Errorf("%s: rank count %d is out of range (1 to %d)", where, c.Ranks, maxMPIRanks)
+		}
+		key := fmt.Sprintf("%s@%d", c.Setting, c.Ranks)
+		if seen[key] {
+			return fmt.Errorf("%s: setting %q at %d ranks is repeated", where, c.Setting, c.Ranks)
+		}
+		seen[key] = true
+		if c.Best != "" && c.Best != c.Setting {
+			return fmt.Errorf("%s: best %q is not the row's setting %q", where, c.Best, c.Setting)
+		}
+		if c.Best != "" && c.Slower {
+			return fmt.Errorf("%s: %q is both faster (best) and slower at %d ranks", where, c.Setting, c.Ranks)
+		}
+		if err := c.validate(where); err != nil {
+			return err
+		}
+	}
+	if im.LaunchChosen == "" {
+		return nil
+	}
+	faster := 0
+	rows := 0
+	for _, c := range im.Launch {
+		if c.Setting != im.LaunchChosen {
+			continue
+		}
+		rows++
+		switch {
+		case c.Slower:
+			return fmt.Errorf("mpi %s: launch_chosen %q was slower at %d ranks: a launch-level setting applies to every count", im.Name, im.LaunchChosen, c.Ranks)
+		case len(c.Failed) > 0:
+			return fmt.Errorf("mpi %s: launch_chosen %q failed at %d ranks", im.Name, im.LaunchChosen, c.Ranks)
+		case c.NotMeasured != "":
+			return fmt.Errorf("mpi %s: launch_chosen %q was not measured at %d ranks: a launch-level setting applies to every count", im.Name, im.LaunchChosen, c.Ranks)
+		case c.Best != "":
+			faster++
+		}
+	}
+	if faster == 0 {
+		return fmt.Errorf("mpi %s: launch_chosen %q was not measured faster at any count (%d rows of it in launch)", im.Name, im.LaunchChosen, rows)
+	}
+	return nil
+}
+
+// launchSetting reports whether s is a launch-level setting a results
+// file may hold: Open MPI MCA name=value pairs joined by commas (at most
+// 8), names of lower case letters, digits and underscores, values of
+// letters, digits, _ . - and colons.
+func launchSetting(s string) bool {
+	parts := strings.Split(s, ",")
+	if s == "" || len(parts) > 8 {
+		return false
+	}
+	for _, p := range parts {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || !mpiName("openmpi", name) || !mpiValue(value, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// mpiValue reports whether v is a plain value: 1 to 64 letters, digits,
+// _ . - (and colons where colon).
+func mpiValue(v string, colon bool) bool {
+	allowed := "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+	if colon {
+		allowed += ":"
+	}
+	return v != "" && len(v) <= 64 && strings.Trim(v, allowed) == ""
 }
 
 // mpiName reports whether name is one of impl's parameter names: Open

@@ -113,3 +113,87 @@ func TestMPIRefusesHostileValues(t *testing.T) {
 		t.Errorf("a time of 1e300: %v", err)
 	}
 }
+
+// TestMPILaunchBeforeSchema: a v1.6 file with an MPI record (no launch
+// rows, no verification) reads; one written now keeps the v1.7 fields.
+func TestMPILaunchBeforeSchema(t *testing.T) {
+	f := v15(t)
+	f.Schema = "barriertune.results/v1.6"
+	f.MPI = &results.MPI{Loop: "l", Implementations: []results.MPIImplementation{{Name: "openmpi", Compiler: "c", Launcher: "l", Counts: []results.MPICount{{Ranks: 8, DefaultNs: 29000, Best: "coll_tuned_barrier_algorithm=1", BestNs: 17000}}}}}
+	data, _ := json.Marshal(f)
+	g, err := results.Parse(data, "v1.6.json")
+	if err != nil || g.MPI == nil || g.MPI.Implementations[0].Counts[0].Best == "" || g.MPI.Implementations[0].Launch != nil {
+		t.Fatalf("a v1.6 file: %v %+v", err, g)
+	}
+	f.Schema = results.Schema
+	f.MPI.Implementations[0].Launch = []results.MPICount{{Ranks: 2, Setting: "hwloc_base_binding_policy=core:overload-allowed", Baseline: "the defaults", DefaultNs: 500, BestNs: 400, Ratio: 0.8, Best: "hwloc_base_binding_policy=core:overload-allowed"}}
+	f.MPI.Implementations[0].LaunchChosen = "hwloc_base_binding_policy=core:overload-allowed"
+	f.MPI.Implementations[0].LaunchWhy = []string{"x: y"}
+	f.MPI.Implementations[0].Counts[0].Verify, f.MPI.Implementations[0].Counts[0].VerifyRatio = "reproduced", 0.6
+	data, _ = json.Marshal(f)
+	g, err = results.Parse(data, "v1.7.json")
+	if err != nil || g.MPI.Implementations[0].LaunchChosen == "" || g.MPI.Implementations[0].Counts[0].Verify != "reproduced" {
+		t.Fatalf("a v1.7 record: %v %+v", err, g.MPI)
+	}
+}
+
+// TestMPILaunchRefusesHostileValues: launch-level settings that could
+// break out of the parameter file, a chosen setting that was slower,
+// failed or not measured somewhere, or faster nowhere, a verification
+// outside its values, and launch rows on MPICH are refused, naming the
+// field.
+func TestMPILaunchRefusesHostileValues(t *testing.T) {
+	f := v15(t)
+	f.Schema = results.Schema
+	row := func(ranks int, best string) results.MPICount {
+		return results.MPICount{Ranks: ranks, Setting: "coll_sm_priority=100", DefaultNs: 500, BestNs: 400, Ratio: 0.8, Best: best}
+	}
+	good := results.MPIImplementation{Name: "openmpi", Launch: []results.MPICount{row(2, "coll_sm_priority=100"), row(4, "")}, LaunchChosen: "coll_sm_priority=100"}
+	mod := func(fn func(im *results.MPIImplementation)) results.MPIImplementation {
+		im := good
+		im.Launch = append([]results.MPICount(nil), good.Launch...)
+		fn(&im)
+		return im
+	}
+	cases := []struct {
+		name string
+		im   results.MPIImplementation
+		want string
+	}{
+		{"newline in a setting", mod(func(im *results.MPIImplementation) {
+			im.Launch[0].Setting = "coll_sm_priority=100\nmca_param_files=/tmp/x"
+		}), "launch[0]: setting"},
+		{"space in a setting", mod(func(im *results.MPIImplementation) { im.Launch[1].Setting = "coll_sm_priority = 100" }), "launch[1]: setting"},
+		{"empty pair", mod(func(im *results.MPIImplementation) { im.Launch[1].Setting = "coll_sm_priority=100," }), "launch[1]: setting"},
+		{"best not the row's", mod(func(im *results.MPIImplementation) { im.Launch[1].Best = "coll_sm_priority=1" }), "launch[1]: best"},
+		{"faster and slower", mod(func(im *results.MPIImplementation) { im.Launch[0].Slower = true }), "both faster"},
+		{"chosen slower", mod(func(im *results.MPIImplementation) { im.Launch[1].Slower = true }), "launch_chosen"},
+		{"chosen failed", mod(func(im *results.MPIImplementation) { im.Launch[1].Failed = []string{"crashed"} }), "launch_chosen"},
+		{"chosen unmeasured", mod(func(im *results.MPIImplementation) { im.Launch[1].NotMeasured = "budget" }), "launch_chosen"},
+		{"chosen faster nowhere", mod(func(im *results.MPIImplementation) { im.Launch[0].Best = "" }), "launch_chosen"},
+		{"chosen not a row", mod(func(im *results.MPIImplementation) { im.LaunchChosen = "hwloc_base_binding_policy=none" }), "launch_chosen"},
+		{"repeated row", mod(func(im *results.MPIImplementation) { im.Launch[1].Ranks = 2 }), "repeated"},
+		{"rank 0", mod(func(im *results.MPIImplementation) { im.Launch[1].Ranks = 0 }), "launch[1]: rank count 0"},
+		{"negative ratio", mod(func(im *results.MPIImplementation) { im.Launch[1].Ratio = -1 }), "ratio"},
+		{"bad verify", mod(func(im *results.MPIImplementation) { im.Counts = []results.MPICount{{Ranks: 2, Verify: "yes"}} }), `verify "yes"`},
+		{"huge verify ratio", mod(func(im *results.MPIImplementation) {
+			im.Counts = []results.MPICount{{Ranks: 2, Verify: "faster", VerifyRatio: 1e300}}
+		}), "verify_ratio"},
+		{"launch rows on MPICH", mod(func(im *results.MPIImplementation) { im.Name = "mpich" }), "Open MPI's only"},
+	}
+	for _, c := range cases {
+		f.MPI = &results.MPI{Implementations: []results.MPIImplementation{c.im}}
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := results.Parse(out, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a refusal naming %q", c.name, err, c.want)
+		}
+	}
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{good}}
+	out, _ := json.Marshal(f)
+	if _, err := results.Parse(out, "x"); err != nil {
+		t.Errorf("a good launch record is refused: %v", err)
+	}
+}

@@ -81,8 +81,10 @@ compiler ($CC, else cc, gcc or clang), else on Go's OS threads (not C
 figures; the file's cuts say why); and, where gcc -fopenmp and clang
 -fopenmp build, the OpenMP runtimes' barriers, and where Open MPI or MPICH
 is installed, MPI_Barrier among ranks of this node under each
-implementation's defaults and its own barrier settings (docs/mpi.md;
---runtimes chooses which runtimes). --plan prints
+implementation's defaults and its own barrier settings (Open MPI: its
+barrier algorithms, then binding, mapping and coll/sm in launches of
+their own), then the exported file run as a user would at each count it
+changes (docs/mpi.md; --runtimes chooses which runtimes). --plan prints
 exactly what the check would measure with the same flags, the time of its
 samples and a bound on what follows the rounds (play-off, per-level
 latencies, block/wake); a live run also starts and pins threads, so its

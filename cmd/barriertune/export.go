@@ -94,13 +94,18 @@ groups, substitutes every hybrid.
             the default: the one the measured version reads; both:
             the classic file, named, and the JSON one beside it): the
             measured counts only, Open MPI's own decision elsewhere;
-            needs -o OUT then.
+            needs -o OUT then. A launch-level line (binding, mapping,
+            coll/sm) applies to every job whatever its rank count: it is
+            written only when measured faster at some count and not
+            slower at any.
   mpich     MPICH CVAR assignments measured faster (with --threads N, the
             rank count: NAME=VALUE lines; without it a case on
             $BARRIERTUNE_MPI_RANKS); above the CPUs it says what MPICH's
             busy-polling barrier costs. docs/mpi.md says how to install
             and undo both; --verify runs the MPI loop through the written
-            file against the defaults and fails unless it is faster.
+            file against the defaults at each count it changes and fails
+            unless it is faster where a setting was chosen (and not slower
+            where only a launch-level line applies).
 
 Each choice is the one barriers.Auto and ` + "`show --threads`" + ` make inside the
 allowed CPUs (--allowed; default: this process's allowed CPUs when the
@@ -129,7 +134,7 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
 	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
 	f.StringVar(&o.rules, "rules", "auto", "openmpi: the dynamic rules file's format: "+strings.Join(export.RulesFormats(), ", ")+" (auto: JSON, FILE.rules.json, for Open MPI 6.0 and later, else classic, FILE.rules; both: the classic file named and the JSON one beside it)")
-	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count that chose a setting, and fail unless it is faster (needs -o)")
+	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count it changes, and fail unless it is faster where a setting was chosen, not slower where only a launch-level line applies (needs -o)")
 	registerCompletions(cmd, map[string][]string{"format": export.Formats(), "rules": export.RulesFormats()})
 	return cmd
 }

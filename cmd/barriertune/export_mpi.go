@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/barriertune/barriertune/cmd/internal/check"
+	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
 	"github.com/barriertune/barriertune/results"
 )
@@ -16,9 +17,10 @@ import (
 // verifyMPI runs the MPI loop through the exported file written at path
 // (Open MPI: mpirun --tune FILE; MPICH: its assignments in the launch's
 // environment), not through forced parameters, against the defaults, at
-// each count that chose a setting (threads > 0: that count), and fails
-// unless the file is faster than the defaults by the check's margin at
-// every one of them.
+// each count the file changes (export.MPIChecks; threads > 0: that
+// count), and fails unless the file is faster than the defaults by the
+// check's margin at every count that chose a setting, and within the
+// margin of the check's ratio where only a launch-level setting applies.
 func verifyMPI(ctx context.Context, f *results.File, format, path string, threads int, w, stderr io.Writer) error {
 	var im *results.MPIImplementation
 	if f.MPI != nil {
@@ -28,14 +30,7 @@ func verifyMPI(ctx context.Context, f *results.File, format, path string, thread
 			}
 		}
 	}
-	var checks []mpicheck.Check
-	if im != nil {
-		for _, c := range im.Counts {
-			if c.Best != "" && c.DefaultNs > 0 && (threads == 0 || c.Ranks == threads) {
-				checks = append(checks, mpicheck.Check{Ranks: c.Ranks, Want: c.BestNs / c.DefaultNs})
-			}
-		}
-	}
+	checks := export.MPIChecks(f, format, threads)
 	if len(checks) == 0 {
 		fmt.Fprintf(w, "verify: the file sets nothing (no count chose a setting): nothing to verify\n")
 		return nil
@@ -77,12 +72,12 @@ func verifyMPI(ctx context.Context, f *results.File, format, path string, thread
 	}
 	for _, v := range vs {
 		fmt.Fprintf(w, "verify %s, %s\n", format, v.Describe())
-		if v.Err != nil || !v.Faster {
+		if !v.Passed() {
 			bad++
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("verify: %d of %d counts were not faster through %s than the defaults", bad, len(checks), path)
+		return fmt.Errorf("verify: at %d of %d counts the file did not do what the check measured through %s (faster than the defaults where a setting was chosen, not slower where only a launch-level setting applies)", bad, len(checks), path)
 	}
 	return nil
 }

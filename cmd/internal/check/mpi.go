@@ -1,17 +1,22 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
+	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/cmd/internal/mpicheck"
 	"github.com/barriertune/barriertune/cmd/internal/pairs"
 	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/hwtree"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -19,7 +24,12 @@ import (
 // wrapper and launcher), the check times MPI_Barrier among ranks of this
 // node under the implementation's defaults and under settings of its own
 // knobs, per measured count as a rank count (cmd/internal/mpicheck), and
-// records what it found in the file (results.MPI). It runs after the
+// records what it found in the file (results.MPI). For Open MPI it then
+// times the launch-level settings (binding, mapping, coll/sm: read when a
+// job starts) in launches of their own, in what the algorithms' search
+// left; and for each implementation it runs the loop through the file
+// `export` would write, as a user would, at each count the file changes,
+// and records whether it reproduced the chosen time. It runs after the
 // OpenMP step, in what it leaves of the runtimes' window (what the
 // algorithms left of the budget): the algorithms' results are those of a
 // check without it.
@@ -195,7 +205,6 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	}
 	// One implementation at a time, built when its turn comes (Open MPI
 	// first): each but the last leaves one count's share to those after.
-	var choices []mpicheck.Choice
 	for i, im := range found {
 		if cfg.Progress != nil {
 			cfg.Progress(Progress{Step: fmt.Sprintf("MPI: building the barrier loop with %s (%s)", im.Compiler, im.Name)})
@@ -217,20 +226,27 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 				cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: end.Sub(m.Now())})
 			}
 		}
-		choices = append(choices, mpicheck.Tune(ictx, tune)...)
+		choices := mpicheck.Tune(ictx, tune)
+		r := &rec.Implementations[len(rec.Implementations)-1]
+		r.Version = p.Version // the first launch's report
+		r.Counts = mpiCounts(choices, busy)
+		if p.Name == mpicheck.OpenMPI {
+			measureLaunch(ictx, r, p, tune, cfg.Topology, busy)
+		}
+		iend := end
+		if d, ok := ictx.Deadline(); ok && d.Before(end) {
+			iend = d
+		}
+		verifyMPI(ictx, f, r, p, dir, m, iend, tune.Progress)
 		icancel()
-		rec.Implementations[len(rec.Implementations)-1].Version = p.Version // the first launch's report
 	}
+}
+
+// mpiCounts are Tune's choices as the file records them (on a busy
+// machine, none chosen).
+func mpiCounts(choices []mpicheck.Choice, busy string) []results.MPICount {
+	var out []results.MPICount
 	for _, c := range choices {
-		var r *results.MPIImplementation
-		for i := range rec.Implementations {
-			if rec.Implementations[i].Name == c.Impl && rec.Implementations[i].NotMeasured == "" {
-				r = &rec.Implementations[i]
-			}
-		}
-		if r == nil {
-			continue
-		}
 		mc := results.MPICount{Ranks: c.Ranks, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs}
 		switch {
 		case !c.Measured:
@@ -244,6 +260,181 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 				mc.Best, mc.BestNs, mc.SpreadNs, mc.MarginPct, mc.Test = c.Setting, roundTo(c.Ns, 1), roundTo(c.SpreadNs, 1), roundTo(c.MarginPct, 1), c.Test
 			}
 		}
-		r.Counts = append(r.Counts, mc)
+		out = append(out, mc)
+	}
+	return out
+}
+
+// verifyPairs is the pairs of launches the check's verification runs at
+// a count, launchCost what one launch is taken to cost before one was
+// timed.
+const (
+	verifyPairs = 3
+	launchCost  = time.Second
+)
+
+// measureLaunch times Open MPI's launch-level settings (binding, mapping,
+// coll/sm) at every count, each run a launch paired with a launch of the
+// count's export without it (its chosen algorithm, forced), in what the
+// algorithms' search left of ctx less what the verification of the
+// counts that chose an algorithm needs; it records them in r (launch,
+// launch_chosen, launch_why; on a busy machine none is chosen).
+func measureLaunch(ctx context.Context, r *results.MPIImplementation, p *mpicheck.Program, tune mpicheck.Config, topo *hwtree.Topology, busy string) {
+	packages, numa := 1, 1
+	if topo != nil {
+		packages, numa = max(len(topo.Objects(hwtree.Package)), 1), max(len(topo.NUMANodes()), 1)
+	}
+	measured := false
+	for _, c := range r.Counts {
+		measured = measured || c.NotMeasured == ""
+	}
+	if !measured {
+		r.LaunchWhy = append(r.LaunchWhy, "launch-level settings: not measured: the algorithms' search measured no count (see the counts)")
+		return
+	}
+	cands, notes := mpicheck.LaunchCandidates(p, tune.Ranks, tune.CPUs, packages, numa)
+	r.LaunchWhy = append(r.LaunchWhy, notes...)
+	if len(cands) == 0 {
+		return
+	}
+	chosen := map[int]string{}
+	for _, c := range r.Counts {
+		if c.Best != "" {
+			chosen[c.Ranks] = c.Best
+		}
+	}
+	// The verification of the counts that chose an algorithm comes first.
+	reserve := time.Duration(len(chosen)*2*verifyPairs) * launchCost
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		lctx, cancel = context.WithDeadline(ctx, d.Add(-reserve))
+	}
+	defer cancel()
+	base := func(n int) ([]string, string) {
+		if s := chosen[n]; s != "" {
+			return append([]string{"OMPI_MCA_coll_tuned_use_dynamic_rules=1"}, mpicheck.LaunchEnv(s)...), s + " (the count's chosen setting)"
+		}
+		return nil, "the defaults"
+	}
+	rs := mpicheck.TuneLaunch(lctx, tune, mpicheck.LaunchConfig{Program: p, Candidates: cands, Ranks: tune.Ranks, Base: base})
+	for _, lr := range rs {
+		for _, c := range lr.Counts {
+			mc := results.MPICount{Ranks: c.Ranks, Setting: lr.Setting, Baseline: c.Baseline, Settings: 1, Runs: c.Runs, Why: c.Why, Slower: c.Slower}
+			switch {
+			case c.Failed != "":
+				mc.Failed = []string{lr.Setting + ": " + c.Failed}
+			case !c.Measured:
+				mc.NotMeasured = strings.TrimPrefix(c.Why, "not measured: ")
+				mc.Why = ""
+			default:
+				mc.DefaultNs, mc.DefaultSpreadNs, mc.BestNs, mc.SpreadNs = roundTo(c.BaseNs, 1), roundTo(c.BaseSpreadNs, 1), roundTo(c.Ns, 1), roundTo(c.SpreadNs, 1)
+				mc.Ratio, mc.MarginPct, mc.Test = roundTo(c.Ratio, 3), roundTo(c.MarginPct, 1), c.Test
+				if c.Faster && busy == "" {
+					mc.Best = lr.Setting
+				}
+			}
+			r.Launch = append(r.Launch, mc)
+		}
+		why := lr.Why
+		if lr.Chosen && busy != "" {
+			why = fmt.Sprintf("measured faster (%s), but the machine was busy (%s): none is chosen", lr.Why, busy)
+		} else if lr.Chosen {
+			r.LaunchChosen = lr.Setting
+		}
+		r.LaunchWhy = append(r.LaunchWhy, fmt.Sprintf("%s: %s; what it does: %s", lr.Setting, why, lr.Scope))
+	}
+}
+
+// verifyMPI runs the loop through the exported file of r's
+// implementation (written into dir as `export --format NAME` writes it:
+// Open MPI through mpirun --tune, MPICH's assignments in the launch's
+// environment) against the defaults, verifyPairs pairs at each count the
+// file changes (export.MPIChecks), until end, and records in each count
+// whether the file reproduced the check's time (verify, verify_ratio,
+// verify_why); a count the time does not reach says so.
+func verifyMPI(ctx context.Context, f *results.File, r *results.MPIImplementation, p *mpicheck.Program, dir string, m Measurer, end time.Time, progress func(string)) {
+	checks := export.MPIChecks(f, r.Name, 0)
+	if len(checks) == 0 {
+		return
+	}
+	// The counts that chose a setting as faster first.
+	slices.SortStableFunc(checks, func(a, b mpicheck.Check) int {
+		switch {
+		case a.Faster == b.Faster:
+			return 0
+		case a.Faster:
+			return -1
+		}
+		return 1
+	})
+	record := func(n int, verify, why string, ratio float64) {
+		for k := range r.Counts {
+			if r.Counts[k].Ranks == n {
+				r.Counts[k].Verify, r.Counts[k].VerifyWhy, r.Counts[k].VerifyRatio = verify, why, roundTo(ratio, 3)
+				return
+			}
+		}
+		r.Counts = append(r.Counts, results.MPICount{Ranks: n, NotMeasured: "not measured by the algorithms' search", Verify: verify, VerifyWhy: why, VerifyRatio: roundTo(ratio, 3)})
+	}
+	later := fmt.Sprintf("run `barriertune export --format %s -o FILE --verify`", r.Name)
+	vc := mpicheck.VerifyConfig{Pairs: verifyPairs, Margin: TieFraction, Progress: progress}
+	var env map[int][]string
+	if r.Name == mpicheck.OpenMPI {
+		path := filepath.Join(dir, "barriertune-openmpi.conf")
+		var b, rules bytes.Buffer
+		err := export.Write(&b, f, "openmpi", export.Options{RulesPath: path + export.MPIRulesSuffix, Rules: &rules})
+		if err == nil {
+			err = os.WriteFile(path, b.Bytes(), 0o644)
+		}
+		if err == nil && rules.Len() > 0 {
+			err = os.WriteFile(path+export.MPIRulesSuffix, rules.Bytes(), 0o644)
+		}
+		if err != nil {
+			for _, c := range checks {
+				record(c.Ranks, "not_verified", "not verified: the export failed: "+err.Error(), 0)
+			}
+			return
+		}
+		vc.Args = []string{"--tune", path}
+	} else {
+		env = map[int][]string{}
+		for _, c := range checks {
+			var b bytes.Buffer
+			if err := export.Write(&b, f, r.Name, export.Options{Threads: c.Ranks}); err == nil {
+				for _, l := range strings.Split(b.String(), "\n") {
+					if name, value, ok := strings.Cut(strings.TrimSpace(l), "="); ok && strings.HasPrefix(name, "MPIR_CVAR_") {
+						env[c.Ranks] = append(env[c.Ranks], name+"="+strings.Trim(value, "'"))
+					}
+				}
+			}
+		}
+	}
+	cost := launchCost
+	for _, c := range checks {
+		need := time.Duration(2*verifyPairs) * cost
+		if left := end.Sub(m.Now()); left < need || ctx.Err() != nil {
+			record(c.Ranks, "not_verified", fmt.Sprintf("not verified: the budget ran out (%s left, %s needed); %s", max(left, 0).Round(100*time.Millisecond), need.Round(100*time.Millisecond), later), 0)
+			continue
+		}
+		if env != nil {
+			vc.Env = env[c.Ranks]
+		}
+		t0 := m.Now()
+		vctx, cancel := m.Bound(ctx, end)
+		v := p.Verify(vctx, vc, []mpicheck.Check{c})[0]
+		cancel()
+		cost = max(m.Now().Sub(t0)/time.Duration(2*verifyPairs), 100*time.Millisecond)
+		switch {
+		case v.Err != nil && errors.Is(v.Err, context.DeadlineExceeded):
+			record(c.Ranks, "not_verified", "not verified: the budget ran out; "+later, 0)
+		case v.Err != nil:
+			record(c.Ranks, "not_verified", v.Describe(), 0)
+		case v.OK:
+			record(c.Ranks, "reproduced", v.Describe(), v.Ratio)
+		case v.Passed() || v.Faster:
+			record(c.Ranks, "faster", v.Describe(), v.Ratio)
+		default:
+			record(c.Ranks, "not_reproduced", v.Describe(), v.Ratio)
+		}
 	}
 }

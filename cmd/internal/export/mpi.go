@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,9 +142,17 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 	if err != nil {
 		return err
 	}
+	launch, err := openMPILaunch(im)
+	if err != nil {
+		return err
+	}
 	b.WriteString("# install: ~/.openmpi/mca-params.conf (one user), mpirun --tune FILE (one job), or the installation's etc/openmpi-mca-params.conf (the whole node); undo: remove these lines\n")
 	if len(algs) == 0 {
-		b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
+		if launch == "" {
+			b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
+			return nil
+		}
+		writeLaunch(b, im, launch)
 		return nil
 	}
 	formats, named, err := rulesFormats(opts.RulesFormat, openMPIMajor(im.Version), im.Version)
@@ -198,8 +207,142 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 		}
 		fmt.Fprintf(&r, "%d # from %d ranks: %s\n1 # message-size rules\n0 %d 0 0 # from 0 bytes: algorithm %d, fan-in/out 0, segment size 0\n", e.from, e.from, what, e.alg, e.alg)
 	}
+	writeLaunch(b, im, launch)
 	_, err = io.WriteString(opts.Rules, r.String())
 	return err
+}
+
+// openMPILaunch is the launch-level setting chosen ("" when none), once
+// checked: a launch-level setting applies to every launch, whatever its
+// rank count, so it is written only when the file records it faster at
+// some count and measured, and not slower, at every count it was timed
+// at.
+func openMPILaunch(im *results.MPIImplementation) (string, error) {
+	if im == nil || im.NotMeasured != "" || im.LaunchChosen == "" {
+		return "", nil
+	}
+	faster := false
+	for _, c := range im.Launch {
+		if c.Setting != im.LaunchChosen {
+			continue
+		}
+		if c.Slower || len(c.Failed) > 0 || c.NotMeasured != "" {
+			return "", fmt.Errorf("openmpi: the launch-level setting %q was slower, failed or not measured at %d ranks: it applies to every count, so it is not written", im.LaunchChosen, c.Ranks)
+		}
+		faster = faster || c.Best == c.Setting
+	}
+	if !faster {
+		return "", fmt.Errorf("openmpi: the launch-level setting %q was not measured faster at any count", im.LaunchChosen)
+	}
+	for _, kv := range strings.Split(im.LaunchChosen, ",") {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || value == "" || strings.ContainsAny(kv, " \t\r\n#") {
+			return "", fmt.Errorf("openmpi: launch-level setting %q is not name=value pairs joined by commas", im.LaunchChosen)
+		}
+	}
+	return im.LaunchChosen, nil
+}
+
+// writeLaunch writes the launch-level lines of setting (none when ""),
+// with the counts it was measured at, and a comment for each launch-level
+// setting not written.
+func writeLaunch(b *strings.Builder, im *results.MPIImplementation, setting string) {
+	if im == nil || len(im.Launch) == 0 {
+		return
+	}
+	var order []string
+	for _, c := range im.Launch {
+		if !slices.Contains(order, c.Setting) {
+			order = append(order, c.Setting)
+		}
+	}
+	for _, s := range order {
+		if s == setting {
+			continue
+		}
+		fmt.Fprintf(b, "# launch-level %s: not set: %s\n", s, oneLine(launchWhy(im, s)))
+	}
+	if setting == "" {
+		return
+	}
+	var at []string
+	for _, c := range im.Launch {
+		if c.Setting != setting {
+			continue
+		}
+		what := "not slower"
+		switch {
+		case c.Best != "":
+			what = "faster"
+		case c.DefaultNs == 0:
+			at = append(at, fmt.Sprintf("%d ranks (Open MPI's own setting there, not timed)", c.Ranks))
+			continue
+		}
+		at = append(at, fmt.Sprintf("%d ranks %.2fx (%s)", c.Ranks, c.Ratio, what))
+	}
+	fmt.Fprintf(b, "# launch-level setting: Open MPI reads it when a job starts, so it applies to EVERY job, whatever its rank count; measured against each count's export without it at %s\n", strings.Join(at, ", "))
+	if w := launchWhy(im, setting); w != "" {
+		fmt.Fprintf(b, "# %s\n", oneLine(w))
+	}
+	for _, kv := range strings.Split(setting, ",") {
+		name, value, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(b, "%s = %s\n", name, value)
+	}
+}
+
+// launchWhy is the launch_why line of setting, without its name.
+func launchWhy(im *results.MPIImplementation, setting string) string {
+	for _, w := range im.LaunchWhy {
+		if rest, ok := strings.CutPrefix(w, setting+": "); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
+// MPIChecks are the counts an exported file of impl (openmpi or mpich)
+// changes (threads > 0: that count only), as mpicheck.Verify times them:
+// each count that chose a setting, with the chosen time over the
+// defaults'; and, where Open MPI chose a launch-level setting, every count
+// it was measured at (it applies to all), the ratio times its own there.
+// Faster marks the counts where something was chosen as faster.
+func MPIChecks(f *results.File, impl string, threads int) []mpicheck.Check {
+	im := mpiImpl(f, impl)
+	if im == nil || im.NotMeasured != "" {
+		return nil
+	}
+	byRanks := map[int]*mpicheck.Check{}
+	var order []int
+	add := func(n int) *mpicheck.Check {
+		if byRanks[n] == nil {
+			byRanks[n] = &mpicheck.Check{Ranks: n, Want: 1}
+			order = append(order, n)
+		}
+		return byRanks[n]
+	}
+	for _, c := range im.Counts {
+		if c.Best != "" && c.DefaultNs > 0 && c.BestNs > 0 && (threads == 0 || c.Ranks == threads) {
+			k := add(c.Ranks)
+			k.Want, k.Faster = c.BestNs/c.DefaultNs, true
+		}
+	}
+	if impl == mpicheck.OpenMPI {
+		if launch, err := openMPILaunch(im); err == nil && launch != "" {
+			for _, c := range im.Launch {
+				if c.Setting == launch && c.Ratio > 0 && (threads == 0 || c.Ranks == threads) {
+					k := add(c.Ranks)
+					k.Want *= c.Ratio
+					k.Faster = k.Faster || c.Best != ""
+				}
+			}
+		}
+	}
+	slices.Sort(order)
+	out := make([]mpicheck.Check, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byRanks[n])
+	}
+	return out
 }
 
 // mpichExport writes the CVAR assignments to b.

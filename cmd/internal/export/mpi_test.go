@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -186,5 +187,119 @@ func TestOpenMPIReadsTheRules(t *testing.T) {
 	}
 	if err := run(3); !errors.Is(err, mpicheck.ErrCrashed) {
 		t.Errorf("two-proc moved to 3 ranks: %v, want a failed launch (Open MPI did not read the file?)", err)
+	}
+}
+
+// withLaunch adds launch-level rows to the fixture's Open MPI record:
+// binding none faster at 2 ranks and even at 4 and 8; coll/sm faster at 2
+// ranks and slower at 8.
+func withLaunch(f *results.File, chosen string) {
+	im := &f.MPI.Implementations[0]
+	im.Launch = []results.MPICount{
+		{Ranks: 2, Setting: "hwloc_base_binding_policy=none", Baseline: "the defaults", DefaultNs: 500, BestNs: 450, Ratio: 0.9, Best: "hwloc_base_binding_policy=none"},
+		{Ranks: 4, Setting: "hwloc_base_binding_policy=none", Baseline: "the defaults", DefaultNs: 7000, BestNs: 7000, Ratio: 1.0},
+		{Ranks: 8, Setting: "hwloc_base_binding_policy=none", Baseline: "coll_tuned_barrier_algorithm=1", DefaultNs: 17000, BestNs: 16900, Ratio: 0.99},
+		{Ranks: 2, Setting: "coll_sm_priority=100", Baseline: "the defaults", DefaultNs: 500, BestNs: 400, Ratio: 0.8, Best: "coll_sm_priority=100"},
+		{Ranks: 4, Setting: "coll_sm_priority=100", Baseline: "the defaults", DefaultNs: 7000, BestNs: 7000, Ratio: 1.0},
+		{Ranks: 8, Setting: "coll_sm_priority=100", Baseline: "coll_tuned_barrier_algorithm=1", DefaultNs: 17000, BestNs: 85000, Ratio: 5, Slower: true},
+	}
+	im.LaunchChosen = chosen
+	im.LaunchWhy = []string{"hwloc_base_binding_policy=none: chosen: faster at 2 ranks; what it does: binding", "coll_sm_priority=100: slower at 8 ranks (5.00x the baseline); what it does: coll/sm"}
+}
+
+// The openmpi export writes the chosen launch-level setting's lines with
+// the counts it was measured at, and a comment for the one faster at 2
+// ranks but slower at 8 (never set: the file applies to every count);
+// export --verify's counts are every count the launch line changes.
+func TestOpenMPILaunchExport(t *testing.T) {
+	f := mpiFixture(t)
+	withLaunch(f, "hwloc_base_binding_policy=none")
+	var b, rules bytes.Buffer
+	path := filepath.Join(t.TempDir(), "tuned.conf")
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path + MPIRulesSuffix, Rules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !regexp.MustCompile(`(?m)^hwloc_base_binding_policy = none$`).MatchString(out) || strings.Contains(out, "\ncoll_sm_priority") {
+		t.Errorf("launch lines:\n%s", out)
+	}
+	if !strings.Contains(out, "2 ranks 0.90x (faster), 4 ranks 1.00x (not slower), 8 ranks 0.99x (not slower)") || !strings.Contains(out, "EVERY job") || !regexp.MustCompile(`(?m)^# launch-level coll_sm_priority=100: not set: slower at 8 ranks`).MatchString(out) {
+		t.Errorf("the export does not say where the launch line was measured, or why coll/sm is not set:\n%s", out)
+	}
+	checks := MPIChecks(f, "openmpi", 0)
+	if len(checks) != 3 || checks[0].Ranks != 2 || !checks[0].Faster || math.Abs(checks[0].Want-0.72) > 1e-9 || checks[1].Faster || math.Abs(checks[2].Want-17000.0/29000*0.99) > 1e-9 {
+		t.Errorf("MPIChecks: %+v", checks)
+	}
+	// Only a launch-level setting: no rules file, the lines alone.
+	for i := range f.MPI.Implementations[0].Counts {
+		f.MPI.Implementations[0].Counts[i].Best = ""
+	}
+	b.Reset()
+	if err := Write(&b, f, "openmpi", Options{}); err != nil || !strings.Contains(b.String(), "\nhwloc_base_binding_policy = none\n") || strings.Contains(b.String(), "dynamic_rules") {
+		t.Errorf("launch line alone: %v\n%s", err, b.String())
+	}
+	// A file that names the one slower at 8 ranks as chosen (edited by
+	// hand) is refused, and so is one faster nowhere.
+	withLaunch(f, "coll_sm_priority=100")
+	if err := Write(&b, f, "openmpi", Options{RulesPath: path, Rules: &rules}); err == nil || !strings.Contains(err.Error(), "slower") {
+		t.Errorf("a chosen setting slower at 8 ranks: %v", err)
+	}
+	withLaunch(f, "")
+	f.MPI.Implementations[0].Launch[0].Best = ""
+	f.MPI.Implementations[0].LaunchChosen = "hwloc_base_binding_policy=none"
+	if err := Write(&b, f, "openmpi", Options{}); err == nil || !strings.Contains(err.Error(), "not measured faster") {
+		t.Errorf("a chosen setting faster nowhere: %v", err)
+	}
+	// None chosen: nothing set, each says why.
+	withLaunch(f, "")
+	b.Reset()
+	if err := Write(&b, f, "openmpi", Options{}); err != nil || !strings.Contains(b.String(), "nothing is set") {
+		t.Errorf("none chosen: %v\n%s", err, b.String())
+	}
+}
+
+// TestOpenMPIReadsTheLaunchLines: the real Open MPI reads the export's
+// launch-level line through mpirun --tune: the file with binding none runs
+// at 2 ranks, and the same file with a value Open MPI does not know makes
+// the launch fail (mpirun read the line, as a user's job would).
+func TestOpenMPIReadsTheLaunchLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: launches Open MPI")
+	}
+	im := mpicheck.Implementations()[0]
+	if !im.Found() {
+		t.Skipf("Open MPI not installed (%s, %s)", im.Compiler, im.Launcher)
+	}
+	dir := t.TempDir()
+	p, err := mpicheck.Build(context.Background(), im, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mpiFixture(t)
+	for i := range f.MPI.Implementations[0].Counts {
+		f.MPI.Implementations[0].Counts[i].Best = ""
+	}
+	withLaunch(f, "hwloc_base_binding_policy=none")
+	path := filepath.Join(dir, "tuned.conf")
+	var b bytes.Buffer
+	if err := Write(&b, f, "openmpi", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(data string) error {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p.Run(context.Background(), mpicheck.Sample{Ranks: 2, Seconds: 0.01, Args: []string{"--tune", path}, Limit: 60 * time.Second})
+		return err
+	}
+	if err := run(b.String()); err != nil {
+		t.Fatalf("the export with its launch line at 2 ranks: %v", err)
+	}
+	bad := strings.Replace(b.String(), "hwloc_base_binding_policy = none", "hwloc_base_binding_policy = barriertune-bogus", 1)
+	if bad == b.String() {
+		t.Fatal("no launch line to spoil")
+	}
+	if err := run(bad); err == nil {
+		t.Error("a binding policy Open MPI does not know ran: mpirun did not read the launch line")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,163 @@ func TestRootEnvironment(t *testing.T) {
 	p.Root = ""
 	if strings.Contains(strings.Join(p.env(nil), "\n"), "OMPI_ALLOW_RUN_AS_ROOT") {
 		t.Error("not root, yet the permission is set")
+	}
+}
+
+// fakeTimes is a fake launcher's script that times every launch at a
+// base of 1000 ns a barrier, changed by the settings in its environment
+// as body says (shell: n is the rank count, t the time).
+func fakeTimes(body string) string {
+	return `n=$3; t=1000
+` + body + `
+i=0; while [ $i -lt 9 ]; do echo "chunk $i $t 10"; i=$((i+1)); done
+echo "ranks $n barriers 100"; echo "library fake MPI 1.0"`
+}
+
+func fakeVerdict(d, s []float64) pairs.Verdict {
+	v := pairs.Verdict{MarginPct: 100 * (pairs.Median(d)/pairs.Median(s) - 1), Test: "fake"}
+	v.Faster = v.MarginPct > 3
+	return v
+}
+
+func launchResult(t *testing.T, rs []LaunchResult, setting string) LaunchResult {
+	t.Helper()
+	for _, r := range rs {
+		if r.Setting == setting {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s in %+v", setting, rs)
+	return LaunchResult{}
+}
+
+// A launch-level setting faster at one count and slower at another is
+// not chosen (a parameter file applies it to every count), whether the
+// screening pair or the pairs find it slower; one faster at a count and
+// even at the others is; a setting slower at the largest count is not
+// timed again.
+func TestTuneLaunchWinsAndLoses(t *testing.T) {
+	p := fakeLauncher(t, OpenMPI, fakeTimes(`
+case "$OMPI_MCA_hwloc_base_binding_policy" in none) if [ $n = 2 ]; then t=500; else t=2000; fi;; esac
+case "$OMPI_MCA_coll_sm_priority" in 100) if [ $n = 2 ]; then t=500; else t=1150; fi;; esac
+case "$OMPI_MCA_rmaps_base_mapping_policy" in core) if [ $n = 4 ]; then t=500; fi;; esac`))
+	cands := []LaunchCandidate{{Setting: "hwloc_base_binding_policy=none", Scope: "binding"}, {Setting: "coll_sm_priority=100", Scope: "sm"}, {Setting: "rmaps_base_mapping_policy=core", Scope: "mapping"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rs := TuneLaunch(ctx, Config{Verdict: fakeVerdict, RunLimit: 10 * time.Second}, LaunchConfig{Program: p, Candidates: cands, Ranks: []int{2, 4}})
+	none := launchResult(t, rs, "hwloc_base_binding_policy=none")
+	if none.Chosen || !none.Counts[1].Slower || none.Counts[1].Ranks != 4 || none.Counts[0].Measured || !strings.Contains(none.Counts[0].Why, "not timed") {
+		t.Errorf("binding none (faster at 2, 2x at 4): %+v", none)
+	}
+	sm := launchResult(t, rs, "coll_sm_priority=100")
+	if sm.Chosen || !sm.Counts[1].Slower || sm.Counts[1].Ratio < 1.1 || !strings.Contains(sm.Why, "slower at 4 ranks") {
+		t.Errorf("coll/sm (1.15x at 4 in pairs): %+v", sm)
+	}
+	m := launchResult(t, rs, "rmaps_base_mapping_policy=core")
+	if !m.Chosen || !m.Counts[1].Faster || m.Counts[0].Faster || m.Counts[0].Slower || !m.Counts[0].Measured || !strings.HasPrefix(m.Why, "chosen") {
+		t.Errorf("mapping (faster at 4, even at 2): %+v", m)
+	}
+	if m.Counts[1].Baseline != "the defaults" || m.Counts[1].BaseNs != 1000 || m.Counts[1].Ns != 500 {
+		t.Errorf("mapping at 4 ranks: %+v", m.Counts[1])
+	}
+}
+
+// A launch-level setting whose launch crashes, hangs or is refused is
+// reported and never chosen; one the time did not reach at some count is
+// not chosen either.
+func TestTuneLaunchFailures(t *testing.T) {
+	p := fakeLauncher(t, OpenMPI, fakeTimes(`
+case "$OMPI_MCA_coll_sm_priority" in 100) echo "rank 1 died: signal 11" >&2; exit 1;; esac
+case "$OMPI_MCA_hwloc_base_binding_policy" in none) sleep 30;; esac
+case "$OMPI_MCA_rmaps_base_mapping_policy" in bogus) echo "WARNING: the mapping policy bogus is not recognized" >&2;; esac
+case "$OMPI_MCA_coll_sm_tree_degree" in 2) t=500;; esac`))
+	cands := []LaunchCandidate{{Setting: "coll_sm_priority=100", Scope: "crash"}, {Setting: "hwloc_base_binding_policy=none", Scope: "hang"}, {Setting: "rmaps_base_mapping_policy=bogus", Scope: "refused"}, {Setting: "coll_sm_tree_degree=2", Scope: "wins, but only one count is reached"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	rs := TuneLaunch(ctx, Config{Verdict: fakeVerdict, RunLimit: 500 * time.Millisecond}, LaunchConfig{Program: p, Candidates: cands, Ranks: []int{2}})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %s", d)
+	}
+	for _, s := range cands[:3] {
+		r := launchResult(t, rs, s.Setting)
+		if r.Chosen || r.Counts[0].Failed == "" || !strings.Contains(r.Why, "never chosen") {
+			t.Errorf("%s (%s): %+v", s.Setting, s.Scope, r)
+		}
+	}
+	if r := launchResult(t, rs, "coll_sm_tree_degree=2"); !r.Chosen {
+		t.Errorf("the winner among failures: %+v", r)
+	}
+	// The same winner, where the time runs out before the second count.
+	ctx, cancel = context.WithCancel(context.Background())
+	cfg := Config{Verdict: fakeVerdict, Progress: func(s string) {
+		if strings.Contains(s, ", 2 ranks") {
+			cancel()
+		}
+	}}
+	rs = TuneLaunch(ctx, cfg, LaunchConfig{Program: p, Candidates: cands[3:], Ranks: []int{2, 4}})
+	cancel()
+	if r := rs[0]; r.Chosen || r.Counts[0].Measured || !strings.Contains(r.Why, "not measured at 2 ranks") {
+		t.Errorf("measured at 4 ranks only: %+v", r)
+	}
+}
+
+// The candidates follow the installation and the tree: coll/sm only where
+// ompi_info lists it, spreading only on several NUMA nodes or packages,
+// at most four.
+func TestLaunchCandidates(t *testing.T) {
+	p := &Program{Implementation: Implementation{Name: OpenMPI}}
+	cs, notes := LaunchCandidates(p, []int{2, 3, 4, 8}, 2, 1, 1)
+	if len(cs) != 2 || len(notes) != 1 || !strings.Contains(notes[0], "coll/sm") {
+		t.Errorf("no coll/sm, one NUMA node: %v %v", cs, notes)
+	}
+	p.CollSM, p.CollSMDegree = parseCollSM("mca:coll:sm:version:\"mca:2.1.0\"\nmca:coll:sm:param:coll_sm_tree_degree:value:4\n")
+	if !p.CollSM || p.CollSMDegree != 4 {
+		t.Fatalf("parseCollSM: %v %d", p.CollSM, p.CollSMDegree)
+	}
+	cs, _ = LaunchCandidates(p, []int{2, 3, 4, 8}, 2, 1, 1)
+	want := []string{"hwloc_base_binding_policy=none", "hwloc_base_binding_policy=core:overload-allowed", "coll_sm_priority=100", "coll_sm_priority=100,coll_sm_tree_degree=2"}
+	if len(cs) != len(want) {
+		t.Fatalf("%v", cs)
+	}
+	for i, c := range cs {
+		if c.Setting != want[i] || c.Scope == "" {
+			t.Errorf("candidate %d: %+v, want %s", i, c, want[i])
+		}
+	}
+	cs, notes = LaunchCandidates(p, []int{2, 4}, 64, 2, 4)
+	if len(cs) != 4 || cs[2].Setting != "rmaps_base_mapping_policy=numa" || len(notes) != 1 {
+		t.Errorf("four NUMA nodes: %v %v", cs, notes)
+	}
+	if cs, _ := LaunchCandidates(&Program{Implementation: Implementation{Name: MPICH}}, []int{2}, 2, 1, 1); cs != nil {
+		t.Errorf("MPICH: %v", cs)
+	}
+	if got := LaunchEnv("coll_sm_priority=100,coll_sm_tree_degree=2"); len(got) != 2 || got[1] != "OMPI_MCA_coll_sm_tree_degree=2" {
+		t.Errorf("LaunchEnv: %v", got)
+	}
+}
+
+// Where a binding is Open MPI's own default at a count (no binding
+// policy set), it is not timed there and counts as not slower: binding
+// none above the CPUs, a core at 2 ranks.
+func TestLaunchDefaultsNotTimed(t *testing.T) {
+	if !parseDefaultBinding("mca:hwloc:base:param:hwloc_base_binding_policy:value:\nmca:hwloc:base:param:hwloc_base_binding_policy:source:default\n") ||
+		parseDefaultBinding("mca:hwloc:base:param:hwloc_base_binding_policy:value:core\n") || parseDefaultBinding("") {
+		t.Error("parseDefaultBinding")
+	}
+	p := fakeLauncher(t, OpenMPI, fakeTimes(`
+case "$OMPI_MCA_hwloc_base_binding_policy" in none) if [ $n = 2 ]; then t=500; else t=99000; fi;; esac`))
+	p.DefaultBinding = true
+	cands, _ := LaunchCandidates(p, []int{2, 4}, 2, 1, 1)
+	if len(cands) != 2 || !slices.Equal(cands[0].Defaults, []int{4}) || !slices.Equal(cands[1].Defaults, []int{2}) {
+		t.Fatalf("candidates %+v", cands)
+	}
+	rs := TuneLaunch(context.Background(), Config{Verdict: fakeVerdict}, LaunchConfig{Program: p, Candidates: cands[:1], Ranks: []int{2, 4}})
+	r := rs[0]
+	if c := r.Counts[1]; !c.Measured || c.Slower || c.Runs != 0 || !strings.Contains(c.Why, "Open MPI's own binding") {
+		t.Errorf("binding none at 4 ranks on 2 CPUs: %+v", c)
+	}
+	if !r.Chosen || !r.Counts[0].Faster {
+		t.Errorf("binding none, faster at 2 ranks and the defaults at 4: %+v", r)
 	}
 }

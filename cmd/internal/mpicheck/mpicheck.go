@@ -18,8 +18,10 @@
 // (Session): its coll/tuned component reads the forced barrier algorithm
 // when a communicator is made, so the loop makes one communicator per
 // setting through the MPI tool interface and times them in pairs with the
-// defaults' communicator, as the caller asks. MPICH's settings are
-// environment variables, one launch each (Program.Run).
+// defaults' communicator, as the caller asks. Its launch-level settings
+// (binding, mapping, coll/sm: read when a job starts) are timed in
+// launches of their own (TuneLaunch). MPICH's settings are environment
+// variables, one launch each (Program.Run).
 package mpicheck
 
 import (
@@ -94,6 +96,17 @@ type Program struct {
 	// cvars are the CVAR names MPICH was asked about (true: it has
 	// them; mpich.go).
 	cvars map[string]bool
+	// CollSM says that ompi_info lists Open MPI's coll sm component,
+	// CollSMDegree its coll_sm_tree_degree's default (0: no such
+	// parameter): the launch-level candidates offer coll/sm only then.
+	CollSM       bool
+	CollSMDegree int
+	// DefaultBinding says that ompi_info, read with the launches'
+	// environment, reports no hwloc_base_binding_policy: Open MPI binds
+	// as its own default says (a core at 2 ranks or fewer, nothing when
+	// oversubscribed), so a launch-level binding that is that default at
+	// a count is not timed there.
+	DefaultBinding bool
 }
 
 // probeTimeout bounds a probe (ompi_info).
@@ -122,6 +135,7 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 	}
 	if im.Name == OpenMPI {
 		p.ParamFiles = openMPISystemParams(ctx)
+		p.probeOpenMPI(ctx)
 	}
 	return p, nil
 }

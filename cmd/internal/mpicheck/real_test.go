@@ -88,3 +88,39 @@ func TestTuneOpenMPI(t *testing.T) {
 		t.Errorf("chose %q at %g ns", c.Setting, c.Ns)
 	}
 }
+
+// The real Open MPI: ompi_info lists coll/sm with its tree degree where
+// the installation has it, and the launch-level settings are timed at 2
+// ranks in 10 s: each measured or saying why, none chosen that was slower
+// or failed.
+func TestOpenMPILaunchLevel(t *testing.T) {
+	p := openMPI(t)
+	t.Logf("coll/sm %v, tree degree default %d, no binding policy set %v", p.CollSM, p.CollSMDegree, p.DefaultBinding)
+	if p.CollSM && (p.CollSMDegree < 1 || p.CollSMDegree > 255) {
+		t.Errorf("coll/sm's tree degree %d", p.CollSMDegree)
+	}
+	cands, notes := LaunchCandidates(p, []int{2}, 2, 1, 1)
+	if len(cands) == 0 || len(cands) > maxLaunchCandidates {
+		t.Fatalf("candidates %v (notes %v)", cands, notes)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	verdict := func(d, s []float64) pairs.Verdict {
+		v := pairs.Verdict{MarginPct: 100 * (pairs.Median(d)/pairs.Median(s) - 1), Test: "test"}
+		v.Faster = v.MarginPct > 3 && slices.Max(s) < slices.Min(d)
+		return v
+	}
+	rs := TuneLaunch(ctx, Config{Verdict: verdict}, LaunchConfig{Program: p, Candidates: cands, Ranks: []int{2}})
+	for _, r := range rs {
+		c := r.Counts[0]
+		t.Logf("%s: %s [%s]", r.Setting, r.Why, c.Why)
+		switch {
+		case c.Why == "":
+			t.Errorf("%s: no word on 2 ranks", r.Setting)
+		case r.Chosen && (c.Slower || c.Failed != "" || !c.Faster):
+			t.Errorf("%s chosen: %+v", r.Setting, c)
+		case c.Measured && !(c.BaseNs > 0 && c.Ns > 0):
+			t.Errorf("%s measured without times: %+v", r.Setting, c)
+		}
+	}
+}

@@ -14,8 +14,13 @@ import (
 type Check struct {
 	Ranks int
 	// Want is the chosen setting's time over the defaults' (the check's
-	// BestNs / DefaultNs).
+	// BestNs / DefaultNs; times a launch-level setting's ratio where one
+	// was chosen).
 	Want float64
+	// Faster: a setting was chosen at this count as faster than the
+	// defaults (else the file only carries a launch-level setting measured
+	// not slower here).
+	Faster bool
 }
 
 // Verified is Verify's finding for one count.
@@ -24,6 +29,8 @@ type Verified struct {
 	// Ratio is the median over the pairs of the exported file's time over
 	// the defaults'; Want the check's.
 	Ratio, Want float64
+	// Expected is the Check's Faster.
+	Expected bool
 	// OK: the file reproduced the chosen setting's time within margin
 	// (Ratio <= Want * (1 + margin)); Faster: it was at least faster than
 	// the defaults by the margin (Ratio <= 1 / (1 + margin)).
@@ -61,7 +68,7 @@ func (p *Program) Verify(ctx context.Context, vc VerifyConfig, checks []Check) [
 	}
 	var out []Verified
 	for _, c := range checks {
-		v := Verified{Ranks: c.Ranks, Want: c.Want}
+		v := Verified{Ranks: c.Ranks, Want: c.Want, Expected: c.Faster}
 		var ratios []float64
 		for i := 0; i < vc.Pairs && v.Err == nil; i++ {
 			var def, file float64
@@ -98,6 +105,13 @@ func (p *Program) Verify(ctx context.Context, vc VerifyConfig, checks []Check) [
 		out = append(out, v)
 	}
 	return out
+}
+
+// Passed: the file did what the check found at this count: faster than
+// the defaults by the margin where a setting was chosen as faster, within
+// the margin of the check's ratio elsewhere.
+func (v Verified) Passed() bool {
+	return v.Err == nil && (v.Faster || !v.Expected && v.OK)
 }
 
 // Describe is v in one line.

@@ -3,7 +3,9 @@
 // mode, cmd/internal/mpicheck/csrc/mpiloop.c: MPI_Barrier on
 // MPI_COMM_WORLD, the slowest rank's time a barrier) runs under mpirun
 // with Open MPI's defaults and with every line of the export passed as
-// `--mca name value`, for each rank count, in interleaved rounds: every
+// `--mca name value` (the rules file's two lines and a chosen launch-level
+// line, binding, mapping or coll/sm, alike), for each rank count, in
+// interleaved rounds: every
 // round runs both, in a random order, so load that comes and goes hits
 // both alike. It prints, per count, the median of the rounds' ratios
 // (export over default), the medians, and the load average.
