@@ -303,8 +303,10 @@ func measureLaunch(ctx context.Context, r *results.MPIImplementation, p *mpichec
 			chosen[c.Ranks] = c.Best
 		}
 	}
-	// The verification of the counts that chose an algorithm comes first.
-	reserve := time.Duration(len(chosen)*2*verifyPairs) * launchCost
+	// The verification of the counts that chose an algorithm comes first
+	// (with one launch to spare: it starts a count only with its pairs'
+	// time left).
+	reserve := time.Duration(len(chosen)*2*verifyPairs+1) * launchCost
 	lctx, cancel := ctx, context.CancelFunc(func() {})
 	if d, ok := ctx.Deadline(); ok {
 		lctx, cancel = context.WithDeadline(ctx, d.Add(-reserve))

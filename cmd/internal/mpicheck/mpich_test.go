@@ -160,3 +160,32 @@ for i in 0 1 2; do echo "chunk $i 900.0 10.0"; done; echo "ranks 2 barriers 9"; 
 		t.Errorf("no answer: %v, want the launch timed", err)
 	}
 }
+
+// Above the CPUs MPICH's cost is timed first, each count in one bounded
+// launch, and the search within the CPUs gets what they leave: with a
+// budget the search alone could fill, every count above the CPUs still
+// records its cost, and the count within them is still measured.
+func TestTuneMPICHCostsFirst(t *testing.T) {
+	p := fakeLauncher(t, MPICH, `n=$2
+t=1000
+sleep 0.05
+if [ "$n" -gt 2 ]; then sleep 0.25; t=8000000; fi
+for i in 0 1 2 3 4; do echo "chunk $i $t.0 10.0"; done
+echo "ranks $n barriers 20"; echo "library MPICH Version: fake"`)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	verdict := func(d, s []float64) pairs.Verdict { return pairs.Verdict{Test: "test"} }
+	cs := Tune(ctx, Config{Programs: []*Program{p}, Ranks: []int{2, 3, 4, 8}, CPUs: 2, Verdict: verdict})
+	if len(cs) != 4 {
+		t.Fatalf("%d choices, want 4: %+v", len(cs), cs)
+	}
+	for _, c := range cs {
+		t.Log(c.Describe())
+		switch {
+		case c.Ranks > 2 && (!c.Measured || !strings.Contains(c.Why, "MPICH costs 8.0 ms a barrier")):
+			t.Errorf("%d ranks: %q, want its cost recorded", c.Ranks, c.Describe())
+		case c.Ranks == 2 && !c.Measured:
+			t.Errorf("2 ranks not measured: %q", c.Why)
+		}
+	}
+}

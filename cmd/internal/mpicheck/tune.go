@@ -140,26 +140,28 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 		costOnly bool
 	}
 	// Each implementation's counts in turn (the first implementation
-	// first), the cells that only time the defaults last: they take one
-	// bounded launch, and the even shares are for the searches.
-	var cells, last []cellRef
-	// The largest count first: a launch there costs the most, and there
-	// a fixed rule of the rank count is the likeliest to be wrong; when
-	// the time runs out, the small counts keep their defaults.
+	// first); within one, the cells that only time the defaults first:
+	// each is one launch of a few barriers, bounded, and the even shares
+	// of what they leave are for the searches. The largest count first:
+	// a launch there costs the most, and there a fixed rule of the rank
+	// count is the likeliest to be wrong; when the time runs out, the
+	// small counts keep their defaults.
+	var cells []cellRef
 	desc := slices.Clone(cfg.Ranks)
 	slices.Sort(desc)
 	slices.Reverse(desc)
 	for _, p := range cfg.Programs {
+		var search []cellRef
 		for _, n := range desc {
 			c := cellRef{p, n, p.Name == MPICH && cfg.CPUs > 0 && n > cfg.CPUs}
 			if c.costOnly {
-				last = append(last, c)
-			} else {
 				cells = append(cells, c)
+			} else {
+				search = append(search, c)
 			}
 		}
+		cells = append(cells, search...)
 	}
-	cells = append(cells, last...)
 	byKey := map[[2]int]Choice{}
 	for i, c := range cells {
 		// The first implementation's searches share the time left with
@@ -334,12 +336,24 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 	return ch
 }
 
+// A cost-only launch's bounds: MPICH busy-polling above the CPUs takes
+// milliseconds a barrier (docs/lab/2026-12-07-mpi.md), so 20 barriers
+// and a launch take a second or two there.
+const (
+	costBarriers = 20
+	costLimit    = 15 * time.Second
+	costFloor    = 3 * time.Second
+)
+
 // costOnly times MPICH's defaults above the CPUs in one bounded launch
-// (at most 40 barriers): the cost is reported, nothing is chosen.
+// (at most costBarriers barriers, and at most a third of the time left or
+// costLimit, whichever is less, though at least costFloor): the cost is
+// reported, nothing is chosen.
 func (cfg Config) costOnly(ctx context.Context, p *Program, n int) Choice {
 	ch := Choice{Impl: p.Name, Ranks: n, Runs: 1}
 	cfg.Progress(fmt.Sprintf("MPI %s, %d ranks on %d CPUs: timing the defaults once (it busy-polls above the CPUs)", p.Name, n, cfg.CPUs))
-	t, err := p.Run(ctx, Sample{Ranks: n, Seconds: 0.05, Chunk: 0.01, MaxBarriers: 40, Limit: 15 * time.Second})
+	limit := min(costLimit, max(remaining(ctx, cfg.Now)/3, costFloor))
+	t, err := p.Run(ctx, Sample{Ranks: n, Seconds: 0.05, Chunk: 0.01, MaxBarriers: costBarriers, Limit: limit})
 	if err != nil {
 		ch.Why = err.Error()
 		if errors.Is(err, context.DeadlineExceeded) {
