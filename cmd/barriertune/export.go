@@ -220,7 +220,16 @@ func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error
 		}
 	}
 	if o.verify {
-		return verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
+		// Ctrl-C stops the launches (their process groups are killed
+		// with the context), not only this process: an MPI launcher left
+		// behind would hold its ranks.
+		ctx, stop := notifySignals(ctx)
+		defer stop()
+		err := verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
+		if se := interruption(ctx); se != nil {
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v during --verify: %s is written, its verification did not finish", se, o.output)}
+		}
+		return err
 	}
 	return nil
 }
