@@ -152,7 +152,11 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 	}
 	b.WriteString("# install: ~/.openmpi/mca-params.conf (one user), mpirun --tune FILE (one job), or the installation's etc/openmpi-mca-params.conf (the whole node); undo: remove these lines\n")
 	if len(algs) == 0 {
-		noneChosen(b, opts.Threads, "Open MPI")
+		n := opts.Threads
+		if im == nil || im.NotMeasured != "" {
+			n = 0 // the header said it was not measured
+		}
+		noneChosen(b, n, "Open MPI")
 		return nil
 	}
 	formats, named, err := rulesFormats(opts.RulesFormat, openMPIMajor(im.Version), im.Version)
