@@ -59,17 +59,15 @@ really gets.`,
   OMP_NUM_THREADS=8 barriertune omp-run -- ./prog input.dat
   barriertune omp-run --print -- ./prog`,
 		Args: func(_ *cobra.Command, args []string) error {
+			if o.runtime != "" && o.runtime != ompcheck.LibGOMP && o.runtime != ompcheck.LibOMP {
+				return usageErrorf("--runtime %q: want libgomp or libomp", o.runtime)
+			}
 			if len(args) == 0 {
 				return usageErrorf("omp-run: no program given (usage: barriertune omp-run [--results FILE] -- PROGRAM [ARGS...])")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// A flag's value, checked here rather than with the
-			// arguments, whose errors name the program's arguments.
-			if o.runtime != "" && o.runtime != ompcheck.LibGOMP && o.runtime != ompcheck.LibOMP {
-				return usageErrorf("--runtime %q: want libgomp or libomp", o.runtime)
-			}
 			return runOMPRun(o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
