@@ -67,7 +67,9 @@ groups, substitutes every hybrid.
             on a plain barrier loop and no slower on a stencil, and
             nothing where the defaults stayed, the runs were too few to
             decide, or the runtime was not measured; comments name each
-            runtime's version and why. Its first line says how to use
+            runtime's version and why, and the host state (the floor
+            before and after the step) the times belong to. Its first
+            line says how to use
             it: run programs with barriertune omp-run -- ./prog (the
             block for the thread count the program gets, for the
             runtime it links), or export OMP_NUM_THREADS and then

@@ -117,6 +117,9 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 	if measuredAny {
 		fmt.Fprintf(b, "# each block sets what the check measured faster than that runtime's defaults (by more than 3%% and a Mann-Whitney U test, confirmed in fresh runs), on %s; a variable both runtimes read only where it was measured faster for both\n", oneLine(o.Loop))
 	}
+	if measuredAny {
+		ompHostState(b, o)
+	}
 	counts := ompCounts(o)
 	if threads > 0 {
 		fmt.Fprintf(b, "export OMP_NUM_THREADS=%d\n", threads)
@@ -160,6 +163,19 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 	}
 	fmt.Fprintf(b, "fi\n")
 	fmt.Fprintf(b, "unset _barriertune_n\n")
+}
+
+// ompHostState writes the comment naming the host state the times below
+// were measured in (results.OpenMP's floors before and after the step):
+// a VM's host may move its vCPUs between states several times apart, and
+// the times compare only within one; nothing where no floor was read.
+func ompHostState(b *strings.Builder, o *results.OpenMP) {
+	switch {
+	case o.HostMoved != "":
+		fmt.Fprintf(b, "# host state: %s\n", oneLine(o.HostMoved))
+	case o.HostFloorBeforeNs > 0 && o.HostFloorAfterNs > 0:
+		fmt.Fprintf(b, "# host state: the floor read %.0f ns before the OpenMP step and %.0f ns after it; the times below belong to that state (compare them with runs that read the same floor: barriertune latency)\n", o.HostFloorBeforeNs, o.HostFloorAfterNs)
+	}
 }
 
 // ompBands splits the thread counts from 1 up into ranges each served by

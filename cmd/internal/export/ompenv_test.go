@@ -340,3 +340,24 @@ func TestOMPBandsEveryCount(t *testing.T) {
 		t.Fatalf("a million threads: %+v", b)
 	}
 }
+
+// TestOMPEnvNamesTheHostState: omp-env's comments name the host state the
+// times were measured in (the floors before and after the OpenMP step, or
+// the file's words where the host moved), on one comment line whatever
+// the file holds, and nothing where no floor was read.
+func TestOMPEnvNamesTheHostState(t *testing.T) {
+	f := withOpenMP(t)
+	f.OpenMP.HostFloorBeforeNs, f.OpenMP.HostFloorAfterNs = 140, 152
+	if out := exportString(t, f, "omp-env", 0); !strings.Contains(out, "# host state: the floor read 140 ns before the OpenMP step and 152 ns after it") {
+		t.Errorf("no host state:\n%s", out)
+	}
+	f.OpenMP.HostMoved = "the host moved\necho injected"
+	out := exportString(t, f, "omp-env", 2)
+	if !strings.Contains(out, "# host state: the host moved echo injected") || regexp.MustCompile(`(?m)^echo`).MatchString(out) {
+		t.Errorf("the file's words, on one comment line:\n%s", out)
+	}
+	f.OpenMP.HostFloorBeforeNs, f.OpenMP.HostFloorAfterNs, f.OpenMP.HostMoved = 0, 0, ""
+	if out := exportString(t, f, "omp-env", 0); strings.Contains(out, "host state") {
+		t.Errorf("a host state without a floor:\n%s", out)
+	}
+}
