@@ -69,10 +69,10 @@ groups, substitutes every hybrid.
             decide, or the runtime was not measured; comments name each
             runtime's version and why, and the host state (the floor
             before and after the step) the times belong to. Its first
-            line says how to use
-            it: run programs with barriertune omp-run -- ./prog (the
-            block for the thread count the program gets, for the
-            runtime it links), or export OMP_NUM_THREADS and then
+            line says how to use it: run programs with barriertune
+            omp-run -- ./prog (the block for the thread count the
+            program gets, for the runtime it links), or export
+            OMP_NUM_THREADS and then
             source the file (without --threads an if-chain picks the
             block for $OMP_NUM_THREADS as it is when sourced). A
             variable both runtimes read (OMP_, GOMP_CPU_AFFINITY) is set
