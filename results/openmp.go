@@ -130,30 +130,56 @@ func (r *OpenMPRuntime) Count(n int) *OpenMPCount {
 	return nil
 }
 
-// validate refuses what an export could not write safely: a count below
-// 1, a time below 0, or a setting that is not NAME=VALUE with a name of
-// the runtimes' (OMP_, KMP_ or GOMP_ and capitals, digits, underscores).
+// validate refuses what an export could not write safely: a thread
+// count out of range or repeated, too many counts, a time below 0, or a
+// setting that is not NAME=VALUE with a name of the runtimes' (OMP_, KMP_
+// or GOMP_ and capitals, digits, underscores) and a plain value
+// (runtimeValue).
 func (o *OpenMP) validate() error {
 	if o == nil {
 		return nil
 	}
 	for _, r := range o.Runtimes {
+		if len(r.Counts) > maxOpenMPCounts {
+			return fmt.Errorf("openmp %s: %d thread counts (at most %d)", r.Name, len(r.Counts), maxOpenMPCounts)
+		}
+		seen := map[int]bool{}
 		for _, c := range r.Counts {
-			if c.Threads < 1 {
-				return fmt.Errorf("openmp %s: thread count %d is not positive", r.Name, c.Threads)
+			if c.Threads < 1 || c.Threads > maxOpenMPThreads || seen[c.Threads] {
+				return fmt.Errorf("openmp %s: thread count %d is out of range (1 to %d) or repeated", r.Name, c.Threads, maxOpenMPThreads)
 			}
+			seen[c.Threads] = true
 			if c.DefaultNs < 0 || c.BestNs < 0 || c.DefaultStencilNs < 0 || c.BestStencilNs < 0 || c.NeedBudgetS < 0 {
 				return fmt.Errorf("openmp %s, %d threads: a negative time", r.Name, c.Threads)
 			}
 			for _, kv := range c.Best {
-				name, _, ok := strings.Cut(kv, "=")
-				if !ok || !runtimeVariable(name) {
-					return fmt.Errorf("openmp %s, %d threads: setting %q is not NAME=VALUE with an OMP_, KMP_ or GOMP_ name", r.Name, c.Threads, kv)
+				name, value, ok := strings.Cut(kv, "=")
+				if !ok || !runtimeVariable(name) || !runtimeValue(value) {
+					return fmt.Errorf("openmp %s, %d threads: setting %q is not NAME=VALUE with an OMP_, KMP_ or GOMP_ name and a plain value (letters, digits, spaces, _ . , = - : +; at most %d characters)", r.Name, c.Threads, kv, maxOpenMPValue)
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// Caps on what an OpenMP record may hold: thread counts (the check
+// measures at most 65536 threads), counts per runtime, and a setting's
+// value (a CPU list for GOMP_CPU_AFFINITY is the longest the check
+// writes).
+const (
+	maxOpenMPThreads = 1 << 20
+	maxOpenMPCounts  = 4096
+	maxOpenMPValue   = 1 << 16
+)
+
+// runtimeValue reports whether v is a plain value of a runtime variable:
+// the runtimes' values (infinite, granularity=fine,compact, linear,linear,
+// a CPU list such as 0-3 8 or 0-15:2) need only letters, digits, spaces
+// and _ . , = - : +; nothing that a shell, a comment line or a terminal
+// reads as more (quotes, $, `, ;, newlines, control characters).
+func runtimeValue(v string) bool {
+	return len(v) <= maxOpenMPValue && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,=-:+") == ""
 }
 
 // runtimeVariable reports whether name is an OpenMP runtime's variable

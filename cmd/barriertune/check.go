@@ -100,7 +100,10 @@ beside it, to FILE.busy).
 
 Ctrl-C (SIGINT) or SIGTERM stops it: what was measured is written, marked
 partial with the rounds done and planned, --resume FILE continues the
-missing rounds, and the exit code is 130 or 143.
+missing rounds, and the exit code is 130 or 143. Stopped after the rounds,
+in the OpenMP or MPI step, it never replaces a file whose steps decided
+a runtime count this run did not: that file stays, and this run goes
+beside it, to FILE.partial.
 
 Results go to -o FILE, or by default to the per-user config directory
 ($XDG_CONFIG_HOME/barriertune/results.json) unless $BARRIERTUNE_RESULTS
@@ -325,7 +328,24 @@ func leftAsItWas(path string) string {
 // another machine's (store.Destination.Save); the messages name the file
 // written.
 func writeCheckResults(ctx context.Context, opts *checkOptions, dest store.Destination, f *results.File, runErr error, w io.Writer) error {
-	path, note, err := dest.Save(f)
+	var path, note, lost string
+	var err error
+	if se := interruption(ctx); se != nil && !f.Partial {
+		// The rounds finished; the steps after them (the OpenMP and MPI
+		// steps among them) stopped where they were. Such a file must
+		// not replace one whose steps finished.
+		f.Cuts = append(f.Cuts, fmt.Sprintf("%v after the algorithms' rounds: the steps after them (play-off, latencies, the C, OpenMP and MPI steps) stopped where they were, and record what they measured before", se))
+		if old, rerr := results.Read(dest.String()); rerr == nil && !old.Partial {
+			lost = runtimesLost(f, old)
+		}
+	}
+	if lost != "" {
+		path = dest.String() + ".partial"
+		err = store.Write(path, f)
+		note = fmt.Sprintf("%s keeps its results: this interrupted run did not finish what it measured (%s); this run went beside it", dest.String(), lost)
+	} else {
+		path, note, err = dest.Save(f)
+	}
 	if err != nil {
 		return err
 	}
@@ -341,10 +361,13 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, dest store.Desti
 		return err
 	}
 	// Any signal exits 130 or 143; the message says whether the file is
-	// complete (a signal after the last measurement cut nothing).
+	// complete (a signal after the rounds cut only the steps after them).
 	if se := interruption(ctx); se != nil {
+		if lost != "" {
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v during the steps after the rounds: %s is unchanged (it holds %s, which this run did not finish); this run's results went to %s", se, dest.String(), lost, path)}
+		}
 		if !f.Partial {
-			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v after the last measurement: complete results written to %s", se, path)}
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v after the algorithms' rounds: their results are complete, the steps after them stopped where they were (the file's cuts say so); written to %s", se, path)}
 		}
 		return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v: partial results (%d of %d rounds) written to %s; continue with --resume %s", se, f.RoundsDone, f.RoundsPlanned, path, path)}
 	}

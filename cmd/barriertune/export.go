@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/barriertune/barriertune/barriers"
 	"github.com/barriertune/barriertune/cmd/internal/export"
+	"github.com/barriertune/barriertune/cmd/internal/outfile"
 )
 
 // exportOptions are the export command's flags and argument.
@@ -67,10 +67,12 @@ groups, substitutes every hybrid.
             on a plain barrier loop and no slower on a stencil, and
             nothing where the defaults stayed, the runs were too few to
             decide, or the runtime was not measured; comments name each
-            runtime's version and why. Its first line says how to use
-            it: run programs with barriertune omp-run -- ./prog (the
-            block for the thread count the program gets, for the
-            runtime it links), or export OMP_NUM_THREADS and then
+            runtime's version and why, and the host state (the floor
+            before and after the step) the times belong to. Its first
+            line says how to use it: run programs with barriertune
+            omp-run -- ./prog (the block for the thread count the
+            program gets, for the runtime it links), or export
+            OMP_NUM_THREADS and then
             source the file (without --threads an if-chain picks the
             block for $OMP_NUM_THREADS as it is when sourced). A
             variable both runtimes read (OMP_, GOMP_CPU_AFFINITY) is set
@@ -132,7 +134,7 @@ maps the algorithm names to libomp, libgomp and the X-Ray OSAL.`,
 	f.StringVar(&o.format, "format", "", "output format: "+strings.Join(export.Formats(), ", ")+" (required)")
 	f.IntVarP(&o.threads, "threads", "t", 0, "export only the choice for this many threads (default: every measured count)")
 	f.StringVar(&o.allowed, "allowed", "", "choose inside these CPUs (`CPULIST`, e.g. 0-3,8; default: this process's allowed CPUs)")
-	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
+	f.StringVarP(&o.output, "output", "o", "", "write to `FILE` instead of stdout, a new file or a regular file replaced whole (a FIFO, a device or a directory is refused before anything is written) (openmpi: its dynamic rules file goes to FILE.rules, named by its absolute path)")
 	f.StringVar(&o.rules, "rules", "auto", "openmpi: the dynamic rules file's format: "+strings.Join(export.RulesFormats(), ", ")+" (auto: JSON, FILE.rules.json, for Open MPI 6.0 and later, else classic, FILE.rules; both: the classic file named and the JSON one beside it)")
 	f.BoolVar(&o.verify, "verify", false, "openmpi, mpich: after writing, run the MPI barrier loop through the written file against the defaults at each count it changes, and fail unless it is faster where a setting was chosen, not slower where only a launch-level line applies (needs -o)")
 	registerCompletions(cmd, map[string][]string{"format": export.Formats(), "rules": export.RulesFormats()})
@@ -192,23 +194,49 @@ func runExport(ctx context.Context, o *exportOptions, w, stderr io.Writer) error
 	if err := export.Write(&b, rs.File, o.format, opts); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
+	// Every file is checked before any is written (a FIFO, a device, a
+	// directory or a dangling link refuses the export, and nothing is
+	// half-written), then each is written whole through a file beside it
+	// (outfile): a rules file that was a FIFO once hung the export, and
+	// one that led to /dev/zero was reported written.
+	type outFile struct {
+		what, path string
+		data       []byte
+	}
+	var files []outFile
 	for _, r := range []struct {
 		buf  *bytes.Buffer
 		path string
 	}{{&rules, opts.RulesPath}, {&jsonRules, opts.JSONRulesPath}} {
-		if r.buf.Len() == 0 {
-			continue
+		if r.buf.Len() > 0 {
+			files = append(files, outFile{"dynamic rules file", r.path, r.buf.Bytes()})
 		}
-		if err := os.WriteFile(r.path, r.buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("export: writing the rules file: %w", err)
-		}
-		fmt.Fprintf(stderr, "wrote %s's dynamic rules file %s\n", o.output, r.path)
 	}
-	if err := os.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("export: %w", err)
+	files = append(files, outFile{"export file", o.output, b.Bytes()})
+	for _, f := range files {
+		if err := outfile.Check(f.what, f.path); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	for _, f := range files {
+		if err := outfile.Write(f.what, f.path, f.data, 0o644); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if f.path != o.output {
+			fmt.Fprintf(stderr, "wrote %s's %s %s\n", o.output, f.what, f.path)
+		}
 	}
 	if o.verify {
-		return verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
+		// Ctrl-C stops the launches (their process groups are killed
+		// with the context), not only this process: an MPI launcher left
+		// behind would hold its ranks.
+		ctx, stop := notifySignals(ctx)
+		defer stop()
+		err := verifyMPI(ctx, rs.File, o.format, o.output, o.threads, w, stderr)
+		if se := interruption(ctx); se != nil {
+			return &exitError{code: signalCode(se.sig), err: fmt.Errorf("%v during --verify: %s is written, its verification did not finish", se, o.output)}
+		}
+		return err
 	}
 	return nil
 }

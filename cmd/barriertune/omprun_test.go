@@ -62,3 +62,19 @@ func TestOMPRunPrint(t *testing.T) {
 		t.Errorf("OMP_NUM_THREADS=x: exit %d, %q; want a usage error naming it", code, stderr)
 	}
 }
+
+// TestOMPRunBadFlagValue: a bad value of omp-run's own flag is a usage
+// error that names the flag, the value and what is accepted, once, and
+// none of the program's arguments (an argument validator's error once
+// named the command twice and appended the program's arguments).
+func TestOMPRunBadFlagValue(t *testing.T) {
+	for _, args := range [][]string{
+		{"omp-run", "--runtime", "intel", "--", "prog-arg0", "prog-arg1"},
+		{"omp-run", "--runtime", "intel", "prog-arg0", "--print"},
+	} {
+		code, _, stderr := execLine(args...)
+		if code != 2 || !strings.Contains(stderr, `--runtime "intel": want libgomp or libomp`) || strings.Contains(stderr, "prog-arg") || strings.Count(stderr, "barriertune") != 1 {
+			t.Errorf("%v: exit %d, %q; want 2 and the flag named once, without the program's arguments", args, code, stderr)
+		}
+	}
+}

@@ -216,8 +216,11 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 			// cobra.NoArgs calls every argument a command.
 			err = unexpectedArgs(cmd, args)
 		}
-		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) {
-			// cobra's "accepts at most 1 arg(s), received 4" names no argument.
+		var own *exitError
+		if err != nil && len(args) > 0 && !strings.Contains(err.Error(), args[0]) && !errors.As(err, &own) {
+			// cobra's "accepts at most 1 arg(s), received 4" names no
+			// argument; a validator's own usage error (a flag's value
+			// checked with the arguments) says what it means already.
 			err = fmt.Errorf("%s: %v: %s", cmd.CommandPath(), err, elided(strings.Join(args, " ")))
 		}
 		return usageError(err)

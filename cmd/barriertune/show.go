@@ -43,7 +43,9 @@ func newShowCmd(g *globalOptions) *cobra.Command {
 		Long: `Show the table of winners of a results file: for each thread count the best
 algorithm, its placement, nanoseconds per episode, the ratio to the
 core-to-core floor, the runner-up and its margin, and the robust choice for
-callers that cannot pin. --json prints the validated file.
+callers that cannot pin. --json prints the validated file. The table
+shows a control character in the file's strings (an escape sequence,
+a carriage return) as ?; --json keeps it, escaped.
 
 Without FILE, the first file of the lookup order that applies to this
 machine is shown: $BARRIERTUNE_RESULTS, the per-user file
@@ -109,6 +111,11 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !opts.json {
+		// The file's strings reach a terminal: none may move its cursor,
+		// clear it or retitle it.
+		w = plainText{w}
+	}
 	if opts.threads > 0 {
 		// Where barriers.Auto would select: within what the process
 		// runs at once.
@@ -129,6 +136,28 @@ func runShow(_ context.Context, opts *showOptions, w, stderr io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	return printTable(w, rs.File, rs)
+}
+
+// plainText writes text with every control character but newline and
+// tab replaced by '?': a results file's strings (a why, a version, a cut)
+// printed by show carry no escape sequence, carriage return or bell to
+// the terminal. The bytes of UTF-8 text above ASCII pass as they are.
+type plainText struct{ w io.Writer }
+
+func (p plainText) Write(b []byte) (int, error) {
+	clean, copied := b, false
+	for i, c := range b {
+		if (c < ' ' && c != '\n' && c != '\t') || c == 0x7f {
+			if !copied {
+				clean, copied = append([]byte(nil), b...), true
+			}
+			clean[i] = '?'
+		}
+	}
+	if _, err := p.w.Write(clean); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // shownChoice is show --threads --json: the selection with where it came

@@ -124,6 +124,7 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 		notMeasured(fmt.Sprintf("the budget left %s, less than the %s the step needs (run the check with a larger --budget)", max(window, 0).Round(time.Millisecond), minOpenMPWindow))
 		return
 	}
+	outer := ctx // ended by a signal, not by the step's window
 	ctx, cancel := m.Bound(ctx, start.Add(window))
 	defer cancel()
 	dir, err := os.MkdirTemp("", "barriertune-openmp-")
@@ -187,7 +188,17 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 		r := rec.Runtime(c.Runtime)
 		oc := results.OpenMPCount{Threads: c.Threads, Failed: c.Failed, Settings: c.Settings, Runs: c.Runs, Pairs: c.Pairs, Unsteady: c.Unsteady}
 		why := c.Why
-		if !c.Decided && c.NeedBudget > 0 {
+		stopped := !c.Decided && outer.Err() != nil
+		if stopped {
+			// Stopped, not out of budget: a larger budget would not
+			// have helped.
+			if head, _, ok := strings.Cut(why, ";"); ok {
+				why = head
+			}
+			why = strings.Replace(why, "the OpenMP share of the budget ran out", "the check was stopped", 1)
+			why += fmt.Sprintf(" (stopped: %v)", context.Cause(outer))
+		}
+		if !c.Decided && c.NeedBudget > 0 && !stopped {
 			if head, _, ok := strings.Cut(why, ";"); ok {
 				why = head
 			}

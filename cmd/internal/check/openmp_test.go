@@ -197,3 +197,30 @@ func TestOpenMPRecordsTheHostState(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenMPStopped: a step stopped by a signal (its context canceled,
+// the window not over) records its undecided counts as stopped, with the
+// cause, and never as a budget that ran out or one that would decide
+// them: a larger budget would not have helped.
+func TestOpenMPStopped(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	f := openMPFile()
+	f.Load = &results.Load{}
+	stop := errors.New("interrupted by SIGINT")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	timer := time.AfterFunc(1200*time.Millisecond, func() { cancel(stop) })
+	defer timer.Stop()
+	start := time.Now()
+	measureOpenMP(ctx, f, Config{Budget: time.Minute, Algorithms: catalog.Names()}, slowOpenMP{dir: t.TempDir()}, start.Add(30*time.Second), 1)
+	r := f.OpenMP.Runtime(ompcheck.LibOMP)
+	if r == nil || len(r.Counts) != 1 {
+		t.Fatalf("got %+v, want libomp's one count", f.OpenMP)
+	}
+	c := r.Counts[0]
+	why := c.NotDecided + c.NotMeasured
+	if len(c.Best) != 0 || !strings.Contains(why, stop.Error()) || strings.Contains(why, "budget") || c.NeedBudgetS != 0 {
+		t.Errorf("got %+v; want it stopped by %q, with no budget named", c, stop)
+	}
+}

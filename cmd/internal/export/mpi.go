@@ -78,6 +78,14 @@ func mpiHeader(b *strings.Builder, f *results.File, im *results.MPIImplementatio
 		return
 	}
 	fmt.Fprintf(b, "# measured with %s (%s)\n", oneLine(im.Version), oneLine(im.Launcher))
+	var measured []int
+	for _, c := range im.Counts {
+		measured = append(measured, c.Ranks)
+	}
+	if threads > 0 && !slices.Contains(measured, threads) {
+		// A setting holds at the rank count it was measured at only.
+		fmt.Fprintf(b, "# %d ranks: not measured (measured: %s ranks); a setting is set only at the count it was measured at\n", threads, joinInts(measured))
+	}
 	for _, c := range im.Counts {
 		if threads > 0 && c.Ranks != threads {
 			continue
@@ -149,7 +157,11 @@ func openMPIExport(b *strings.Builder, f *results.File, opts Options) error {
 	b.WriteString("# install: ~/.openmpi/mca-params.conf (one user), mpirun --tune FILE (one job), or the installation's etc/openmpi-mca-params.conf (the whole node); undo: remove these lines\n")
 	if len(algs) == 0 {
 		if launch == "" {
-			b.WriteString("# no count chose a setting: nothing is set, Open MPI's defaults stay\n")
+			n := opts.Threads
+			if im == nil || im.NotMeasured != "" {
+				n = 0 // the header said it was not measured
+			}
+			noneChosen(b, n, "Open MPI")
 			return nil
 		}
 		writeLaunch(b, im, launch)
@@ -359,7 +371,7 @@ func mpichExport(b *strings.Builder, f *results.File, threads int) {
 		}
 	}
 	if len(chosen) == 0 {
-		b.WriteString("# no count chose a setting: nothing is set, MPICH's defaults stay\n")
+		noneChosen(b, threads, "MPICH")
 		return
 	}
 	for _, line := range mpichShared(chosen) {
@@ -386,6 +398,16 @@ func mpichExport(b *strings.Builder, f *results.File, threads int) {
 		fmt.Fprintf(b, "%d) export %s ;;\n", c.Ranks, strings.Join(kvs, " "))
 	}
 	b.WriteString("esac\n")
+}
+
+// noneChosen writes the line saying that nothing is set: no count chose
+// a setting, or (threads > 0) that count chose none or was not measured.
+func noneChosen(b *strings.Builder, threads int, impl string) {
+	if threads > 0 {
+		fmt.Fprintf(b, "# %d ranks: no setting chosen: nothing is set, %s's defaults stay\n", threads, impl)
+		return
+	}
+	fmt.Fprintf(b, "# no count chose a setting: nothing is set, %s's defaults stay\n", impl)
 }
 
 // mpichShared are comment lines saying what else each shared CVAR the

@@ -303,3 +303,30 @@ func TestOpenMPIReadsTheLaunchLines(t *testing.T) {
 		t.Error("a binding policy Open MPI does not know ran: mpirun did not read the launch line")
 	}
 }
+
+// TestMPIExportThreadsNotMeasured: both MPI exports, asked for a rank
+// count the check did not measure, say that count was not measured and
+// which were, set nothing, and never claim that no count chose a setting
+// when one did; a measured count that kept its defaults says so.
+func TestMPIExportThreadsNotMeasured(t *testing.T) {
+	f := mpiFixture(t)
+	for _, format := range []string{"openmpi", "mpich"} {
+		for threads, want := range map[int]string{
+			3: "# 3 ranks: not measured (measured: 2,4",
+			4: "# 4 ranks: no setting chosen: nothing is set",
+		} {
+			var b bytes.Buffer
+			if err := Write(&b, f, format, Options{Threads: threads}); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(b.String(), "\n") {
+				if l != "" && !strings.HasPrefix(l, "#") {
+					t.Errorf("%s --threads %d sets %q", format, threads, l)
+				}
+			}
+			if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "no count chose a setting") {
+				t.Errorf("%s --threads %d: want %q, and no claim that no count chose:\n%s", format, threads, want, b.String())
+			}
+		}
+	}
+}

@@ -117,6 +117,9 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 	if measuredAny {
 		fmt.Fprintf(b, "# each block sets what the check measured faster than that runtime's defaults (by more than 3%% and a Mann-Whitney U test, confirmed in fresh runs), on %s; a variable both runtimes read only where it was measured faster for both\n", oneLine(o.Loop))
 	}
+	if measuredAny {
+		ompHostState(b, o)
+	}
 	counts := ompCounts(o)
 	if threads > 0 {
 		fmt.Fprintf(b, "export OMP_NUM_THREADS=%d\n", threads)
@@ -162,18 +165,55 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 	fmt.Fprintf(b, "unset _barriertune_n\n")
 }
 
+// ompHostState writes the comment naming the host state the times below
+// were measured in (results.OpenMP's floors before and after the step):
+// a VM's host may move its vCPUs between states several times apart, and
+// the times compare only within one; nothing where no floor was read.
+func ompHostState(b *strings.Builder, o *results.OpenMP) {
+	switch {
+	case o.HostMoved != "":
+		fmt.Fprintf(b, "# host state: %s\n", oneLine(o.HostMoved))
+	case o.HostFloorBeforeNs > 0 && o.HostFloorAfterNs > 0:
+		fmt.Fprintf(b, "# host state: the floor read %.0f ns before the OpenMP step and %.0f ns after it; the times below belong to that state (compare them with runs that read the same floor: barriertune latency)\n", o.HostFloorBeforeNs, o.HostFloorAfterNs)
+	}
+}
+
 // ompBands splits the thread counts from 1 up into ranges each served by
-// one measured count; the last range is open.
+// one measured count (or none: 0); the last range, above every count and
+// the CPU count, is open.
+//
+// The serving count changes only at a measured count, between two
+// neighbouring counts (where the nearer one changes) and at the CPU
+// count, so only those points are evaluated: the work grows with the
+// number of counts, not with the largest (a file may record a million
+// threads).
 func ompBands(counts []int, cpus int) []ompBand {
-	top := counts[len(counts)-1] + 1
+	top := max(counts[len(counts)-1], cpus) + 1 // above every count and the CPUs: one side, one count
+	points := []int{1, top, cpus, cpus + 1}
+	for i, c := range counts {
+		points = append(points, c, c+1)
+		if i > 0 {
+			mid := counts[i-1] + (c-counts[i-1])/2
+			points = append(points, mid, mid+1)
+		}
+	}
+	sort.Ints(points)
+	points = slices.Compact(points)
 	var out []ompBand
-	for n := 1; n <= top; n++ {
-		m := ompServing(counts, n, cpus)
-		if k := len(out) - 1; k >= 0 && out[k].measured == m {
-			out[k].hi = n
+	for i, n := range points {
+		if n < 1 || n > top {
 			continue
 		}
-		out = append(out, ompBand{lo: n, hi: n, measured: m})
+		hi := top
+		if i+1 < len(points) && points[i+1]-1 < top {
+			hi = points[i+1] - 1
+		}
+		m := ompServing(counts, n, cpus)
+		if k := len(out) - 1; k >= 0 && out[k].measured == m {
+			out[k].hi = hi
+			continue
+		}
+		out = append(out, ompBand{lo: n, hi: hi, measured: m})
 	}
 	out[len(out)-1].hi = 0
 	return out
@@ -217,7 +257,7 @@ func ompBlock(b *strings.Builder, f *results.File, n, m, cpus int, indent string
 			continue
 		}
 		measured++
-		fmt.Fprintf(b, "%s# %s at %d threads: %s, %.0f ns a barrier against the defaults' %.0f ns (defaults %+.1f%% slower; %s)\n", indent, name, m, strings.Join(c.Best, " "), c.BestNs, c.DefaultNs, c.MarginPct, oneLine(c.Test))
+		fmt.Fprintf(b, "%s# %s at %d threads: %s, %.0f ns a barrier against the defaults' %.0f ns (defaults %+.1f%% slower; %s)\n", indent, name, m, oneLine(strings.Join(c.Best, " ")), c.BestNs, c.DefaultNs, c.MarginPct, oneLine(c.Test))
 		bests[name] = map[string]string{}
 		for _, kv := range c.Best {
 			k, v, _ := strings.Cut(kv, "=")

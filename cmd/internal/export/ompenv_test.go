@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +295,69 @@ func TestExportsAboveCPUsNameOSThreads(t *testing.T) {
 		if !strings.Contains(out, "combining") || !strings.Contains(out, "71234.5") {
 			t.Errorf("%s --threads 16 does not give the OS-thread choice (combining, 71234.5 ns):\n%s", format, out)
 		}
+	}
+}
+
+// TestOMPBandsEveryCount: the bands, evaluated only where the serving
+// count can change, give every thread count the count ompServing gives
+// it, for random counts and CPU counts (above the largest count too: a
+// setting measured with a CPU per thread never serves more threads than
+// CPUs), and a file whose counts reach a
+// million threads is banded from its two counts (the export once walked
+// every count up to the largest, and hung on a file's huge count).
+func TestOMPBandsEveryCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 300; trial++ {
+		var counts []int
+		for i := rng.IntN(6) + 1; i > 0; i-- {
+			counts = append(counts, rng.IntN(40)+1)
+		}
+		slices.Sort(counts)
+		counts = slices.Compact(counts)
+		cpus := rng.IntN(20)
+		bands := ompBands(counts, cpus)
+		at := func(n int) int {
+			for _, b := range bands {
+				if n >= b.lo && (b.hi == 0 || n <= b.hi) {
+					return b.measured
+				}
+			}
+			t.Fatalf("counts %v, cpus %d: no band holds %d: %+v", counts, cpus, n, bands)
+			return 0
+		}
+		for n := 1; n <= max(counts[len(counts)-1], cpus)+5; n++ {
+			if got, want := at(n), ompServing(counts, n, cpus); got != want {
+				t.Fatalf("counts %v, cpus %d: %d threads banded to %d, served by %d: %+v", counts, cpus, n, got, want, bands)
+			}
+		}
+		for i := 1; i < len(bands); i++ {
+			if bands[i].lo != bands[i-1].hi+1 || bands[i].measured == bands[i-1].measured {
+				t.Fatalf("counts %v, cpus %d: bands not adjacent or not merged: %+v", counts, cpus, bands)
+			}
+		}
+	}
+	if b := ompBands([]int{2, 1 << 20}, 2); len(b) != 2 || b[0].hi != 2 || b[1].measured != 1<<20 {
+		t.Fatalf("a million threads: %+v", b)
+	}
+}
+
+// TestOMPEnvNamesTheHostState: omp-env's comments name the host state the
+// times were measured in (the floors before and after the OpenMP step, or
+// the file's words where the host moved), on one comment line whatever
+// the file holds, and nothing where no floor was read.
+func TestOMPEnvNamesTheHostState(t *testing.T) {
+	f := withOpenMP(t)
+	f.OpenMP.HostFloorBeforeNs, f.OpenMP.HostFloorAfterNs = 140, 152
+	if out := exportString(t, f, "omp-env", 0); !strings.Contains(out, "# host state: the floor read 140 ns before the OpenMP step and 152 ns after it") {
+		t.Errorf("no host state:\n%s", out)
+	}
+	f.OpenMP.HostMoved = "the host moved\necho injected"
+	out := exportString(t, f, "omp-env", 2)
+	if !strings.Contains(out, "# host state: the host moved echo injected") || regexp.MustCompile(`(?m)^echo`).MatchString(out) {
+		t.Errorf("the file's words, on one comment line:\n%s", out)
+	}
+	f.OpenMP.HostFloorBeforeNs, f.OpenMP.HostFloorAfterNs, f.OpenMP.HostMoved = 0, 0, ""
+	if out := exportString(t, f, "omp-env", 0); strings.Contains(out, "host state") {
+		t.Errorf("a host state without a floor:\n%s", out)
 	}
 }

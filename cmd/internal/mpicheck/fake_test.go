@@ -267,3 +267,29 @@ case "$OMPI_MCA_hwloc_base_binding_policy" in none) if [ $n = 2 ]; then t=500; e
 		t.Errorf("binding none, faster at 2 ranks and the defaults at 4: %+v", r)
 	}
 }
+
+// TestBuildStopped: a build stopped by its context (a signal, the
+// step's share of the budget) says it was stopped and why, wrapping the
+// cause, and never blames a missing development package; a compiler
+// that fails still does.
+func TestBuildStopped(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	cc := filepath.Join(dir, "mpicc-fake")
+	if err := os.WriteFile(cc, []byte("#!/bin/sh\necho 'mpi.h: No such file' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	im := Implementation{Name: MPICH, Compiler: cc, Launcher: "sh"}
+	stop := errors.New("interrupted by SIGINT")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(stop)
+	_, err := Build(ctx, im, t.TempDir())
+	if err == nil || !errors.Is(err, stop) || !strings.Contains(err.Error(), "stopped") || strings.Contains(err.Error(), "development package") {
+		t.Errorf("a stopped build: %v, want it stopped by %v, not a missing package", err, stop)
+	}
+	if _, err := Build(context.Background(), im, t.TempDir()); err == nil || !strings.Contains(err.Error(), "development package") {
+		t.Errorf("a failing compiler: %v, want the development package named", err)
+	}
+}

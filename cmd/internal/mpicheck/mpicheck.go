@@ -126,6 +126,11 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 		return nil, fmt.Errorf("%s: %w (%s's launcher)", im.Launcher, ErrNotInstalled, im.Name)
 	}
 	bin, out, err := child.Compile(ctx, cc, loopSource, dir, "mpiloop-"+im.Name, "-O2")
+	if err != nil && ctx.Err() != nil {
+		// Stopped (a signal, the step's share of the budget), not a
+		// compiler that failed: say which.
+		return nil, fmt.Errorf("building the loop with %s was stopped: %w", im.Compiler, context.Cause(ctx))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s failed (is %s's development package installed?): %v: %s", im.Compiler, im.Name, err, child.FirstLines(out.Combined(), 3))
 	}

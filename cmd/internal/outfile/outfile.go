@@ -57,7 +57,7 @@ func Write(what, path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := createTemp(dir, perm)
 	if err != nil {
-		return fmt.Errorf("writing %s %s: %w", what, path, err)
+		return createError(what, path, dir, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	if err := tmp.Chmod(perm); err != nil {
@@ -87,6 +87,16 @@ func Write(what, path string, data []byte, perm os.FileMode) error {
 		d.Close()
 	}
 	return nil
+}
+
+// createError is Write's error when the file beside path cannot be
+// created: a directory the user cannot write is named as such (the hidden
+// file's name would say nothing to the user), other errors as they are.
+func createError(what, path, dir string, err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("writing %s %s: directory %s is not writable by this user: give a path in a directory you can write: %w", what, path, dir, os.ErrPermission)
+	}
+	return fmt.Errorf("writing %s %s: %w", what, path, err)
 }
 
 // createTemp creates a new hidden file in dir with mode perm (umask
