@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/pairs"
+	"github.com/barriertune/barriertune/cpuset"
 )
 
 // fakeLauncher is a Program whose launcher is a shell script.
@@ -291,5 +292,47 @@ func TestBuildStopped(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), im, t.TempDir()); err == nil || !strings.Contains(err.Error(), "development package") {
 		t.Errorf("a failing compiler: %v, want the development package named", err)
+	}
+}
+
+// TestLaunchKeepsToTheAllowedCPUs: where the process may use fewer CPUs
+// than are online (taskset, a batch job's subset), Open MPI's launches
+// pass them with --cpu-set (its launcher places ranks by the machine's
+// tree, not the affinity it inherits); with every online CPU allowed,
+// or the sets unknown, they pass nothing (the option changes Open MPI's
+// own binding); MPICH's launcher keeps the affinity and gets nothing.
+func TestLaunchKeepsToTheAllowedCPUs(t *testing.T) {
+	set := func(s string) cpuset.Set {
+		c, err := cpuset.ParseList(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, c := range []struct{ allowed, online, want string }{
+		{"0", "0-1", "0"}, {"2-3,6", "0-7", "2-3,6"}, {"0-1", "0-1", ""}, {"", "0-1", ""}, {"0-1", "", ""}, {"0-3", "0-1", ""},
+	} {
+		var a, o cpuset.Set
+		if c.allowed != "" {
+			a = set(c.allowed)
+		}
+		if c.online != "" {
+			o = set(c.online)
+		}
+		if got := restricted(a, o); got != c.want {
+			t.Errorf("restricted(%q, %q) = %q, want %q", c.allowed, c.online, got, c.want)
+		}
+	}
+	p := &Program{Implementation: Implementation{Name: OpenMPI}, CPUSet: "0"}
+	if got := strings.Join(p.launchArgs(4, []string{"--tune", "F"}), " "); got != "--oversubscribe -np 4 --cpu-set 0 --tune F" {
+		t.Errorf("Open MPI on CPU 0: %q", got)
+	}
+	p.CPUSet = ""
+	if got := strings.Join(p.launchArgs(2, nil), " "); strings.Contains(got, "cpu-set") {
+		t.Errorf("Open MPI on every CPU: %q", got)
+	}
+	m := &Program{Implementation: Implementation{Name: MPICH}, CPUSet: "0"}
+	if got := strings.Join(m.launchArgs(2, nil), " "); got != "-np 2" {
+		t.Errorf("MPICH: %q", got)
 	}
 }

@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/child"
+	"github.com/barriertune/barriertune/cpuset"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 //go:embed csrc/mpiloop.c
@@ -89,6 +91,14 @@ type Program struct {
 	Version string
 	// Root says how the launches run as root ("" when not root).
 	Root string
+	// CPUSet (Open MPI) is the CPUs the launches may use, as a CPU list,
+	// where the process may use fewer than the machine's online CPUs (a
+	// batch job's or container's subset, taskset): Open MPI's launcher
+	// places and binds its ranks by the machine's tree, not by the
+	// affinity it inherits, so its launches pass --cpu-set with it; ""
+	// where every online CPU is allowed (the option then changes Open
+	// MPI's own binding).
+	CPUSet string
 	// ParamFiles is what Open MPI's launches read MCA parameters from
 	// (the installation's etc/openmpi-mca-params.conf, never a user's
 	// ~/.openmpi/mca-params.conf): the defaults are the installation's.
@@ -140,7 +150,15 @@ func Build(ctx context.Context, im Implementation, dir string) (*Program, error)
 	}
 	if im.Name == OpenMPI {
 		p.ParamFiles = openMPISystemParams(ctx)
+		if allowed, err := osal.Allowed(); err == nil {
+			p.CPUSet = restricted(allowed, osal.OnlineCPUs())
+		}
 		p.probeOpenMPI(ctx)
+		if p.CPUSet != "" {
+			// Under --cpu-set Open MPI binds otherwise than its
+			// default says: time every binding.
+			p.DefaultBinding = false
+		}
 	}
 	return p, nil
 }
@@ -169,4 +187,13 @@ func openMPISystemParams(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// restricted is allowed as a CPU list where it is a strict subset of the
+// online CPUs, else "" (also when either is unknown).
+func restricted(allowed, online cpuset.Set) string {
+	if allowed.IsEmpty() || online.IsEmpty() || !allowed.SubsetOf(online) || allowed.Equal(online) {
+		return ""
+	}
+	return allowed.String()
 }

@@ -140,6 +140,9 @@ func (p *Program) launchArgs(n int, extra []string) []string {
 	switch p.Name {
 	case OpenMPI:
 		args = []string{"--oversubscribe", "-np", strconv.Itoa(n)}
+		if p.CPUSet != "" {
+			args = append(args, "--cpu-set", p.CPUSet)
+		}
 	default:
 		args = []string{"-np", strconv.Itoa(n)}
 	}
