@@ -143,6 +143,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	if !ok || len(ims) == 0 || f == nil || f.Simulated || ctx.Err() != nil || len(cfg.Algorithms) < len(catalog.Names()) {
 		return
 	}
+	outer := ctx // ended by a signal, not by the step's window
 	start := m.Now()
 	window := end.Sub(start)
 	rec := &results.MPI{
@@ -230,6 +231,9 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 		r := &rec.Implementations[len(rec.Implementations)-1]
 		r.Version = p.Version // the first launch's report
 		r.Counts = mpiCounts(choices, busy)
+		if outer.Err() != nil {
+			stoppedCounts(r.Counts, context.Cause(outer))
+		}
 		if p.Name == mpicheck.OpenMPI {
 			measureLaunch(ictx, r, p, tune, cfg.Topology, busy)
 		}
@@ -263,6 +267,22 @@ func mpiCounts(choices []mpicheck.Choice, busy string) []results.MPICount {
 		out = append(out, mc)
 	}
 	return out
+}
+
+// stoppedCounts marks the counts of a step a signal stopped: a count
+// that chose nothing may have been cut before a setting could win, so
+// its "the defaults stay" is no decision ("not decided: the check was
+// stopped"), and a file that holds one is not replaced by this one
+// (check --resume and writeCheckResults); a setting chosen before the
+// signal stays chosen (it passed its confirmation).
+func stoppedCounts(counts []results.MPICount, cause error) {
+	for i := range counts {
+		c := &counts[i]
+		if c.Best != "" || c.NotMeasured != "" || strings.HasPrefix(c.Why, "MPICH costs") {
+			continue // chosen, not measured, or a cost above the CPUs (nothing to decide)
+		}
+		c.Why = fmt.Sprintf("not decided: the check was stopped (%v) while it measured; run the check again", cause)
+	}
 }
 
 // verifyPairs is the pairs of launches the check's verification runs at

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -207,5 +208,25 @@ echo "ranks $n barriers 100"; echo "library MPICH fake"
 	}
 	if c := r.Counts[1]; c.Verify != "" {
 		t.Errorf("4 ranks, where the file sets nothing: %q", c.Verify)
+	}
+}
+
+// TestMPIStoppedCounts: a signal during the MPI step leaves no count that
+// chose nothing looking decided (its defaults may have stayed only
+// because the signal cut its pairs); a chosen setting, a count not
+// measured and MPICH's cost above the CPUs keep what they say.
+func TestMPIStoppedCounts(t *testing.T) {
+	counts := []results.MPICount{
+		{Ranks: 2, DefaultNs: 500, Why: "no candidate was faster than the defaults: the defaults stay"},
+		{Ranks: 3, DefaultNs: 900, Best: "coll_tuned_barrier_algorithm=1", BestNs: 600},
+		{Ranks: 4, NotMeasured: "the MPI share of the budget ran out"},
+		{Ranks: 8, DefaultNs: 8e6, Why: "MPICH costs 8.0 ms a barrier at 8 ranks on 2 CPUs"},
+	}
+	stoppedCounts(counts, errors.New("interrupted by SIGINT"))
+	if w := counts[0].Why; !strings.HasPrefix(w, "not decided: the check was stopped (interrupted by SIGINT)") {
+		t.Errorf("2 ranks, defaults stayed when stopped: %q", w)
+	}
+	if counts[1].Best == "" || counts[1].Why != "" || counts[2].Why != "" || !strings.HasPrefix(counts[3].Why, "MPICH costs") {
+		t.Errorf("chosen, not measured or cost-only changed: %+v", counts[1:])
 	}
 }
