@@ -56,8 +56,14 @@ func ParseRuntimes(s string) ([]string, error) {
 		switch {
 		case r == RuntimeNone && !strings.Contains(s, ","):
 			return []string{}, nil
+		case strings.EqualFold(r, RuntimeNone):
+			return nil, fmt.Errorf("runtime %q: none measures no runtime, so it stands alone (--runtimes none), not in a list", r)
 		case !slices.Contains(Runtimes(), r):
-			return nil, fmt.Errorf("runtime %q: unknown (accepted: %s, or none alone)", r, strings.Join(Runtimes(), ", "))
+			near := ""
+			if l := strings.ToLower(r); slices.Contains(Runtimes(), l) {
+				near = fmt.Sprintf("; did you mean %q?", l)
+			}
+			return nil, fmt.Errorf("runtime %q: unknown%s (accepted: %s, or none alone)", r, near, strings.Join(Runtimes(), ", "))
 		case slices.Contains(out, r):
 			return nil, fmt.Errorf("runtime %q given twice", r)
 		}

@@ -61,7 +61,7 @@ func TestParseRuntimes(t *testing.T) {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)
 		}
 	}
-	for in, want := range map[string]string{"intelmpi": `"intelmpi": unknown (accepted: openmp, openmpi, mpich, or none alone)`, "openmp,none": `"none"`, "mpich,mpich": "twice", "": `""`} {
+	for in, want := range map[string]string{"intelmpi": `"intelmpi": unknown (accepted: openmp, openmpi, mpich, or none alone)`, "openmp,none": `"none": none measures no runtime, so it stands alone`, "none,openmp": "stands alone", "OpenMPI": `"OpenMPI": unknown; did you mean "openmpi"?`, "mpich,mpich": "twice", "": `""`} {
 		if _, err := ParseRuntimes(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error naming %s", in, err, want)
 		}
