@@ -7,16 +7,27 @@ import (
 	"strings"
 )
 
+// maxString caps every string in a file (a CPU list of 8192 CPUs taken
+// one by one is about 40 KiB; a reason in words a few KiB): a 10 MB
+// version or reason, which an export would copy into a comment and show
+// would print, is a corrupt file.
+const maxString = 64 << 10
+
 // checkTimes refuses a file whose times are corrupt: every number field
 // named *_ns (at any depth) must be finite and not negative, and a median
 // (median_ns, worst_median_ns) must be above zero, since a barrier
-// episode takes time. The error names the field by its JSON path.
+// episode takes time. It also refuses a string longer than maxString.
+// The error names the field by its JSON path.
 func checkTimes(f *File) error {
 	return walkTimes(reflect.ValueOf(f).Elem(), "")
 }
 
 func walkTimes(v reflect.Value, path string) error {
 	switch v.Kind() {
+	case reflect.String:
+		if n := v.Len(); n > maxString {
+			return fmt.Errorf("%s is %d bytes long, at most %d: the file is corrupt; run `barriertune check` again", path, n, maxString)
+		}
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return nil

@@ -117,3 +117,34 @@ func TestNonFiniteTimesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStringsRefused: a string longer than maxString anywhere in a
+// file (a runtime's version, a count's reason, a failure) refuses the
+// file, naming the field; one of maxString bytes reads.
+func TestLongStringsRefused(t *testing.T) {
+	long := strings.Repeat("x", maxString+1)
+	for _, set := range []struct {
+		field string
+		set   func(f *File)
+	}{
+		{"tool.version", func(f *File) { f.Tool.Version = long }},
+		{"openmp.runtimes[0].version", func(f *File) {
+			f.OpenMP = &OpenMP{Runtimes: []OpenMPRuntime{{Name: "libomp", Compiler: "clang", Version: long}}}
+		}},
+		{"mpi.implementations[0].counts[0].failed[0]", func(f *File) {
+			f.MPI = &MPI{Implementations: []MPIImplementation{{Name: "mpich", Counts: []MPICount{{Ranks: 2, Failed: []string{long}}}}}}
+		}},
+	} {
+		f := sample(t)
+		set.set(f)
+		err := checkTimes(f)
+		if err == nil || !strings.Contains(err.Error(), set.field) || !strings.Contains(err.Error(), "bytes long") {
+			t.Errorf("%s of %d bytes: %v", set.field, len(long), err)
+		}
+	}
+	f := sample(t)
+	f.Tool.Version = long[:maxString]
+	if err := checkTimes(f); err != nil {
+		t.Errorf("a version of %d bytes: %v", maxString, err)
+	}
+}
