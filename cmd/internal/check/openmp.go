@@ -231,18 +231,35 @@ func roundTo(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
-// busyProbe says why the machine is busy just before the OpenMP step
+// busyProbe says why the machine is busy just before a runtime step
 // (another process's task runnable in most of a few readings over 100
-// ms), or "" when it is quiet or the system does not say. It is read
-// before the step: the step's own runs are other processes.
+// ms, and again in a second look 200 ms later), or "" when it is quiet
+// or the system does not say. It is read before the step: the step's
+// own runs are other processes. One look alone took a transient (a
+// process ending, a kernel worker) for load: a check right after
+// another one read busy and chose nothing where the next 100 ms were
+// quiet.
 func busyProbe() string {
-	w := sysload.Start(sysload.Proc{}, 20*time.Millisecond)
-	time.Sleep(100 * time.Millisecond)
-	s, err := w.Stop()
-	if err != nil {
+	return busyLooks(func(d time.Duration) (bool, string) {
+		w := sysload.Start(sysload.Proc{}, 20*time.Millisecond)
+		time.Sleep(d)
+		s, err := w.Stop()
+		if err != nil {
+			return false, ""
+		}
+		return s.Busy()
+	}, time.Sleep)
+}
+
+// busyLooks takes a look of 100 ms and, where it finds the machine busy,
+// a second one of 200 ms after a pause of 200 ms: busy only when both
+// are, with the second's reason.
+func busyLooks(look func(time.Duration) (bool, string), sleep func(time.Duration)) string {
+	if busy, _ := look(100 * time.Millisecond); !busy {
 		return ""
 	}
-	if busy, why := s.Busy(); busy {
+	sleep(200 * time.Millisecond)
+	if busy, why := look(200 * time.Millisecond); busy {
 		return why
 	}
 	return ""

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -222,5 +223,30 @@ func TestOpenMPStopped(t *testing.T) {
 	why := c.NotDecided + c.NotMeasured
 	if len(c.Best) != 0 || !strings.Contains(why, stop.Error()) || strings.Contains(why, "budget") || c.NeedBudgetS != 0 {
 		t.Errorf("got %+v; want it stopped by %q, with no budget named", c, stop)
+	}
+}
+
+// TestBusyLooks: a runtime step calls the machine busy only when a
+// second, longer look confirms the first; a quiet first look takes no
+// second, and a transient the second look misses is not load.
+func TestBusyLooks(t *testing.T) {
+	for _, c := range []struct {
+		looks []bool
+		want  string
+		n     int
+	}{
+		{[]bool{false}, "", 1},
+		{[]bool{true, false}, "", 2},
+		{[]bool{true, true}, "look 2", 2},
+	} {
+		n := 0
+		var slept time.Duration
+		got := busyLooks(func(d time.Duration) (bool, string) {
+			n++
+			return c.looks[n-1], fmt.Sprintf("look %d", n)
+		}, func(d time.Duration) { slept += d })
+		if got != c.want || n != c.n || (n == 2) != (slept > 0) {
+			t.Errorf("looks %v: %q after %d looks (slept %s), want %q after %d", c.looks, got, n, slept, c.want, c.n)
+		}
 	}
 }
