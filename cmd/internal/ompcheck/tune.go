@@ -109,9 +109,15 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 			if cost == 0 {
 				cost = cfg.runCost() * 2
 			}
-			// The least a decision needs: 2 pairs of each candidate, 2 more
-			// of the fastest, 3 to confirm (pairs.Compare narrows to it).
-			need := cost * time.Duration(2*len(cands)+2+3) * 5 / 4
+			// What a decision needs: the pairs every candidate must have
+			// before it is judged, and the confirmation. With less,
+			// pairs.Compare narrows to the fastest after 2 pairs of each,
+			// and 2 pairs of oversubscribed threads picked the weaker of
+			// two settings with --budget 20s
+			// (docs/lab/2026-12-07-acceptance-2.md): the largest counts,
+			// measured first, are decided on enough pairs, and a budget
+			// too small for the rest says so.
+			need := cost * time.Duration(pairs.DefaultMinPairs*len(cands)+pairs.DefaultConfirmPairs) * 5 / 4
 			share := max(left/time.Duration(cells), min(need, left))
 			cells--
 			cctx, cancel := context.WithDeadline(ctx, cfg.Now().Add(share))

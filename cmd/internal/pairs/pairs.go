@@ -194,6 +194,10 @@ type Result struct {
 // which a Mann-Whitney U test can separate two sets at p < 0.05.
 const DefaultMinPairs = 4
 
+// DefaultConfirmPairs is Config.ConfirmPairs's default: the fresh pairs
+// that confirm a pick.
+const DefaultConfirmPairs = 3
+
 // SlowerBound is the most a chosen candidate may slow a secondary
 // measure: the median of its paired ratios there must not pass it (nor
 // may the verdict find the defaults faster there).
@@ -289,7 +293,7 @@ func withDefaults(cfg Config) Config {
 		cfg.MaxPairs = max(8, cfg.MinPairs)
 	}
 	if cfg.ConfirmPairs <= 0 {
-		cfg.ConfirmPairs = 3
+		cfg.ConfirmPairs = DefaultConfirmPairs
 	}
 	if cfg.Retries <= 0 {
 		cfg.Retries = 2
