@@ -39,8 +39,9 @@ program's thread count ($OMP_NUM_THREADS, its first number; unset: one
 thread per allowed CPU, the runtimes' default) and for the runtime the
 program links (libgomp or libomp, read from the program's ELF dynamic
 section; --runtime names it for a script or a static binary), the whole
-setting the check chose at the measured count that serves that count
-(the nearest measured count on the same side of the CPU count). Then it
+setting the check chose at the count that serves that count (the count
+itself where the check listed it, measured or not; else the nearest
+measured count on the same side of the CPU count). Then it
 replaces itself with the program (exec), so the program's exit status,
 signals and standard streams are its own.
 

@@ -43,7 +43,12 @@ type ompBand struct {
 	measured int // the measured count serving it; 0: none
 }
 
-// ompCounts are the counts any runtime was measured at, ascending.
+// ompCounts are the counts the check recorded for any runtime,
+// ascending: measured, or listed and not reached. A count the check
+// listed serves itself even when it was not measured (its runtimes keep
+// their defaults there): a neighbour's choice can be slower at it
+// (libgomp's GOMP_CPU_AFFINITY chosen at 4 threads on 2 CPUs, served at
+// 3, binds two threads to one CPU and one to the other).
 func ompCounts(o *results.OpenMP) []int {
 	seen := map[int]bool{}
 	var out []int
@@ -52,7 +57,7 @@ func ompCounts(o *results.OpenMP) []int {
 	}
 	for _, r := range o.Runtimes {
 		for _, c := range r.Counts {
-			if c.NotMeasured == "" && !seen[c.Threads] {
+			if !seen[c.Threads] {
 				seen[c.Threads] = true
 				out = append(out, c.Threads)
 			}

@@ -361,3 +361,44 @@ func TestOMPEnvNamesTheHostState(t *testing.T) {
 		t.Errorf("a host state without a floor:\n%s", out)
 	}
 }
+
+// TestOMPListedCountServesItself: a count the check listed but did not
+// reach (not measured for every runtime, or not decided) keeps the
+// defaults, in the sourced file and in omp-run, rather than borrow the
+// choice of the nearest measured count: libgomp's GOMP_CPU_AFFINITY
+// chosen at 4 threads on 2 CPUs ran 1.6 times the defaults' time when
+// served at 3. A count the check never listed is still served by the
+// nearest measured one on its side of the CPUs.
+func TestOMPListedCountServesItself(t *testing.T) {
+	f := fixture(t)
+	chosen := []string{"GOMP_CPU_AFFINITY=0-1", "GOMP_SPINCOUNT=0"}
+	f.OpenMP = &results.OpenMP{Loop: "the loop", Share: "1/2", Runtimes: []results.OpenMPRuntime{
+		{Name: "libgomp", Compiler: "/usr/bin/gcc", Version: "gcc 12", Counts: []results.OpenMPCount{
+			{Threads: 3, NotMeasured: "the OpenMP share of the budget ran out before a pair of runs"},
+			{Threads: 4, DefaultNs: 17000, Best: chosen, BestNs: 14000, MarginPct: 21, Test: "p 0.01", Settings: 2, Runs: 20},
+			{Threads: 6, DefaultNs: 30000, NotDecided: "not decided: 1 pair of each at most, need 4", Settings: 2, Runs: 4},
+			{Threads: 8, DefaultNs: 36000, Best: chosen, BestNs: 22000, MarginPct: 64, Test: "p 0.001", Settings: 2, Runs: 20},
+		}},
+		{Name: "libomp", Compiler: "/usr/bin/clang", Version: "LLVM OMP version 5.0", Counts: []results.OpenMPCount{
+			{Threads: 3, NotMeasured: "the OpenMP share of the budget ran out before a pair of runs"},
+			{Threads: 4, NotMeasured: "the OpenMP share of the budget ran out before a pair of runs"},
+			{Threads: 6, NotMeasured: "the OpenMP share of the budget ran out before a pair of runs"},
+			{Threads: 8, NotMeasured: "the OpenMP share of the budget ran out before a pair of runs"},
+		}},
+	}}
+	cpus := cpuset.Range(0, 1)
+	script := exportString(t, f, "omp-env", 0)
+	for n, want := range map[int][]string{3: nil, 4: chosen, 5: nil, 6: nil, 7: chosen, 8: chosen, 12: chosen} {
+		gomp, _ := OMPRunEnv(f, "libgomp", n, cpus)
+		slices.Sort(gomp)
+		if !slices.Equal(gomp, want) {
+			t.Errorf("omp-run, libgomp, %d threads: %v, want %v", n, gomp, want)
+		}
+		// The sourced file sets a variable libomp reads too only where
+		// both runtimes chose it: here it must set nothing at a count the
+		// check listed and did not decide.
+		if file := sourced(t, script, n); want == nil && len(file) > 1 {
+			t.Errorf("the sourced file at %d threads: %v, want nothing but OMP_NUM_THREADS", n, file)
+		}
+	}
+}
