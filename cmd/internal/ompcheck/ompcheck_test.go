@@ -267,3 +267,31 @@ func TestCandidatesOwnVariables(t *testing.T) {
 		t.Error("ReadBy does not follow what the runtimes read")
 	}
 }
+
+// TestCandidatesBindOnlyEvenly: with more threads than CPUs, binding the
+// threads to the CPUs in turn is a candidate only where they divide
+// evenly among them (4 or 8 threads on 2 CPUs, not 3 or 5); with a CPU
+// per thread it always is.
+func TestCandidatesBindOnlyEvenly(t *testing.T) {
+	binds := func(threads, cpus int) bool {
+		for _, c := range Candidates(LibGOMP, threads, "0-1", cpus) {
+			for _, kv := range c {
+				if strings.HasPrefix(kv, "GOMP_CPU_AFFINITY=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		threads, cpus int
+		want          bool
+	}{{2, 2, true}, {1, 2, true}, {3, 2, false}, {4, 2, true}, {5, 2, false}, {8, 2, true}, {6, 4, false}, {8, 4, true}} {
+		if got := binds(c.threads, c.cpus); got != c.want {
+			t.Errorf("%d threads on %d CPUs: binding offered %v, want %v", c.threads, c.cpus, got, c.want)
+		}
+		if len(Candidates(LibGOMP, c.threads, "0-1", c.cpus)) == 0 {
+			t.Errorf("%d threads on %d CPUs: no candidate", c.threads, c.cpus)
+		}
+	}
+}
