@@ -14,25 +14,12 @@ import (
 // rules file it names (an absolute path that exists); show prints the MPI
 // record; --verify is refused without -o.
 func TestExportOpenMPIFiles(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	raw["mpi"] = map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
+	dir := t.TempDir()
+	results := writeResultsWithMPI(t, filepath.Join(dir, "r.json"), map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
 		map[string]any{"name": "openmpi", "compiler": "mpicc.openmpi", "launcher": "mpirun.openmpi", "version": "Open MPI v4.1.4", "root": "as root: OMPI_ALLOW_RUN_AS_ROOT=1",
 			"counts": []any{map[string]any{"ranks": 8, "default_ns": 29000, "default_spread_ns": 900, "best": "coll_tuned_barrier_algorithm=1", "best_ns": 17000, "spread_ns": 1200, "margin_pct": 70, "test": "p", "settings": 5, "runs": 40}}},
 		map[string]any{"name": "mpich", "compiler": "mpicc.mpich", "launcher": "mpirun.mpich", "not_measured": "mpicc.mpich not found"},
-	}}
-	dir := t.TempDir()
-	results := filepath.Join(dir, "r.json")
-	data, _ = json.Marshal(raw)
-	if err := os.WriteFile(results, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	out := filepath.Join(dir, "barrier.conf")
 	if _, err := run(t, "export", "--format", "openmpi", "-o", out, results); err != nil {
 		t.Fatal(err)
@@ -109,4 +96,26 @@ func TestMPICHAssignments(t *testing.T) {
 	if err != nil || strings.Join(env, " ") != pair {
 		t.Errorf("plain lines: %q %v, want %q", env, err, pair)
 	}
+}
+
+// writeResultsWithMPI writes to path the export package's test results
+// file with mpi as its mpi section, and returns path.
+func writeResultsWithMPI(t *testing.T, path string, mpi map[string]any) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["mpi"] = mpi
+	if data, err = json.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,24 +20,11 @@ import (
 // the export file nor its rules file; an -o that is a regular file is
 // replaced whole.
 func TestExportOutputNotARegularFile(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	raw["mpi"] = map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
+	dir := t.TempDir()
+	results := writeResultsWithMPI(t, filepath.Join(dir, "r.json"), map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
 		map[string]any{"name": "openmpi", "compiler": "mpicc.openmpi", "launcher": "mpirun.openmpi", "version": "Open MPI v4.1.4",
 			"counts": []any{map[string]any{"ranks": 8, "default_ns": 29000, "best": "coll_tuned_barrier_algorithm=1", "best_ns": 17000, "margin_pct": 70, "test": "p", "settings": 5, "runs": 40}}},
-	}}
-	dir := t.TempDir()
-	results := filepath.Join(dir, "r.json")
-	data, _ = json.Marshal(raw)
-	if err := os.WriteFile(results, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	fifo := func(path string) {
 		t.Helper()
 		os.Remove(path)

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,23 +45,10 @@ func TestExportVerifyInterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join("..", "internal", "export", "testdata", "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	raw["mpi"] = map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
+	results := writeResultsWithMPI(t, filepath.Join(tmp, "r.json"), map[string]any{"loop": "l", "seconds": 9, "share": "s", "implementations": []any{
 		map[string]any{"name": "mpich", "compiler": "mpicc.mpich", "launcher": "mpirun.mpich", "version": "MPICH 4.0.2",
 			"counts": []any{map[string]any{"ranks": 2, "default_ns": 1400, "best": "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=mpir", "best_ns": 900, "margin_pct": 55, "test": "p", "settings": 3, "runs": 30}}},
-	}}
-	results := filepath.Join(tmp, "r.json")
-	data, _ = json.Marshal(raw)
-	if err := os.WriteFile(results, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	out := filepath.Join(tmp, "barrier.env")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
