@@ -51,7 +51,6 @@ import (
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/internal/export"
-	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/internal/rawcpuid"
@@ -243,13 +242,13 @@ func run() error {
 		cs := []*candidate{cand("barriertune (C)"), cand("barriertune::barrier (C++)"), cand("yield central barrier"), cand("pthread_barrier_t"),
 			cand("libstdc++ std::barrier"), cand("libc++ std::barrier"), cand("libgomp"), cand("libomp"),
 			{name: "Go library's best (goroutines)", bin: self, env: []string{goChildEnv + "=1"}}}
-		floorBefore := hostFloor(cpus)
+		floorBefore := lab.HostFloor()
 		med, _, err := scenario(cs, threads, "-", *rounds, *target, 0)
 		if err != nil {
 			return err
 		}
 		table(fmt.Sprintf("%d threads on %d CPUs (%dx), unpinned, runtimes at their defaults", threads, len(cpus), k), med, "yield central barrier", "ns/episode")
-		fmt.Printf("Host state: the floor between CPUs %d and %d read %s before the rounds and %s after (the check's floor, a two-thread barrier episode: it moves with the host state).\n\n", cpus[0], cpus[1], floorWords(floorBefore), floorWords(hostFloor(cpus)))
+		fmt.Printf("Host state: the floor between CPUs %d and %d read %s before the rounds and %s after (the check's floor, a two-thread barrier episode: it moves with the host state).\n\n", cpus[0], cpus[1], floorWords(floorBefore), floorWords(lab.HostFloor()))
 		verdicts(med, []verdict{
 			{"barriertune (C)", "yield central barrier", 1, true, "at most 1.0x the yield central barrier"},
 			{"barriertune::barrier (C++)", "yield central barrier", 1, true, "C++: at most 1.0x the yield central barrier"},
@@ -480,20 +479,6 @@ func stop(ps []*os.Process) {
 	for _, p := range ps {
 		_ = p.Kill()
 	}
-}
-
-// hostFloor is the floor (one barrier flag signal, the check's measure)
-// between the first two of cpus, 0 where it cannot be measured: which
-// host state a scenario's rounds ran in.
-func hostFloor(cpus []int) float64 {
-	if len(cpus) < 2 {
-		return 0
-	}
-	pp, err := measure.PingPongLatency(cpus[0], cpus[1], measure.Options{Samples: 15})
-	if err != nil {
-		return 0
-	}
-	return pp.MedianNs
 }
 
 // floorWords is a floor in words.

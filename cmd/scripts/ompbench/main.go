@@ -46,7 +46,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
 	"github.com/barriertune/barriertune/internal/osal"
@@ -260,10 +259,10 @@ func agreement(resultsFile string, rts []*runtimeBin, limit time.Duration) error
 	if err != nil {
 		return err
 	}
-	before := hostFloor()
+	before := lab.HostFloor()
 	fmt.Printf("\nRecorded times against a 0.5 s run of the same loop and setting (median of 3; load %s):\n\n", lab.Load())
 	defer func() {
-		after := hostFloor()
+		after := lab.HostFloor()
 		fmt.Printf("\nHost state: %s\n", floorWords(f.OpenMP, before, after))
 	}()
 	fmt.Printf("| runtime | threads | setting | recorded | 0.5 s runs (median of 3) | recorded / long |\n|---|---|---|---|---|---|\n")
@@ -412,21 +411,6 @@ func formatRatio(r float64) string {
 		return strconv.FormatFloat(r, 'g', 2, 64) + "x"
 	}
 	return strconv.FormatFloat(r, 'f', 2, 64) + "x"
-}
-
-// hostFloor is the floor between the first two allowed CPUs now (the
-// check's measure), 0 where it cannot be measured.
-func hostFloor() float64 {
-	set, err := osal.Allowed()
-	if err != nil || set.Len() < 2 {
-		return 0
-	}
-	cpus := set.Members()
-	pp, err := measure.PingPongLatency(cpus[0], cpus[1], measure.Options{Samples: 15})
-	if err != nil {
-		return 0
-	}
-	return pp.MedianNs
 }
 
 // recordedFloors says what floors a check's OpenMP step recorded.

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/barriertune/barriertune/cmd/internal/measure"
+	"github.com/barriertune/barriertune/internal/osal"
 )
 
 // Run runs name with args under limit (the process is killed when it
@@ -147,4 +150,23 @@ func BuildTool(script string) (tool, dir string, err error) {
 		return "", "", fmt.Errorf("building barriertune (run %s from the module root): %v\n%s", script, err, out)
 	}
 	return tool, dir, nil
+}
+
+// HostFloor is the check's floor (measure.PingPongLatency: one barrier
+// flag signal) between the first two CPUs this process may use, in ns;
+// 0 where there are not two or it cannot be measured. A VM's host moves
+// its vCPUs between states whose floors are several times apart, and a
+// barrier's time moves with them: the scripts read it around their
+// rounds to say which state the rounds ran in.
+func HostFloor() float64 {
+	set, err := osal.Allowed()
+	if err != nil || set.Len() < 2 {
+		return 0
+	}
+	cpus := set.Members()
+	pp, err := measure.PingPongLatency(cpus[0], cpus[1], measure.Options{Samples: 15})
+	if err != nil {
+		return 0
+	}
+	return pp.MedianNs
 }
