@@ -4,34 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/barriertune/barriertune/cmd/internal/export"
 	"github.com/barriertune/barriertune/results"
 )
 
-// hostMovedFactor is how far apart the floors before and after the
-// OpenMP step are when the host moved during it (results.OpenMP.HostMoved:
-// 1.5 times or more).
-const hostMovedFactor = 1.5
-
-// hostStateLine says which host state the OpenMP times belong to: the
-// file's own words where it says the host moved; else, from the two
-// floors, one state, or two (floors 1.5 times apart or more, which a
-// file edited by hand may not say), or the one floor read; "" when
-// neither was measured.
+// hostStateLine is show's line on the host state the OpenMP times belong
+// to (export.OpenMPHostState); "" when no floor was read.
 func hostStateLine(o *results.OpenMP) string {
-	before, after := o.HostFloorBeforeNs, o.HostFloorAfterNs
-	switch {
-	case o.HostMoved != "":
-		return "Host state: " + o.HostMoved
-	case before > 0 && after > 0 && max(before, after) >= hostMovedFactor*min(before, after):
-		return fmt.Sprintf("Host state: the floor read %.0f ns before the step and %.0f ns after it, %.1f times apart: the host moved between states during the step, and the times below mix the two (check again for times to compare)", before, after, max(before, after)/min(before, after))
-	case before > 0 && after > 0:
-		return fmt.Sprintf("Host state: the floor read %.0f ns before the step and %.0f ns after it; the times below belong to that state (a VM's host can move its vCPUs between states several times apart: compare them with runs that read the same floor, barriertune latency)", before, after)
-	case before > 0 || after > 0:
-		when, ns := "before", before
-		if after > 0 {
-			when, ns = "after", after
-		}
-		return fmt.Sprintf("Host state: the floor read %.0f ns %s the step (the other reading is missing: whether the host moved during it is not known)", ns, when)
+	if words := export.OpenMPHostState(o, "the step"); words != "" {
+		return "Host state: " + words
 	}
 	return ""
 }

@@ -171,16 +171,45 @@ func ompEnv(b *strings.Builder, f *results.File, threads int, allowed cpuset.Set
 }
 
 // ompHostState writes the comment naming the host state the times below
-// were measured in (results.OpenMP's floors before and after the step):
-// a VM's host may move its vCPUs between states several times apart, and
-// the times compare only within one; nothing where no floor was read.
+// were measured in (OpenMPHostState); nothing where no floor was read.
 func ompHostState(b *strings.Builder, o *results.OpenMP) {
+	if words := OpenMPHostState(o, "the OpenMP step"); words != "" {
+		fmt.Fprintf(b, "# host state: %s\n", oneLine(words))
+	}
+}
+
+// hostMovedFactor is how far apart the floors before and after the
+// OpenMP step are when the host moved during it (results.OpenMP.HostMoved:
+// 1.5 times or more).
+const hostMovedFactor = 1.5
+
+// OpenMPHostState says, in words, which host state the OpenMP times of o
+// belong to (step names the step in them): the file's own words where it
+// says the host moved; else, from the floors before and after the step,
+// one state, or two (floors hostMovedFactor apart or more, which a file
+// edited by hand may not say), or the one floor read; "" when neither was
+// measured. A VM's host may move its vCPUs between states several times
+// apart, and the times compare only within one.
+func OpenMPHostState(o *results.OpenMP, step string) string {
+	if o == nil {
+		return ""
+	}
+	before, after := o.HostFloorBeforeNs, o.HostFloorAfterNs
 	switch {
 	case o.HostMoved != "":
-		fmt.Fprintf(b, "# host state: %s\n", oneLine(o.HostMoved))
-	case o.HostFloorBeforeNs > 0 && o.HostFloorAfterNs > 0:
-		fmt.Fprintf(b, "# host state: the floor read %.0f ns before the OpenMP step and %.0f ns after it; the times below belong to that state (compare them with runs that read the same floor: barriertune latency)\n", o.HostFloorBeforeNs, o.HostFloorAfterNs)
+		return o.HostMoved
+	case before > 0 && after > 0 && max(before, after) >= hostMovedFactor*min(before, after):
+		return fmt.Sprintf("the floor read %.0f ns before %s and %.0f ns after it, %.1f times apart: the host moved between states during the step, and the times below mix the two (check again for times to compare)", before, step, after, max(before, after)/min(before, after))
+	case before > 0 && after > 0:
+		return fmt.Sprintf("the floor read %.0f ns before %s and %.0f ns after it; the times below belong to that state (a VM's host can move its vCPUs between states several times apart: compare them with runs that read the same floor, barriertune latency)", before, step, after)
+	case before > 0 || after > 0:
+		when, ns := "before", before
+		if after > 0 {
+			when, ns = "after", after
+		}
+		return fmt.Sprintf("the floor read %.0f ns %s %s (the other reading is missing: whether the host moved during it is not known)", ns, when, step)
 	}
+	return ""
 }
 
 // ompBands splits the thread counts from 1 up into ranges each served by
