@@ -6,11 +6,17 @@
 // run under the runtime's defaults and under the environment
 // `barriertune omp-run` gives a program of that runtime at each thread
 // count (OMP_NUM_THREADS set when the program starts), in one
-// interleaved run: every round runs every configuration once, in a
-// shuffled order, so load that comes and goes hits all of them alike.
+// interleaved run: every round takes the comparisons (a runtime at a
+// count, defaults against export) in a shuffled order, and runs each
+// comparison's two sides back to back, -runs times each in ABBA order
+// (default, export, export, default; the reverse in the next round), so
+// that load or a host state that comes and goes hits both sides alike.
+// A side's time in a round is the geometric mean of its runs.
 // It prints the medians and the ratios (export over default) as a
 // Markdown table; a row whose export sets nothing the runtime reads says
-// so (its ratio is then the noise of two runs of the same thing). With
+// so, and calls its two sides the same (the same program in the same
+// environment cannot be slower; its ratio is the noise of two runs of one
+// thing, printed beside). With
 // -agree it then times every setting the results file records in 3 runs
 // of 0.5 s and prints the recorded time over their median. The load
 // (uptime's) is printed before and after.
@@ -37,6 +43,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -72,13 +79,14 @@ type runtimeBin struct {
 func run() error {
 	resultsFile := flag.String("results", "", "results file to export from (default: run a short check for the thread counts first)")
 	threadsFlag := flag.String("threads", "", "thread counts, comma-separated (default: 2 and 4x the allowed CPUs)")
-	rounds := flag.Int("rounds", 15, "rounds; each runs every configuration once (3..1000)")
+	rounds := flag.Int("rounds", 15, "rounds; each runs every comparison (a runtime at a count, defaults and export) once, -runs times a side (3..1000)")
 	seconds := flag.Float64("seconds", 0.15, "wall time of one run of the barrier loop, in seconds (0.01..10)")
 	work := flag.Int("work", 64, "work per step: multiply-adds each thread does between barriers (0..1000000)")
 	shape := flag.String("shape", "barrier", "the loop timed: barrier (the plain barrier loop) or stencil (256 points per thread, a barrier per step)")
 	before := flag.String("before", "", "the results file of a check run just before this one's: print whether both chose the same OpenMP settings, or settings within 3% of each other, then measure as usual")
 	keep := flag.String("keep", "", "with no -results: copy the check's results file to this path (for later runs' -results and -before)")
 	agree := flag.Bool("agree", false, "also time every setting the file records (defaults and chosen, per runtime and count) in 3 runs of 0.5 s and print each recorded time over that run's median")
+	runs := flag.Int("runs", 2, "runs of each configuration a round, back to back with the other side of its comparison (1..4): 2 runs default, export, export, default (or the reverse), so that a drift within the round cancels")
 	budget := flag.Duration("budget", 60*time.Second, "the check's --budget when no -results is given (the OpenMP step takes what the algorithms leave of it, half where MPI is measured too)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -89,6 +97,9 @@ func run() error {
 	}
 	if !(*seconds >= 0.01 && *seconds <= 10) {
 		return lab.Usagef("-seconds %g out of range (want 0.01 to 10)", *seconds)
+	}
+	if *runs < 1 || *runs > 4 {
+		return lab.Usagef("-runs %d out of range (want 1 to 4)", *runs)
 	}
 	if *shape != "barrier" && *shape != "stencil" {
 		return lab.Usagef("-shape %q: want barrier or stencil", *shape)
@@ -202,17 +213,26 @@ func run() error {
 		}
 	}
 	limit := time.Duration(*seconds*float64(time.Second)) + 20*time.Second
-	fmt.Fprintf(os.Stderr, "ompbench: %d configurations x %d rounds of %g s\n", len(cells), *rounds, *seconds)
+	fmt.Fprintf(os.Stderr, "ompbench: %d configurations x %d rounds x %d runs of %g s\n", len(cells), *rounds, *runs, *seconds)
 	start := time.Now()
-	order := slices.Clone(cells)
+	pairs := make([]int, len(cells)/2)
+	for i := range pairs {
+		pairs[i] = i
+	}
 	for r := 0; r < *rounds; r++ {
-		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for _, c := range order {
-			ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads, *shape)
-			if err != nil {
-				return fmt.Errorf("%s, %d threads, %s: %w", c.rt.lib, c.threads, label(c), err)
+		rand.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+		for _, p := range pairs {
+			d, e := cells[2*p], cells[2*p+1]
+			got := map[*config][]float64{}
+			for _, c := range pairOrder(d, e, r+p, *runs) {
+				ns, err := runLoop(limit, c.env, c.rt.prog, *seconds, *work, c.threads, *shape)
+				if err != nil {
+					return fmt.Errorf("%s, %d threads, %s: %w", c.rt.lib, c.threads, label(c), err)
+				}
+				got[c] = append(got[c], ns)
 			}
-			c.samples = append(c.samples, ns)
+			d.samples = append(d.samples, geomean(got[d]))
+			e.samples = append(e.samples, geomean(got[e]))
 		}
 	}
 
@@ -237,12 +257,16 @@ func run() error {
 			over = fmt.Sprintf(" (on %d CPUs)", cpus)
 		}
 		sets := strings.Join(e.env, " ")
+		ratio, perRound := formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios))
 		if sets == "" {
-			sets = "nothing this runtime reads: the same as its defaults (the ratio is noise)"
+			// The same program in the same environment: it cannot be
+			// slower; what the runs read is the machine's spread.
+			sets = "nothing this runtime reads: the same program and environment as its defaults"
+			ratio, perRound = "same ("+ratio+": noise)", "same ("+perRound+": noise)"
 		}
 		fmt.Printf("| %s (%s) | %d%s | %s | %s | %s | %s | %d/%d rounds | %s |\n",
 			d.rt.lib, d.rt.name, d.threads, over, formatNs(lab.Median(d.samples)), formatNs(lab.Median(e.samples)),
-			formatRatio(lab.Median(e.samples)/lab.Median(d.samples)), formatRatio(lab.Median(ratios)), faster, len(ratios), sets)
+			ratio, perRound, faster, len(ratios), sets)
 	}
 	if *agree {
 		return agreement(*resultsFile, rts, limit)
@@ -302,6 +326,38 @@ func agreement(resultsFile string, rts []*runtimeBin, limit time.Duration) error
 		}
 	}
 	return nil
+}
+
+// pairOrder is the order in which a round runs a comparison's two
+// sides, runs times each, back to back: ABBA for 2 (A, B, B, A), ABBAAB
+// for 3, and so on, A the defaults when parity is even, the export when
+// odd, so that a drift within the round (the host's state, another
+// process's load) lands on both sides alike and which side runs first
+// alternates from round to round.
+func pairOrder(d, e *config, parity, runs int) []*config {
+	a, b := d, e
+	if parity%2 != 0 {
+		a, b = e, d
+	}
+	out := make([]*config, 0, 2*runs)
+	for i := 0; i < runs; i++ {
+		if i%2 == 0 {
+			out = append(out, a, b)
+		} else {
+			out = append(out, b, a)
+		}
+	}
+	return out
+}
+
+// geomean is the geometric mean of xs (all positive): a side's time in
+// a round, so that a ratio of two sides is the mean of its runs' ratios.
+func geomean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(xs)))
 }
 
 func label(c *config) string {

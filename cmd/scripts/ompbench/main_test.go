@@ -58,3 +58,46 @@ func TestFloorWords(t *testing.T) {
 		t.Errorf("a file without floors: %q", w)
 	}
 }
+
+// TestPairOrder: a comparison's two sides run back to back, each side
+// as often as the other, in ABBA order, the side that starts alternating
+// with the parity; with one run a side only the start alternates.
+func TestPairOrder(t *testing.T) {
+	d, e := &config{}, &config{export: true}
+	name := func(cs []*config) string {
+		var b strings.Builder
+		for _, c := range cs {
+			if c == d {
+				b.WriteByte('D')
+			} else {
+				b.WriteByte('E')
+			}
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		parity, runs int
+		want         string
+	}{
+		{0, 1, "DE"}, {1, 1, "ED"}, {0, 2, "DEED"}, {3, 2, "EDDE"}, {2, 3, "DEEDDE"}, {0, 4, "DEEDDEED"},
+	} {
+		if got := name(pairOrder(d, e, tc.parity, tc.runs)); got != tc.want {
+			t.Errorf("pairOrder(parity %d, runs %d) = %s, want %s", tc.parity, tc.runs, got, tc.want)
+		}
+	}
+}
+
+// TestGeomean: a side's round time is the geometric mean of its runs,
+// so that the ratio of two sides' means is the mean of the runs' ratios.
+func TestGeomean(t *testing.T) {
+	if g := geomean([]float64{2, 8}); g < 3.999 || g > 4.001 {
+		t.Errorf("geomean(2, 8) = %g, want 4", g)
+	}
+	if g := geomean([]float64{5}); g != 5 {
+		t.Errorf("geomean(5) = %g", g)
+	}
+	a, b := []float64{100, 400}, []float64{50, 800}
+	if r := geomean(b) / geomean(a); r < 0.999 || r > 1.001 {
+		t.Errorf("ratio of means %g, want the mean ratio 1", r)
+	}
+}
