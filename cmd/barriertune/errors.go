@@ -13,6 +13,8 @@ const (
 	exitOK        = 0   // success
 	exitFailure   = 1   // the command failed
 	exitUsage     = 2   // bad command line: unknown command or flag, bad flag value
+	exitCannotRun = 126 // omp-run: the program was found but cannot be run (env(1)'s code)
+	exitNotFound  = 127 // omp-run: no such program (env(1)'s code)
 	exitInterrupt = 130 // stopped by SIGINT (128+2)
 	exitTerminate = 143 // stopped by SIGTERM (128+15)
 )

@@ -2,8 +2,10 @@ package main
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +45,9 @@ setting the check chose at the count that serves that count (the count
 itself where the check listed it, measured or not; else the nearest
 measured count on the same side of the CPU count). Then it
 replaces itself with the program (exec), so the program's exit status,
-signals and standard streams are its own.
+signals and standard streams are its own. A program that cannot be found
+exits 127, one found that cannot be run (not executable, not a program)
+126, as env(1) and the shells do.
 
 A variable already in the environment is left as it is: what you set
 wins. Nothing is set where the defaults stayed, where the runs were too
@@ -79,6 +83,18 @@ really gets.`,
 	f.BoolVar(&o.print, "print", false, "print the variables that would be set, NAME=VALUE a line, and run nothing")
 	registerCompletions(cmd, map[string][]string{"runtime": {ompcheck.LibGOMP, ompcheck.LibOMP}})
 	return cmd
+}
+
+// programError is the error for a program omp-run cannot start, with
+// env(1)'s exit codes: 127 where there is no such program (not on $PATH,
+// no such file), 126 where there is one that cannot be run (no execute
+// permission, a directory, not a format the kernel runs).
+func programError(name string, err error) error {
+	code := exitCannotRun
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		code = exitNotFound
+	}
+	return &exitError{code: code, err: fmt.Errorf("omp-run: program %q: %w", name, err)}
 }
 
 // ompThreads is the thread count a program started now gets: the first
@@ -122,7 +138,7 @@ func programRuntime(path string) string {
 func runOMPRun(o *ompRunOptions, args []string, stdout, stderr io.Writer) error {
 	prog, err := exec.LookPath(args[0])
 	if err != nil {
-		return usageErrorf("omp-run: program %q: %v", args[0], err)
+		return programError(args[0], err)
 	}
 	rs, err := openResults(o.global, o.results, "")
 	if err != nil {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 )
@@ -20,7 +19,7 @@ func execProgram(prog string, argv, env []string) error {
 		os.Exit(ee.ExitCode())
 	}
 	if err != nil {
-		return fmt.Errorf("omp-run: %s: %w", prog, err)
+		return programError(prog, err)
 	}
 	os.Exit(0)
 	return nil

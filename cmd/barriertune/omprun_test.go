@@ -78,3 +78,45 @@ func TestOMPRunBadFlagValue(t *testing.T) {
 		}
 	}
 }
+
+// TestOMPRunProgramExitCodes: a program omp-run cannot start exits with
+// env(1)'s codes, naming the program: 127 where there is none (not on
+// $PATH, no such file), 126 where there is one that cannot be run (no
+// execute permission, a directory, a file the kernel does not run).
+func TestOMPRunProgramExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.json")
+	data, err := os.ReadFile(exportTestdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(results, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noexec := filepath.Join(dir, "noexec")
+	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Executable, but no format the kernel runs: execve fails (ENOEXEC)
+	// and omp-run returns, rather than replacing the test.
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("\x00\x01\x02 not a program\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OMP_NUM_THREADS", "2")
+	for _, tc := range []struct {
+		prog string
+		code int
+	}{
+		{"barriertune-no-such-program-anywhere", 127},
+		{filepath.Join(dir, "missing"), 127},
+		{dir, 126},
+		{noexec, 126},
+		{garbage, 126},
+	} {
+		code, _, stderr := execLine("omp-run", "--results", results, "--runtime", "libgomp", "--", tc.prog)
+		if code != tc.code || !strings.Contains(stderr, strconv.Quote(tc.prog)) {
+			t.Errorf("omp-run -- %s: exit %d, stderr %q; want %d naming the program", tc.prog, code, stderr, tc.code)
+		}
+	}
+}

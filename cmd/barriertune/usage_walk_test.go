@@ -103,7 +103,9 @@ func walkUsageCases(t *testing.T, root *cobra.Command) []usageCase {
 		name := strings.Join(path, " ")
 		cases = append(cases, usageCase{args: append(slices.Clone(path), "--no-such-flag"), want: "--no-such-flag"})
 		stray := []string{"stray1", "stray2", "stray3", "stray4"}
-		cases = append(cases, usageCase{args: append(slices.Clone(path), stray...), want: "stray"})
+		if name != "omp-run" { // its arguments are a program and the program's: a missing one exits 127 (TestOMPRunProgramExitCodes)
+			cases = append(cases, usageCase{args: append(slices.Clone(path), stray...), want: "stray"})
+		}
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			if f.Name == "help" || f.Name == "version" && c == root {
 				return
