@@ -287,7 +287,7 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 		cands, screened, defs = cfg.screen(ctx, cfg.Now().Add(remaining(ctx, cfg.Now)/3), run, cands)
 		if len(cands) == 0 && len(defs) > 0 {
 			ch.Measured, ch.DefaultNs, ch.DefaultSpreadNs = true, pairs.Median(defs), pairs.Median(spreads[""])
-			ch.Settings, ch.Why = len(screened), "every setting was more than 1.3x the defaults in each screening run: the defaults stay ("+strings.Join(screened, "; ")+")"
+			ch.Settings, ch.Why = len(screened), "every setting was more than 1.3x the defaults in each screening run ("+strings.Join(screened, "; ")+")"
 			return ch
 		}
 	}
@@ -325,7 +325,7 @@ func (cfg Config) cell(ctx context.Context, p *Program, n, left int, costOnly bo
 	if res.Chosen == nil {
 		ch.Why = res.Why
 		if ch.Why == "" {
-			ch.Why = "no setting was faster than the defaults by the margin and the test: the defaults stay"
+			ch.Why = "no setting was faster than the defaults by the margin and the test"
 		}
 		return ch
 	}

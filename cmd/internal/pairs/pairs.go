@@ -430,7 +430,7 @@ func (s *session) decide(ctx context.Context) {
 	if len(ready) == 0 {
 		if len(short) == 0 {
 			res.Decided = true
-			res.Why = "every candidate failed: the defaults stay"
+			res.Why = "every candidate failed"
 			return
 		}
 		most := 0
@@ -470,7 +470,7 @@ func (s *session) decide(ctx context.Context) {
 		whys = append(whys, why)
 	}
 	if pick == nil {
-		res.Why = "no candidate was faster than the defaults and slower on nothing: the defaults stay (" + strings.Join(whys, "; ") + ")"
+		res.Why = "no candidate was faster than the defaults and slower on nothing (" + strings.Join(whys, "; ") + ")"
 		return
 	}
 	before := pick.Pairs()
@@ -493,11 +493,11 @@ func (s *session) decide(ctx context.Context) {
 		res.Why = fmt.Sprintf("not decided: %s was faster (%+.1f%%), but the time ran out after %d of the %d fresh pairs that confirm it", pick.Setting, v.MarginPct, fresh, cfg.ConfirmPairs)
 		res.Need = s.pairCost() * time.Duration(cfg.ConfirmPairs-fresh)
 	case s.dead != "" || pick.Failed != "":
-		res.Why = fmt.Sprintf("%s was faster (%+.1f%%), but its confirmation failed (%s%s): the defaults stay", pick.Setting, v.MarginPct, s.dead, pick.Failed)
+		res.Why = fmt.Sprintf("%s was faster (%+.1f%%), but its confirmation failed (%s%s)", pick.Setting, v.MarginPct, s.dead, pick.Failed)
 	case 2*faster <= cfg.ConfirmPairs:
-		res.Why = fmt.Sprintf("%s was faster (%+.1f%%) but did not hold in %d fresh pairs (faster in %d): the defaults stay", pick.Setting, v.MarginPct, cfg.ConfirmPairs, faster)
+		res.Why = fmt.Sprintf("%s was faster (%+.1f%%) but did not hold in %d fresh pairs (faster in %d)", pick.Setting, v.MarginPct, cfg.ConfirmPairs, faster)
 	case !ok:
-		res.Why = fmt.Sprintf("%s did not hold on all its pairs pooled (%s): the defaults stay", pick.Setting, why)
+		res.Why = fmt.Sprintf("%s did not hold on all its pairs pooled (%s)", pick.Setting, why)
 	default:
 		res.Chosen = pick
 		if pick != ready[0] {
