@@ -10,6 +10,7 @@ import (
 
 	"github.com/barriertune/barriertune/cpuset"
 
+	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/model"
 	"github.com/barriertune/barriertune/internal/algname"
 	"github.com/barriertune/barriertune/internal/text"
@@ -41,6 +42,12 @@ type Plan struct {
 	// Floors are measured first; Cuts say what the budget left out.
 	Floors []PlanFloor `json:"floors"`
 	Cuts   []string    `json:"cuts"`
+	// Runtimes says what a live check measures after the algorithms, in
+	// what they leave of the budget: the OpenMP runtimes' and the MPI
+	// implementations' own knobs (Config.Runtimes), one line each; empty
+	// for a simulated check, an experiment on some algorithms, or
+	// --runtimes none.
+	Runtimes []string `json:"runtimes"`
 	// Inference is the rule for the counts not measured; Threads the
 	// counts measured.
 	Inference string        `json:"inference"`
@@ -96,6 +103,33 @@ type PlanCandidate struct {
 	Why       string `json:"why"`
 }
 
+// planRuntimes are the plan's Runtimes lines: the runtime steps a live
+// check with cfg runs after the algorithms (measureOpenMP, measureMPI),
+// each skipped at run time where its compilers or launchers are missing.
+func planRuntimes(cfg Config, simulated bool) []string {
+	out := []string{}
+	if simulated || len(cfg.Algorithms) < len(catalog.Names()) {
+		return out
+	}
+	var mpi []string
+	for _, r := range []string{RuntimeOpenMPI, RuntimeMPICH} {
+		if cfg.wants(r) {
+			mpi = append(mpi, r)
+		}
+	}
+	if cfg.wants(RuntimeOpenMP) {
+		share := "what the algorithms leave of the budget"
+		if len(mpi) > 0 {
+			share = "half of what the algorithms leave of the budget (all of it where no MPI implementation is found)"
+		}
+		out = append(out, "OpenMP: each runtime found (gcc's libgomp, clang's libomp) at every count, its defaults against settings of its own variables, in "+share)
+	}
+	if len(mpi) > 0 {
+		out = append(out, "MPI: each implementation found ("+strings.Join(mpi, ", ")+") at every count as ranks, MPI_Barrier's defaults against its own algorithm settings, in the rest of the budget")
+	}
+	return out
+}
+
 // DryRun returns the plan Run would follow with cfg: thread counts,
 // placements, candidates (fan-ins, the hybrid's compositions), rounds,
 // samples, the estimated time and why each candidate was kept or pruned.
@@ -117,7 +151,7 @@ func DryRun(cfg Config) (*Plan, error) {
 	out := &Plan{PUs: len(cfg.Topology.PUs()), Simulated: f.Simulated, Model: p.kind, Pruning: p.pruning, Exhaustive: cfg.Exhaustive,
 		Params: &results.Calibration{Model: string(p.kind), Params: paramsMap(p.params), FittedOn: "defaults (a live check fits them to its first round, and to every measurement when it ends)"},
 		Budget: cfg.Budget.String(), EstimatedS: round3(p.estimate(cfg.SampleTarget).Seconds()), ExtrasS: round3(p.extras(cfg).Seconds()), Samples: p.samples, Rounds: p.rounds,
-		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Inference: InferenceRule, Threads: []PlanThreads{}}
+		Floors: []PlanFloor{}, Cuts: append([]string{}, p.cuts...), Runtimes: planRuntimes(cfg, f.Simulated), Inference: InferenceRule, Threads: []PlanThreads{}}
 	if p.calib != nil {
 		out.Params = p.calib
 	}
@@ -286,6 +320,9 @@ func (p *Plan) Text(verbose bool) string {
 	}
 	for _, c := range p.Cuts {
 		line("cut: %s", c)
+	}
+	for _, r := range p.Runtimes {
+		line("then %s", r)
 	}
 	line("counts not measured: %s", p.Inference)
 	return b.String()
