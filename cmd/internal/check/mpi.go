@@ -233,7 +233,11 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 				cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: end.Sub(m.Now())})
 			}
 		}
+		during := stepWatch(m)
 		choices := mpicheck.Tune(ictx, tune)
+		if why := during(); busy == "" && why != "" {
+			busy = why
+		}
 		r := &rec.Implementations[len(rec.Implementations)-1]
 		r.Version = p.Version // the first launch's report
 		r.Counts = mpiCounts(choices, busy)

@@ -15,6 +15,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/catalog"
 	"github.com/barriertune/barriertune/cmd/internal/measure"
 	"github.com/barriertune/barriertune/cmd/internal/ompcheck"
+	"github.com/barriertune/barriertune/cmd/internal/sysload"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -251,5 +252,55 @@ func TestBusyLooks(t *testing.T) {
 		if got != c.want || n != c.n || (n == 2) != (slept > 0) {
 			t.Errorf("looks %v: %q after %d looks (slept %s), want %q after %d", c.looks, got, n, slept, c.want, c.n)
 		}
+	}
+}
+
+// usageSeq is a measurer whose Usage reads are given in turn: what else
+// used the CPUs while a step ran.
+type usageSeq struct {
+	Hardware
+	reads []sysload.Usage
+	i     *int
+}
+
+func (u usageSeq) Usage() (sysload.Usage, error) {
+	if *u.i >= len(u.reads) {
+		return sysload.Usage{}, errors.New("no more readings")
+	}
+	*u.i++
+	return u.reads[*u.i-1], nil
+}
+
+// TestStepWatch: a runtime step is called busy when other processes used
+// a quarter of a CPU or more while it ran (the machine's busy time less
+// the check's own and its children's), quiet below that, and never by a
+// measurer that cannot tell.
+func TestStepWatch(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(wall, machine, own time.Duration) sysload.Usage {
+		return sysload.Usage{When: t0.Add(wall), Machine: machine, Own: own}
+	}
+	for _, tc := range []struct {
+		name string
+		b    sysload.Usage
+		busy bool
+	}{
+		{"a compiler beside the step", at(10*time.Second, 30*time.Second, 19*time.Second), true},  // others 11 s of 10 s: 110%
+		{"quiet: the step's own runs", at(10*time.Second, 19*time.Second, 18*time.Second), false}, // others 1 s: 10%
+		{"just at the bound", at(10*time.Second, 20500*time.Millisecond, 18*time.Second), true},   // others 2.5 s: 25%
+	} {
+		i := 0
+		got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0), tc.b}, i: &i})()
+		if (got != "") != tc.busy || (tc.busy && !strings.Contains(got, "while the step ran")) {
+			t.Errorf("%s: %q, want busy %v, saying it was while the step ran", tc.name, got, tc.busy)
+		}
+	}
+	type fake struct{ Measurer }
+	if got := stepWatch(fake{})(); got != "" {
+		t.Errorf("a measurer without Usage: %q, want never busy", got)
+	}
+	i := 0
+	if got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0)}, i: &i})(); got != "" {
+		t.Errorf("a second reading that fails: %q, want not busy", got)
 	}
 }

@@ -1,0 +1,84 @@
+package sysload
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMachineBusy: the busy fields of /proc/stat's cpu line (user, nice,
+// system, irq, softirq) in USER_HZ ticks; idle, iowait and steal left
+// out; a malformed line refused.
+func TestMachineBusy(t *testing.T) {
+	d, err := machineBusy("cpu  100 20 30 4000 500 6 7 800 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+	if err != nil || d != 163*10*time.Millisecond {
+		t.Errorf("machineBusy = %s, %v; want 1.63s (163 ticks)", d, err)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 x 4 5 6 7", "cpu -1 2 3 4 5 6 7", strings.Repeat("cpu ", 3)} {
+		if _, err := machineBusy(bad); err == nil {
+			t.Errorf("machineBusy(%q): no error", bad)
+		}
+	}
+}
+
+// TestOthersShare: what the machine used less what the process and its
+// waited-for children used, over the wall time, as a share of one CPU;
+// never negative, 0 for no time.
+func TestOthersShare(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	a := Usage{When: t0, Machine: 10 * time.Second, Own: 5 * time.Second}
+	b := Usage{When: t0.Add(2 * time.Second), Machine: 13 * time.Second, Own: 7 * time.Second}
+	if s := OthersShare(a, b); s < 0.499 || s > 0.501 {
+		t.Errorf("OthersShare = %g, want 0.5 (1 s of others over 2 s)", s)
+	}
+	if busy, why := BusyBetween(a, b); !busy || !strings.Contains(why, "50% of a CPU") {
+		t.Errorf("BusyBetween: %v %q, want busy at 50%%", busy, why)
+	}
+	c := Usage{When: t0.Add(2 * time.Second), Machine: 11 * time.Second, Own: 7 * time.Second} // own ahead of the machine's tick count
+	if s := OthersShare(a, c); s != 0 {
+		t.Errorf("OthersShare = %g, want 0 (never negative)", s)
+	}
+	if busy, _ := BusyBetween(a, c); busy {
+		t.Error("quiet read busy")
+	}
+	if s := OthersShare(b, a); s != 0 {
+		t.Errorf("OthersShare backwards = %g, want 0", s)
+	}
+}
+
+// TestReadUsageCountsWaitedChildren: a child's CPU time is the process's
+// own once it has been waited for (so a step's runs are not load), and
+// before that it is another's.
+func TestReadUsageCountsWaitedChildren(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/stat")
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	a, err := Proc{}.ReadUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Proc{}.ReadUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if child < 20*time.Millisecond {
+		t.Skipf("the child used only %s of CPU", child)
+	}
+	if got := b.Own - a.Own; got < child {
+		t.Errorf("own CPU grew by %s, less than the waited-for child's %s", got, child)
+	}
+	if b.Machine <= a.Machine {
+		t.Errorf("the machine's busy time did not grow (%s to %s) while a child spun for %s", a.Machine, b.Machine, child)
+	}
+}
