@@ -295,3 +295,28 @@ func TestCandidatesBindOnlyEvenly(t *testing.T) {
 		}
 	}
 }
+
+// TestCellShare: a count gets an even split of what is left, or what a
+// decision takes (twice the minimum pairs and the confirmation) where the
+// split is less and the window holds it, never more than is left.
+func TestCellShare(t *testing.T) {
+	pair := 200 * time.Millisecond
+	need := cellNeed(pair, 2) // 2 x (4 pairs x 2 candidates + 3 confirming) pairs
+	if want := 2 * 11 * pair; need != want {
+		t.Fatalf("cellNeed = %s, want %s", need, want)
+	}
+	for _, tc := range []struct {
+		left  time.Duration
+		cells int
+		want  time.Duration
+	}{
+		{8 * time.Second, 8, need},              // --budget 20s: the first count gets its decision's time
+		{2 * time.Second, 8, time.Second * 2},   // less than a decision: what is left
+		{80 * time.Second, 8, 10 * time.Second}, // plenty: the even split
+		{8 * time.Second, 0, 8 * time.Second},   // no cell count: all of it
+	} {
+		if got := cellShare(tc.left, tc.cells, pair, 2); got != tc.want {
+			t.Errorf("cellShare(%s left, %d cells) = %s, want %s", tc.left, tc.cells, got, tc.want)
+		}
+	}
+}

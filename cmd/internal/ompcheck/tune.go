@@ -109,16 +109,7 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 			if cost == 0 {
 				cost = cfg.runCost() * 2
 			}
-			// What a decision needs: the pairs every candidate must have
-			// before it is judged, and the confirmation. With less,
-			// pairs.Compare narrows to the fastest after 2 pairs of each,
-			// and 2 pairs of oversubscribed threads picked the weaker of
-			// two settings with --budget 20s
-			// (docs/lab/2026-12-07-acceptance-2.md): the largest counts,
-			// measured first, are decided on enough pairs, and a budget
-			// too small for the rest says so.
-			need := cost * time.Duration(pairs.DefaultMinPairs*len(cands)+pairs.DefaultConfirmPairs) * 5 / 4
-			share := max(left/time.Duration(cells), min(need, left))
+			share := cellShare(left, cells, cost, len(cands))
 			cells--
 			cctx, cancel := context.WithDeadline(ctx, cfg.Now().Add(share))
 			start := cfg.Now()
@@ -137,6 +128,32 @@ func Tune(ctx context.Context, cfg Config) []Choice {
 		return slices.Index(cfg.Threads, a.Threads) - slices.Index(cfg.Threads, b.Threads)
 	})
 	return out
+}
+
+// cellShare is the time one count of one runtime may take of left, with
+// cells (this one included) still to measure, pairCost the time of a pair
+// of runs and cands candidates: an even split of what is left, or, where
+// that is less, what a decision takes (cellNeed) when left holds it. What
+// a cell does not use flows on to the next. With less, pairs.Compare
+// narrows to the fastest after 2 pairs of each, and 2 pairs of
+// oversubscribed threads picked the weaker of two settings with --budget
+// 20s; with the minimum alone (no room for a pair beyond it), a setting
+// 1.6 times faster ran out of time in its confirmation
+// (docs/lab/2026-12-07-acceptance-3.md). The largest counts, measured
+// first, are decided on enough pairs, and a budget too small for the
+// rest says so.
+func cellShare(left time.Duration, cells int, pairCost time.Duration, cands int) time.Duration {
+	return max(left/time.Duration(max(cells, 1)), min(cellNeed(pairCost, cands), left))
+}
+
+// cellNeed is the time a decision among cands candidates takes at
+// pairCost a pair: the pairs every candidate must have before it is
+// judged (pairs.DefaultMinPairs), the pairs that confirm the choice
+// (pairs.DefaultConfirmPairs), and as much again for what a comparison
+// adds when the test cannot yet separate two settings (more pairs, runs
+// in transition rerun).
+func cellNeed(pairCost time.Duration, cands int) time.Duration {
+	return 2 * pairCost * time.Duration(pairs.DefaultMinPairs*cands+pairs.DefaultConfirmPairs)
 }
 
 func withDefaults(cfg Config) Config {
