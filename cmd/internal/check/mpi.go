@@ -207,7 +207,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	busy := ""
 	if f.Busy() {
 		busy = f.Load.Why
-	} else if why := busyProbe(); why != "" {
+	} else if why := busyProbe(m); why != "" {
 		busy = why
 	}
 	// One implementation at a time, built when its turn comes (Open MPI

@@ -168,7 +168,7 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	busy := ""
 	if f.Busy() {
 		busy = f.Load.Why
-	} else if why := busyProbe(); why != "" {
+	} else if why := busyProbe(m); why != "" {
 		busy = why
 	}
 	floor := hostFloor(ctx, m, f.Machine.AllowedCPUs)
@@ -276,34 +276,42 @@ func stepWatch(m Measurer) func() string {
 }
 
 // busyProbe says why the machine is busy just before a runtime step
-// (another process's task runnable in most of a few readings over 100
-// ms, and again in a second look 200 ms later), or "" when it is quiet
-// or the system does not say. It is read before the step: the step's
-// own runs are other processes. One look alone took a transient (a
-// process ending, a kernel worker) for load: a check right after
-// another one read busy and chose nothing where the next 100 ms were
-// quiet.
-func busyProbe() string {
+// (other processes used a quarter of a CPU or more over a look of 200 ms,
+// and again over a second look of 300 ms after a pause of 200 ms), or ""
+// when it is quiet or m cannot tell (fakes, simulations). It is read
+// before the step: the step's own runs are other processes until they
+// end. The check sleeps while it looks, so a competing process has the
+// CPUs to use. Counting runnable tasks instead read a quiet machine busy
+// (one task in the median reading, twice in a row) for a check started
+// by another program.
+func busyProbe(m Measurer) string {
+	sl, ok := m.(stepLoad)
+	if !ok {
+		return ""
+	}
 	return busyLooks(func(d time.Duration) (bool, string) {
-		w := sysload.Start(sysload.Proc{}, 20*time.Millisecond)
-		time.Sleep(d)
-		s, err := w.Stop()
+		a, err := sl.Usage()
 		if err != nil {
 			return false, ""
 		}
-		return s.Busy()
+		time.Sleep(d)
+		b, err := sl.Usage()
+		if err != nil {
+			return false, ""
+		}
+		return sysload.BusyBetween(a, b)
 	}, time.Sleep)
 }
 
-// busyLooks takes a look of 100 ms and, where it finds the machine busy,
-// a second one of 200 ms after a pause of 200 ms: busy only when both
+// busyLooks takes a look of 200 ms and, where it finds the machine busy,
+// a second one of 300 ms after a pause of 200 ms: busy only when both
 // are, with the second's reason.
 func busyLooks(look func(time.Duration) (bool, string), sleep func(time.Duration)) string {
-	if busy, _ := look(100 * time.Millisecond); !busy {
+	if busy, _ := look(200 * time.Millisecond); !busy {
 		return ""
 	}
 	sleep(200 * time.Millisecond)
-	if busy, why := look(200 * time.Millisecond); busy {
+	if busy, why := look(300 * time.Millisecond); busy {
 		return why
 	}
 	return ""

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -287,7 +289,7 @@ func TestStepWatch(t *testing.T) {
 	}{
 		{"a compiler beside the step", at(10*time.Second, 30*time.Second, 19*time.Second), true},  // others 11 s of 10 s: 110%
 		{"quiet: the step's own runs", at(10*time.Second, 19*time.Second, 18*time.Second), false}, // others 1 s: 10%
-		{"just at the bound", at(10*time.Second, 20500*time.Millisecond, 18*time.Second), true},   // others 2.5 s: 25%
+		{"just over the bound", at(10*time.Second, 20600*time.Millisecond, 18*time.Second), true}, // others 2.6 s: 26%
 	} {
 		i := 0
 		got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0), tc.b}, i: &i})()
@@ -302,5 +304,47 @@ func TestStepWatch(t *testing.T) {
 	i := 0
 	if got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0)}, i: &i})(); got != "" {
 		t.Errorf("a second reading that fails: %q, want not busy", got)
+	}
+}
+
+// TestBusyProbeSeesACompetitor: a CPU-bound process running beside the
+// check (started here, bounded, killed by its pid) makes the probe before
+// a runtime step call the machine busy, naming the CPU it used; a
+// measurer that cannot read the machine never does.
+func TestBusyProbeSeesACompetitor(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/stat")
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	if _, err := (Hardware{}).Usage(); err != nil {
+		t.Skipf("no CPU times here: %v", err)
+	}
+	spin := exec.Command("/bin/sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan struct{})
+	go func() {
+		select {
+		case <-killed:
+		case <-time.After(20 * time.Second): // bounded whatever the test does
+		}
+		spin.Process.Kill()
+	}()
+	defer func() {
+		close(killed)
+		spin.Process.Kill()
+		spin.Wait()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	why := busyProbe(Hardware{})
+	if !strings.Contains(why, "of a CPU") {
+		t.Errorf("a spinning process beside the probe: %q, want busy, naming the CPU others used", why)
+	}
+	type fake struct{ Measurer }
+	if why := busyProbe(fake{}); why != "" {
+		t.Errorf("a measurer without Usage: %q, want never busy", why)
 	}
 }

@@ -2,6 +2,7 @@ package sysload
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -32,6 +33,10 @@ type Usage struct {
 	// Own is this process's user and system time and its waited-for
 	// children's (getrusage RUSAGE_SELF and RUSAGE_CHILDREN).
 	Own time.Duration
+	// CPUs is how many CPUs /proc/stat lists (its cpuN lines): each
+	// counts its time in whole ticks, so two readings' difference may
+	// be off by a tick or so per CPU.
+	CPUs int
 }
 
 // ReadUsage reads the machine's busy time and this process's. It fails
@@ -46,29 +51,36 @@ func (p Proc) ReadUsage() (Usage, error) {
 	if err != nil {
 		return u, fmt.Errorf("sysload: %w", err)
 	}
-	if u.Machine, err = machineBusy(string(stat)); err != nil {
+	if u.Machine, u.CPUs, err = machineBusy(string(stat)); err != nil {
 		return u, fmt.Errorf("sysload: %s: %w", p.path("stat"), err)
 	}
 	u.Own = own
 	return u, nil
 }
 
-// machineBusy sums the busy fields of a stat file's cpu line.
-func machineBusy(stat string) (time.Duration, error) {
-	line, _, _ := strings.Cut(stat, "\n")
+// machineBusy sums the busy fields of a stat file's cpu line, and counts
+// its cpuN lines.
+func machineBusy(stat string) (time.Duration, int, error) {
+	line, rest, _ := strings.Cut(stat, "\n")
 	f := strings.Fields(line)
 	if len(f) < 8 || f[0] != "cpu" {
-		return 0, fmt.Errorf("no cpu line with 7 times")
+		return 0, 0, fmt.Errorf("no cpu line with 7 times")
 	}
 	var ticks int64
 	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
 		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("cpu line field %d %q: not a count of ticks", i, f[i])
+		if err != nil || v < 0 || v > math.MaxInt64/int64(time.Second)/4 {
+			return 0, 0, fmt.Errorf("cpu line field %d %q: not a count of ticks", i, f[i])
 		}
 		ticks += v
 	}
-	return time.Duration(ticks) * (time.Second / userHZ), nil
+	cpus := 0
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(l, "cpu") && len(l) > 3 && l[3] >= '0' && l[3] <= '9' {
+			cpus++
+		}
+	}
+	return time.Duration(ticks) * (time.Second / userHZ), max(cpus, 1), nil
 }
 
 // OthersShare is the CPU time other processes (and the kernel's threads)
@@ -84,11 +96,25 @@ func OthersShare(a, b Usage) float64 {
 }
 
 // BusyBetween reports whether other processes used BusyOthersShare of a
-// CPU or more between a and b, and says so in words.
+// CPU or more between a and b, beyond what the ticks' rounding can add
+// (two ticks a CPU over the wall time), and says so in words.
 func BusyBetween(a, b Usage) (bool, string) {
-	s := OthersShare(a, b)
-	if s < BusyOthersShare {
+	s, bound := OthersShare(a, b), BusyBound(a, b)
+	if s < bound {
 		return false, ""
 	}
-	return true, fmt.Sprintf("other processes used %.0f%% of a CPU over those %s (at most %.0f%% is quiet)", 100*s, b.When.Sub(a.When).Round(100*time.Millisecond), 100*BusyOthersShare)
+	return true, fmt.Sprintf("other processes used %.0f%% of a CPU over those %s (under %.0f%% is quiet)", 100*s, b.When.Sub(a.When).Round(10*time.Millisecond), 100*bound)
+}
+
+// BusyBound is the share of a CPU at which BusyBetween calls a and b's
+// span busy: BusyOthersShare, plus two ticks of every CPU over the wall
+// time (each CPU's time is counted in whole ticks, so a difference of two
+// readings may be off by up to that much): 0.45 over 0.2 s on 2 CPUs,
+// 0.25 over 20 s.
+func BusyBound(a, b Usage) float64 {
+	wall := b.When.Sub(a.When)
+	if wall <= 0 {
+		return math.Inf(1)
+	}
+	return BusyOthersShare + float64(2*max(a.CPUs, b.CPUs, 1))*float64(time.Second/userHZ)/float64(wall)
 }

@@ -13,12 +13,12 @@ import (
 // system, irq, softirq) in USER_HZ ticks; idle, iowait and steal left
 // out; a malformed line refused.
 func TestMachineBusy(t *testing.T) {
-	d, err := machineBusy("cpu  100 20 30 4000 500 6 7 800 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
-	if err != nil || d != 163*10*time.Millisecond {
-		t.Errorf("machineBusy = %s, %v; want 1.63s (163 ticks)", d, err)
+	d, n, err := machineBusy("cpu  100 20 30 4000 500 6 7 800 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu1 1 2 3 4 5 6 7 8 0 0\nintr 5\ncpufreq 1\n")
+	if err != nil || d != 163*10*time.Millisecond || n != 2 {
+		t.Errorf("machineBusy = %s, %d CPUs, %v; want 1.63s (163 ticks), 2 CPUs", d, n, err)
 	}
-	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 x 4 5 6 7", "cpu -1 2 3 4 5 6 7", strings.Repeat("cpu ", 3)} {
-		if _, err := machineBusy(bad); err == nil {
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 x 4 5 6 7", "cpu -1 2 3 4 5 6 7", strings.Repeat("cpu ", 3), "cpu 99999999999999999 1 1 1 1 1 1"} {
+		if _, _, err := machineBusy(bad); err == nil {
 			t.Errorf("machineBusy(%q): no error", bad)
 		}
 	}
@@ -29,8 +29,8 @@ func TestMachineBusy(t *testing.T) {
 // never negative, 0 for no time.
 func TestOthersShare(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	a := Usage{When: t0, Machine: 10 * time.Second, Own: 5 * time.Second}
-	b := Usage{When: t0.Add(2 * time.Second), Machine: 13 * time.Second, Own: 7 * time.Second}
+	a := Usage{When: t0, Machine: 10 * time.Second, Own: 5 * time.Second, CPUs: 2}
+	b := Usage{When: t0.Add(2 * time.Second), Machine: 13 * time.Second, Own: 7 * time.Second, CPUs: 2}
 	if s := OthersShare(a, b); s < 0.499 || s > 0.501 {
 		t.Errorf("OthersShare = %g, want 0.5 (1 s of others over 2 s)", s)
 	}
@@ -46,6 +46,18 @@ func TestOthersShare(t *testing.T) {
 	}
 	if s := OthersShare(b, a); s != 0 {
 		t.Errorf("OthersShare backwards = %g, want 0", s)
+	}
+	// The ticks' rounding: two ticks a CPU over the span are not load.
+	if bnd := BusyBound(a, b); bnd < 0.269 || bnd > 0.271 {
+		t.Errorf("BusyBound over 2 s on 2 CPUs = %g, want 0.27", bnd)
+	}
+	short := Usage{When: t0.Add(200 * time.Millisecond), Machine: 10*time.Second + 80*time.Millisecond, Own: 5 * time.Second, CPUs: 2}
+	if busy, why := BusyBetween(a, short); busy {
+		t.Errorf("8 ticks of others over 0.2 s on 2 CPUs read busy (%s); the rounding allows 4 and the bound is 45%%", why)
+	}
+	big := Usage{When: t0.Add(8 * time.Second), Machine: 10*time.Second + 2*time.Second, Own: 5 * time.Second, CPUs: 128}
+	if busy, _ := BusyBetween(Usage{When: t0, Machine: 10 * time.Second, Own: 5 * time.Second, CPUs: 128}, big); busy {
+		t.Error("2 s of others over 8 s on 128 CPUs (the ticks' rounding can give 2.56 s) read busy")
 	}
 }
 
