@@ -32,8 +32,9 @@ type OpenMP struct {
 	// measured (one allowed CPU, GOMAXPROCS 1, older files).
 	HostFloorBeforeNs float64 `json:"host_floor_before_ns,omitempty"`
 	HostFloorAfterNs  float64 `json:"host_floor_after_ns,omitempty"`
-	// HostMoved (v1.7) says that the two floors are 1.5 times apart or
-	// more: the host moved during the step, and its times mix states.
+	// HostMoved (v1.7) says that the two floors are 2 times apart or
+	// more (1.5 before 7 Dec 2026): the host moved during the step, and
+	// its times mix states.
 	HostMoved string `json:"host_moved,omitempty"`
 }
 

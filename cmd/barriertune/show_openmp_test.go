@@ -40,14 +40,14 @@ func TestOpenMPLinesNameTheHostState(t *testing.T) {
 }
 
 // TestHostStateLine: the line on the host state says the host moved
-// exactly where the two floors are 1.5 times apart or more, whichever
+// exactly where the two floors are 2 times apart or more, whichever
 // came first, even where the file does not say so; one state where they
 // are closer; and never a floor of 0 ns where one reading is missing.
 func TestHostStateLine(t *testing.T) {
 	for _, c := range []struct {
 		before, after float64
 		moved         bool
-	}{{100, 300, true}, {300, 100, true}, {100, 150, true}, {100, 149, false}, {149, 100, false}, {100, 100, false}, {100, 0, false}, {0, 100, false}} {
+	}{{100, 300, true}, {300, 100, true}, {100, 200, true}, {100, 199, false}, {199, 100, false}, {139, 216, false}, {100, 100, false}, {100, 0, false}, {0, 100, false}} {
 		l := hostStateLine(&results.OpenMP{HostFloorBeforeNs: c.before, HostFloorAfterNs: c.after})
 		if got := strings.Contains(l, "moved between states"); got != c.moved {
 			t.Errorf("floors %g and %g: %q; want moved %v", c.before, c.after, l, c.moved)

@@ -356,14 +356,14 @@ func hostFloor(ctx context.Context, m Measurer, allowed string) float64 {
 }
 
 // bracketFloors records the floors measured before and after the step,
-// and says when they are stateFactor apart or more: the host moved
+// and says when they are ompcheck.HostMovedFactor apart or more: the host moved
 // between states while the step measured.
 func bracketFloors(before, after float64) (float64, float64, string) {
 	if !(before > 0) || !(after > 0) {
 		return 0, 0, ""
 	}
 	before, after = roundTo(before, 1), roundTo(after, 1)
-	if max(before, after) < stateFactor*min(before, after) {
+	if max(before, after) < ompcheck.HostMovedFactor*min(before, after) {
 		return before, after, ""
 	}
 	return before, after, fmt.Sprintf("the host moved between states during the step (the floor read %.0f ns before it and %.0f ns after): its times mix the two, and a run compared with them reads differently in either; check again for times to compare", before, after)

@@ -194,7 +194,7 @@ func TestOpenMPRecordsTheHostState(t *testing.T) {
 	for _, c := range []struct {
 		before, after float64
 		moved         bool
-	}{{100, 140, false}, {140, 100, false}, {100, 150, true}, {300, 100, true}, {0, 100, false}, {100, math.NaN(), false}} {
+	}{{100, 140, false}, {140, 100, false}, {139, 216, false}, {100, 199, false}, {100, 200, true}, {300, 100, true}, {0, 100, false}, {100, math.NaN(), false}} {
 		b, a, why := bracketFloors(c.before, c.after)
 		if (why != "") != c.moved {
 			t.Errorf("bracketFloors(%g, %g) = %q; want moved %v", c.before, c.after, why, c.moved)

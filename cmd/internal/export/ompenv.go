@@ -178,15 +178,10 @@ func ompHostState(b *strings.Builder, o *results.OpenMP) {
 	}
 }
 
-// hostMovedFactor is how far apart the floors before and after the
-// OpenMP step are when the host moved during it (results.OpenMP.HostMoved:
-// 1.5 times or more).
-const hostMovedFactor = 1.5
-
 // OpenMPHostState says, in words, which host state the OpenMP times of o
 // belong to (step names the step in them): the file's own words where it
 // says the host moved; else, from the floors before and after the step,
-// one state, or two (floors hostMovedFactor apart or more, which a file
+// one state, or two (floors ompcheck.HostMovedFactor apart or more, which a file
 // edited by hand may not say), or the one floor read; "" when neither was
 // measured. A VM's host may move its vCPUs between states several times
 // apart, and the times compare only within one.
@@ -198,7 +193,7 @@ func OpenMPHostState(o *results.OpenMP, step string) string {
 	switch {
 	case o.HostMoved != "":
 		return o.HostMoved
-	case before > 0 && after > 0 && max(before, after) >= hostMovedFactor*min(before, after):
+	case before > 0 && after > 0 && max(before, after) >= ompcheck.HostMovedFactor*min(before, after):
 		return fmt.Sprintf("the floor read %.0f ns before %s and %.0f ns after it, %.1f times apart: the host moved between states during the step, and the times below mix the two (check again for times to compare)", before, step, after, max(before, after)/min(before, after))
 	case before > 0 && after > 0:
 		return fmt.Sprintf("the floor read %.0f ns before %s and %.0f ns after it; the times below belong to that state (a VM's host can move its vCPUs between states several times apart: compare them with runs that read the same floor, barriertune latency)", before, step, after)

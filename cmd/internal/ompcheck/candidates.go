@@ -149,6 +149,15 @@ func Candidates(runtime string, threads int, cpus string, n int) []Setting {
 	return nil
 }
 
+// HostMovedFactor is how far apart two floors (the one-way time of a
+// flag signal between two CPUs) read around OpenMP runs must be to say
+// the host moved its vCPUs between states during them: 2 times or more.
+// The states seen on this project's VMs are 3-4 times apart (floors of
+// 140-220 ns against 40-51 ns), while one state's floors spread up to
+// 1.55 times between readings a minute apart (139 and 216 ns), which a
+// factor of 1.5 called a move.
+const HostMovedFactor = 2.0
+
 // ParseSetting is the setting a candidate's name (Setting.String) names.
 func ParseSetting(name string) Setting {
 	if name == "defaults" || name == "" {

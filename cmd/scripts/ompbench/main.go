@@ -486,8 +486,8 @@ func floorWords(o *results.OpenMP, before, after float64) string {
 	}
 	lo := min(o.HostFloorBeforeNs, o.HostFloorAfterNs, before, after)
 	hi := max(o.HostFloorBeforeNs, o.HostFloorAfterNs, before, after)
-	if hi >= 1.5*lo {
-		return "the check's " + recordedFloors(o) + "; " + now + ": NOT one host state (1.5x or more apart), so the ratios above compare two states"
+	if hi >= ompcheck.HostMovedFactor*lo {
+		return "the check's " + recordedFloors(o) + "; " + now + fmt.Sprintf(": NOT one host state (%gx or more apart), so the ratios above compare two states", ompcheck.HostMovedFactor)
 	}
 	return "the check's " + recordedFloors(o) + "; " + now + ": one host state"
 }
