@@ -207,7 +207,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 	busy := ""
 	if f.Busy() {
 		busy = f.Load.Why
-	} else if why := busyProbe(m); why != "" {
+	} else if why := busyProbe(ctx, m, allowedList(f.Machine.AllowedCPUs)); why != "" {
 		busy = why
 	}
 	// One implementation at a time, built when its turn comes (Open MPI
@@ -233,7 +233,7 @@ func measureMPI(ctx context.Context, f *results.File, cfg Config, m Measurer, en
 				cfg.Progress(Progress{Step: s, Elapsed: m.Now().Sub(start), Remaining: end.Sub(m.Now())})
 			}
 		}
-		during := stepWatch(m)
+		during := stepWatch(m, allowedList(f.Machine.AllowedCPUs))
 		choices := mpicheck.Tune(ictx, tune)
 		if why := during(); busy == "" && why != "" {
 			busy = why

@@ -168,11 +168,11 @@ func measureOpenMP(ctx context.Context, f *results.File, cfg Config, m Measurer,
 	busy := ""
 	if f.Busy() {
 		busy = f.Load.Why
-	} else if why := busyProbe(m); why != "" {
+	} else if why := busyProbe(ctx, m, allowedList(f.Machine.AllowedCPUs)); why != "" {
 		busy = why
 	}
 	floor := hostFloor(ctx, m, f.Machine.AllowedCPUs)
-	during := stepWatch(m)
+	during := stepWatch(m, allowedList(f.Machine.AllowedCPUs))
 	choices := ompcheck.Tune(ctx, tune)
 	if why := during(); busy == "" && why != "" {
 		busy = why
@@ -239,32 +239,44 @@ func roundTo(x float64, digits int) float64 {
 // the CPUs while a runtime step ran (Hardware); fakes and simulations do
 // not, and their steps are never called busy by it.
 type stepLoad interface {
-	// Usage reads the machine's busy CPU time and the check's own, its
-	// waited-for children's included (sysload.Proc.ReadUsage).
-	Usage() (sysload.Usage, error)
+	// Usage reads the busy CPU time of the CPUs in cpus (every CPU when
+	// empty) and the check's own, its waited-for children's included
+	// (sysload.Proc.ReadUsage).
+	Usage(cpus []int) (sysload.Usage, error)
 }
 
-// Usage reads the machine's and the check's CPU time from /proc/stat
-// and getrusage.
-func (Hardware) Usage() (sysload.Usage, error) { return sysload.Proc{}.ReadUsage() }
+// Usage reads the CPUs' and the check's CPU time from /proc/stat and
+// getrusage.
+func (Hardware) Usage(cpus []int) (sysload.Usage, error) { return sysload.Proc{}.ReadUsage(cpus...) }
 
-// stepWatch reads the CPU time at a runtime step's start; the function it
+// allowedList is the CPU list of a results file's allowed CPUs, nil
+// (every CPU) where it does not parse.
+func allowedList(allowed string) []int {
+	s, err := cpuset.ParseList(allowed)
+	if err != nil || s.IsEmpty() {
+		return nil
+	}
+	return s.Members()
+}
+
+// stepWatch reads the CPU time of the CPUs in cpus (the check's allowed
+// ones; nil: every CPU) at a runtime step's start; the function it
 // returns, called when the step's runs have all ended, says why the
 // machine was busy while the step ran (other processes used a quarter of
-// a CPU or more: load that came after the probe before it), or "" when
-// it was quiet, or m cannot tell. The step's runs are the check's
-// children and count as its own.
-func stepWatch(m Measurer) func() string {
+// a CPU or more of those CPUs: load that came after the probe before
+// it), or "" when it was quiet, or m cannot tell. The step's runs are the
+// check's children and count as its own.
+func stepWatch(m Measurer, cpus []int) func() string {
 	sl, ok := m.(stepLoad)
 	if !ok {
 		return func() string { return "" }
 	}
-	a, err := sl.Usage()
+	a, err := sl.Usage(cpus)
 	if err != nil {
 		return func() string { return "" }
 	}
 	return func() string {
-		b, err := sl.Usage()
+		b, err := sl.Usage(cpus)
 		if err != nil {
 			return ""
 		}
@@ -276,7 +288,8 @@ func stepWatch(m Measurer) func() string {
 }
 
 // busyProbe says why the machine is busy just before a runtime step
-// (other processes used a quarter of a CPU or more over a look of 200 ms,
+// (other processes used a quarter of a CPU or more of the CPUs in cpus,
+// the check's allowed ones, over a look of 200 ms,
 // and again over a second look of 300 ms after a pause of 200 ms), or ""
 // when it is quiet or m cannot tell (fakes, simulations). It is read
 // before the step: the step's own runs are other processes until they
@@ -284,23 +297,31 @@ func stepWatch(m Measurer) func() string {
 // CPUs to use. Counting runnable tasks instead read a quiet machine busy
 // (one task in the median reading, twice in a row) for a check started
 // by another program.
-func busyProbe(m Measurer) string {
+func busyProbe(ctx context.Context, m Measurer, cpus []int) string {
 	sl, ok := m.(stepLoad)
 	if !ok {
 		return ""
 	}
+	sleep := func(d time.Duration) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
 	return busyLooks(func(d time.Duration) (bool, string) {
-		a, err := sl.Usage()
+		a, err := sl.Usage(cpus)
 		if err != nil {
 			return false, ""
 		}
-		time.Sleep(d)
-		b, err := sl.Usage()
-		if err != nil {
+		sleep(d)
+		b, err := sl.Usage(cpus)
+		if err != nil || ctx.Err() != nil {
 			return false, ""
 		}
 		return sysload.BusyBetween(a, b)
-	}, time.Sleep)
+	}, sleep)
 }
 
 // busyLooks takes a look of 200 ms and, where it finds the machine busy,

@@ -265,7 +265,7 @@ type usageSeq struct {
 	i     *int
 }
 
-func (u usageSeq) Usage() (sysload.Usage, error) {
+func (u usageSeq) Usage([]int) (sysload.Usage, error) {
 	if *u.i >= len(u.reads) {
 		return sysload.Usage{}, errors.New("no more readings")
 	}
@@ -292,17 +292,17 @@ func TestStepWatch(t *testing.T) {
 		{"just over the bound", at(10*time.Second, 20600*time.Millisecond, 18*time.Second), true}, // others 2.6 s: 26%
 	} {
 		i := 0
-		got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0), tc.b}, i: &i})()
+		got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0), tc.b}, i: &i}, nil)()
 		if (got != "") != tc.busy || (tc.busy && !strings.Contains(got, "while the step ran")) {
 			t.Errorf("%s: %q, want busy %v, saying it was while the step ran", tc.name, got, tc.busy)
 		}
 	}
 	type fake struct{ Measurer }
-	if got := stepWatch(fake{})(); got != "" {
+	if got := stepWatch(fake{}, nil)(); got != "" {
 		t.Errorf("a measurer without Usage: %q, want never busy", got)
 	}
 	i := 0
-	if got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0)}, i: &i})(); got != "" {
+	if got := stepWatch(usageSeq{reads: []sysload.Usage{at(0, 0, 0)}, i: &i}, nil)(); got != "" {
 		t.Errorf("a second reading that fails: %q, want not busy", got)
 	}
 }
@@ -318,7 +318,7 @@ func TestBusyProbeSeesACompetitor(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
 	}
-	if _, err := (Hardware{}).Usage(); err != nil {
+	if _, err := (Hardware{}).Usage(nil); err != nil {
 		t.Skipf("no CPU times here: %v", err)
 	}
 	spin := exec.Command("/bin/sh", "-c", "while :; do :; done")
@@ -339,12 +339,12 @@ func TestBusyProbeSeesACompetitor(t *testing.T) {
 		spin.Wait()
 	}()
 	time.Sleep(50 * time.Millisecond)
-	why := busyProbe(Hardware{})
+	why := busyProbe(context.Background(), Hardware{}, nil)
 	if !strings.Contains(why, "of a CPU") {
 		t.Errorf("a spinning process beside the probe: %q, want busy, naming the CPU others used", why)
 	}
 	type fake struct{ Measurer }
-	if why := busyProbe(fake{}); why != "" {
+	if why := busyProbe(context.Background(), fake{}, nil); why != "" {
 		t.Errorf("a measurer without Usage: %q, want never busy", why)
 	}
 }

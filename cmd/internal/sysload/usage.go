@@ -26,22 +26,26 @@ const BusyOthersShare = 0.25
 // the two around work whose children have all been waited for.
 type Usage struct {
 	When time.Time
-	// Machine is the CPU time every CPU spent busy (user, nice, system,
-	// irq and softirq of /proc/stat's cpu line; idle, iowait and steal,
-	// the hypervisor's, are not).
+	// Machine is the CPU time the CPUs read spent busy (user, nice,
+	// system, irq and softirq of /proc/stat's cpuN lines; idle, iowait
+	// and steal, the hypervisor's, are not): every CPU, or those of
+	// ReadUsage's list.
 	Machine time.Duration
 	// Own is this process's user and system time and its waited-for
 	// children's (getrusage RUSAGE_SELF and RUSAGE_CHILDREN).
 	Own time.Duration
-	// CPUs is how many CPUs /proc/stat lists (its cpuN lines): each
+	// CPUs is how many CPUs were read (cpuN lines of /proc/stat): each
 	// counts its time in whole ticks, so two readings' difference may
 	// be off by a tick or so per CPU.
 	CPUs int
 }
 
-// ReadUsage reads the machine's busy time and this process's. It fails
-// where the system has no proc filesystem or no getrusage.
-func (p Proc) ReadUsage() (Usage, error) {
+// ReadUsage reads the busy time of the CPUs in cpus (every CPU when
+// empty) and this process's. Load on CPUs the process may not use does
+// not slow it: a check in a container or under taskset reads only its own
+// CPUs, which its threads and children run on. It fails where the system
+// has no proc filesystem or no getrusage, or lists none of cpus.
+func (p Proc) ReadUsage(cpus ...int) (Usage, error) {
 	u := Usage{When: time.Now()}
 	own, err := ownCPU()
 	if err != nil {
@@ -51,37 +55,64 @@ func (p Proc) ReadUsage() (Usage, error) {
 	if err != nil {
 		return u, fmt.Errorf("sysload: %w", err)
 	}
-	if u.Machine, u.CPUs, err = machineBusy(string(stat)); err != nil {
+	if u.Machine, u.CPUs, err = machineBusy(string(stat), cpus); err != nil {
 		return u, fmt.Errorf("sysload: %s: %w", p.path("stat"), err)
 	}
 	u.Own = own
 	return u, nil
 }
 
-// machineBusy sums the busy fields of a stat file's cpu line, and counts
-// its cpuN lines.
-func machineBusy(stat string) (time.Duration, int, error) {
-	line, rest, _ := strings.Cut(stat, "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("no cpu line with 7 times")
+// machineBusy sums the busy fields of a stat file's cpuN lines for the
+// CPUs in only (every CPU when empty), and counts the lines summed.
+func machineBusy(stat string, only []int) (time.Duration, int, error) {
+	want := map[int]bool{}
+	for _, c := range only {
+		want[c] = true
 	}
 	var ticks int64
-	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil || v < 0 || v > math.MaxInt64/int64(time.Second)/4 {
-			return 0, 0, fmt.Errorf("cpu line field %d %q: not a count of ticks", i, f[i])
-		}
-		ticks += v
-	}
 	cpus := 0
-	for _, l := range strings.Split(rest, "\n") {
-		if strings.HasPrefix(l, "cpu") && len(l) > 3 && l[3] >= '0' && l[3] <= '9' {
-			cpus++
+	for i, line := range strings.Split(stat, "\n") {
+		if i > maxStatLines {
+			break
 		}
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || n < 0 {
+			continue
+		}
+		if len(want) > 0 && !want[n] {
+			continue
+		}
+		if len(f) < 8 {
+			return 0, 0, fmt.Errorf("%s: %d fields, want 7 times or more", f[0], len(f)-1)
+		}
+		for _, j := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
+			v, err := strconv.ParseInt(f[j], 10, 64)
+			if err != nil || v < 0 || v > math.MaxInt64/int64(time.Second)/4 {
+				return 0, 0, fmt.Errorf("%s field %d %q: not a count of ticks", f[0], j, f[j])
+			}
+			ticks += v
+		}
+		if ticks > math.MaxInt64/int64(time.Second)/4 {
+			return 0, 0, fmt.Errorf("%s: ticks past any machine's", f[0])
+		}
+		cpus++
 	}
-	return time.Duration(ticks) * (time.Second / userHZ), max(cpus, 1), nil
+	if cpus == 0 {
+		if len(only) > 0 {
+			return 0, 0, fmt.Errorf("no cpuN line for CPUs %v", only)
+		}
+		return 0, 0, fmt.Errorf("no cpuN line")
+	}
+	return time.Duration(ticks) * (time.Second / userHZ), cpus, nil
 }
+
+// maxStatLines caps the lines of a stat file read: the cpuN lines come
+// first, one per CPU (8192 at most on Linux).
+const maxStatLines = 8200
 
 // OthersShare is the CPU time other processes (and the kernel's threads)
 // used between a and b, as a share of one CPU over the wall time between

@@ -13,12 +13,23 @@ import (
 // system, irq, softirq) in USER_HZ ticks; idle, iowait and steal left
 // out; a malformed line refused.
 func TestMachineBusy(t *testing.T) {
-	d, n, err := machineBusy("cpu  100 20 30 4000 500 6 7 800 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu1 1 2 3 4 5 6 7 8 0 0\nintr 5\ncpufreq 1\n")
-	if err != nil || d != 163*10*time.Millisecond || n != 2 {
-		t.Errorf("machineBusy = %s, %d CPUs, %v; want 1.63s (163 ticks), 2 CPUs", d, n, err)
+	stat := "cpu  100 20 30 4000 500 6 7 800 0 0\ncpu0 10 2 3 4 5 6 7 8 0 0\ncpu1 100 20 30 4000 500 60 70 800 0 0\nintr 5\ncpufreq 1\n"
+	d, n, err := machineBusy(stat, nil)
+	if err != nil || d != (28+280)*10*time.Millisecond || n != 2 {
+		t.Errorf("machineBusy = %s, %d CPUs, %v; want 3.08s (28+280 ticks), 2 CPUs", d, n, err)
 	}
-	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 x 4 5 6 7", "cpu -1 2 3 4 5 6 7", strings.Repeat("cpu ", 3), "cpu 99999999999999999 1 1 1 1 1 1"} {
-		if _, _, err := machineBusy(bad); err == nil {
+	// Only the CPUs the process may use: load on the others does not
+	// slow it.
+	d, n, err = machineBusy(stat, []int{0})
+	if err != nil || d != 28*10*time.Millisecond || n != 1 {
+		t.Errorf("machineBusy(CPU 0) = %s, %d CPUs, %v; want 0.28s, 1 CPU", d, n, err)
+	}
+	if _, _, err := machineBusy(stat, []int{5}); err == nil || !strings.Contains(err.Error(), "[5]") {
+		t.Errorf("machineBusy(CPU 5) of a 2-CPU file: %v, want an error naming CPU 5", err)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3 4 5 6 7", "cpu0 1 2 3", "cpu0 1 2 x 4 5 6 7", "cpu0 -1 2 3 4 5 6 7", strings.Repeat("cpu0 ", 3), "cpu0 99999999999999999 1 1 1 1 1 1",
+		"cpu0 9999999999999 1 1 1 1 1 1\ncpu1 9999999999999 1 1 1 1 1 1\ncpu2 9999999999999 1 1 1 1 1 1\ncpu3 9999999999999 1 1 1 1 1 1\ncpu4 9999999999999 1 1 1 1 1 1"} {
+		if _, _, err := machineBusy(bad, nil); err == nil {
 			t.Errorf("machineBusy(%q): no error", bad)
 		}
 	}
@@ -92,5 +103,30 @@ func TestReadUsageCountsWaitedChildren(t *testing.T) {
 	}
 	if b.Machine <= a.Machine {
 		t.Errorf("the machine's busy time did not grow (%s to %s) while a child spun for %s", a.Machine, b.Machine, child)
+	}
+}
+
+// TestReadUsageOnlyTheseCPUs: ReadUsage sums the CPUs it is given (a
+// check's allowed CPUs), and refuses a list the stat file does not have.
+func TestReadUsageOnlyTheseCPUs(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" && runtime.GOOS != "darwin" {
+		t.Skip("getrusage")
+	}
+	dir := t.TempDir()
+	stat := "cpu  2000 0 0 0 0 0 0 0 0 0\ncpu0 1000 0 0 0 0 0 0 0 0 0\ncpu1 1000 0 0 0 0 0 0 0 0 0\ncpu7 5 0 0 0 0 0 0 0 0 0\n"
+	if err := os.WriteFile(dir+"/stat", []byte(stat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := Proc{Root: dir}
+	all, err := p.ReadUsage()
+	if err != nil || all.Machine != 20050*time.Millisecond || all.CPUs != 3 {
+		t.Errorf("every CPU: %s on %d CPUs (%v), want 20.05s on 3", all.Machine, all.CPUs, err)
+	}
+	some, err := p.ReadUsage(1, 7)
+	if err != nil || some.Machine != 10050*time.Millisecond || some.CPUs != 2 {
+		t.Errorf("CPUs 1 and 7: %s on %d CPUs (%v), want 10.05s on 2", some.Machine, some.CPUs, err)
+	}
+	if _, err := p.ReadUsage(3); err == nil {
+		t.Error("CPU 3, absent from the file: no error")
 	}
 }
