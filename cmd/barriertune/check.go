@@ -18,6 +18,7 @@ import (
 	"github.com/barriertune/barriertune/cmd/internal/configsets"
 	"github.com/barriertune/barriertune/cmd/internal/store"
 	"github.com/barriertune/barriertune/cmd/internal/sysload"
+	"github.com/barriertune/barriertune/internal/osal"
 	"github.com/barriertune/barriertune/results"
 )
 
@@ -377,20 +378,30 @@ func writeCheckResults(ctx context.Context, opts *checkOptions, dest store.Desti
 	return runErr
 }
 
-// busyProbe is how long a check looks at the machine before it measures.
-const busyProbe = 100 * time.Millisecond
+// busyProbe is how long a check looks at the machine before it measures
+// (the ticks' rounding then allows 2 ticks a CPU over it: sysload.BusyBound).
+const busyProbe = 200 * time.Millisecond
 
-// busyNow says why the machine is busy right now (another process's task
-// runnable in most of a few readings over busyProbe), or "" when it is
-// quiet or the system does not say.
+// busyNow says why the machine is busy right now (other processes used a
+// quarter of a CPU or more of the CPUs this process may use over
+// busyProbe: sysload.Summary.Busy), or "" when it is quiet or the system
+// does not say.
 func busyNow() string {
-	w := sysload.Start(sysload.Proc{}, busyProbe/5)
+	var cpus []int
+	if a, err := osal.Allowed(); err == nil {
+		cpus = a.Members()
+	}
+	w := sysload.Start(sysload.Proc{OnlyCPUs: cpus}, busyProbe/5)
 	time.Sleep(busyProbe)
 	s, err := w.Stop()
-	if err != nil || s.OthersMedian < sysload.BusyOthers {
+	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s runnable tasks of other processes in the median reading, load average %.2f", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.Load1End)
+	busy, why := s.Busy()
+	if !busy {
+		return ""
+	}
+	return fmt.Sprintf("%s, load average %.2f", why, s.Load1End)
 }
 
 // describeCheck is the check's configuration in one line, for --verbose.

@@ -216,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (*results.File, error) {
 	}
 	var load *sysload.Watch
 	if !f.Simulated {
-		load = sysload.Start(sysload.Proc{}, loadInterval)
+		load = sysload.Start(sysload.Proc{OnlyCPUs: allowedList(f.Machine.AllowedCPUs)}, loadInterval)
 		defer func() {
 			if load != nil {
 				load.Stop()

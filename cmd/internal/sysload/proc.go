@@ -25,6 +25,9 @@ type Proc struct {
 	// program it starts) is not competing with itself. It scans the
 	// process table at every reading (at most maxScan processes).
 	Children bool
+	// OnlyCPUs are the CPUs whose busy time a reading's Usage sums (the
+	// CPUs the process may use); empty: every CPU.
+	OnlyCPUs []int
 
 	// readStat reads the machine's stat file instead of Root's (tests:
 	// a count that changes between two reads).
@@ -69,6 +72,11 @@ type Reading struct {
 	Running int
 	// Load1 is the one-minute load average.
 	Load1 float64
+	// Usage is the busy CPU time of Proc.OnlyCPUs and the process's own
+	// (ReadUsage), where HasUsage: what Summarise tells other processes'
+	// CPU time from.
+	Usage    Usage
+	HasUsage bool
 }
 
 // Others is how many runnable tasks were not the process's own.
@@ -112,6 +120,9 @@ func (p Proc) Read() (Reading, error) {
 		return r, err
 	}
 	r.Running = min(before, after)
+	if u, err := p.ReadUsage(p.OnlyCPUs...); err == nil {
+		r.Usage, r.HasUsage = u, true
+	}
 	if la, err := os.ReadFile(p.path("loadavg")); err == nil {
 		if f := strings.Fields(string(la)); len(f) > 0 {
 			r.Load1, _ = strconv.ParseFloat(f[0], 64)

@@ -34,6 +34,13 @@ type Summary struct {
 	// Load1Start and Load1End are the one-minute load average at the
 	// first and the last reading.
 	Load1Start, Load1End float64
+	// OthersCPU is the CPU time other processes used on the CPUs read
+	// (Proc.OnlyCPUs) between the first and the last reading with a
+	// Usage, as a share of one CPU (OthersShare), and OthersCPUBound the
+	// share from which that is busy (BusyBound); CPUKnown says they were
+	// read.
+	OthersCPU, OthersCPUBound float64
+	CPUKnown                  bool
 }
 
 // Summarise sums up readings, oldest first, of a process that may use
@@ -56,6 +63,18 @@ func Summarise(rs []Reading, cpus int) Summary {
 		s.OthersMax = max(s.OthersMax, r.Others())
 	}
 	s.OthersMedian = median(others)
+	var u0, u1 *Reading
+	for i := range rs {
+		if rs[i].HasUsage {
+			if u0 == nil {
+				u0 = &rs[i]
+			}
+			u1 = &rs[i]
+		}
+	}
+	if u0 != nil && u1.Usage.When.After(u0.Usage.When) {
+		s.OthersCPU, s.OthersCPUBound, s.CPUKnown = OthersShare(u0.Usage, u1.Usage), BusyBound(u0.Usage, u1.Usage), true
+	}
 	var delay, counted int64
 	for i := 1; i < len(rs); i++ {
 		if rs[i-1].Own-1 > cpus || rs[i].Own-1 > cpus {
@@ -74,18 +93,34 @@ func Summarise(rs []Reading, cpus int) Summary {
 	return s
 }
 
-// Busy reports whether the machine was busy, and why in words: in the
-// median reading another process's task was runnable (BusyOthers). The
-// process's own run delay is said beside it, but decides nothing: a
-// process that keeps every CPU busy itself (a check's pinned spinning
-// threads, its timer and reader threads beside them) makes its threads
-// wait for one another, half a CPU's time on a quiet 2-CPU machine.
-// Fewer than two readings say nothing.
+// Busy reports whether the machine was busy, and why in words. Where the
+// CPU times were read (CPUKnown): other processes used BusyOthersShare of
+// a CPU or more of the CPUs read (beyond the ticks' rounding,
+// OthersCPUBound), which they took from the process or would have; load
+// on CPUs the process may not use does not count. Else: in the median
+// reading another process's task was runnable (BusyOthers), anywhere on
+// the machine. The process's own run delay is said beside it, but decides
+// nothing: a process that keeps every CPU busy itself (a check's pinned
+// spinning threads, its timer and reader threads beside them) makes its
+// threads wait for one another, half a CPU's time on a quiet 2-CPU
+// machine. Fewer than two readings say nothing.
 func (s Summary) Busy() (bool, string) {
-	if s.Readings < 2 || s.OthersMedian < BusyOthers {
+	if s.Readings < 2 {
 		return false, ""
 	}
-	why := fmt.Sprintf("%s runnable tasks of other processes in the median reading (at most %d)", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.OthersMax)
+	var why string
+	if s.CPUKnown {
+		if s.OthersCPU < s.OthersCPUBound {
+			return false, ""
+		}
+		why = fmt.Sprintf("other processes used %.0f%% of a CPU of the CPUs it may use (under %.0f%% is quiet; %s runnable tasks of other processes in the median reading, at most %d)",
+			100*s.OthersCPU, 100*s.OthersCPUBound, strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.OthersMax)
+	} else {
+		if s.OthersMedian < BusyOthers {
+			return false, ""
+		}
+		why = fmt.Sprintf("%s runnable tasks of other processes in the median reading (at most %d)", strconv.FormatFloat(s.OthersMedian, 'f', -1, 64), s.OthersMax)
+	}
 	if s.DelayShare > 0 {
 		why += fmt.Sprintf("; its threads waited for a CPU %.0f%% of the time", 100*s.DelayShare)
 	}

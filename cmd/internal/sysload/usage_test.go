@@ -130,3 +130,33 @@ func TestReadUsageOnlyTheseCPUs(t *testing.T) {
 		t.Error("CPU 3, absent from the file: no error")
 	}
 }
+
+// TestBusyByCPUTime: where the readings carry CPU times, busy is other
+// processes' CPU time on the CPUs read, whatever the runnable counts say
+// (a task of another process runnable in the median reading that used no
+// CPU is not load; a process that took half a CPU is); without them, the
+// runnable count decides as before.
+func TestBusyByCPUTime(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	reading := func(at time.Duration, others int, machine, own time.Duration, usage bool) Reading {
+		r := Reading{When: t0.Add(at), Running: 2 + others, Own: 2}
+		if usage {
+			r.Usage, r.HasUsage = Usage{When: t0.Add(at), Machine: machine, Own: own, CPUs: 2}, true
+		}
+		return r
+	}
+	quietButRunnable := Summarise([]Reading{
+		reading(0, 1, 0, 0, true), reading(500*time.Millisecond, 1, time.Second, 980*time.Millisecond, true), reading(time.Second, 1, 2*time.Second, 1950*time.Millisecond, true),
+	}, 2)
+	if busy, why := quietButRunnable.Busy(); busy || !quietButRunnable.CPUKnown {
+		t.Errorf("others used 5%% of a CPU with a task runnable in every reading: busy %v (%s), CPU known %v; want quiet", busy, why, quietButRunnable.CPUKnown)
+	}
+	took := Summarise([]Reading{reading(0, 0, 0, 0, true), reading(time.Second, 0, 2*time.Second, 1500*time.Millisecond, true)}, 2)
+	if busy, why := took.Busy(); !busy || !strings.Contains(why, "50% of a CPU of the CPUs it may use") {
+		t.Errorf("others used half a CPU: busy %v (%q); want busy, saying so", busy, why)
+	}
+	old := Summarise([]Reading{reading(0, 1, 0, 0, false), reading(time.Second, 1, 0, 0, false)}, 2)
+	if busy, why := old.Busy(); !busy || old.CPUKnown || !strings.Contains(why, "runnable tasks of other processes") {
+		t.Errorf("no CPU times, a task runnable in every reading: busy %v (%q); want busy by the runnable count", busy, why)
+	}
+}
