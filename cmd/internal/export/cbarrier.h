@@ -201,11 +201,14 @@ BARRIERTUNE_API int barriertune_machine_recognised(void);
  *   };
  *   }
  *
- * The completion runs once per phase, in the last thread to arrive,
- * before anyone is released; it must be nothrow-invocable (a
+ * The completion runs once per phase, in a thread that arrived in it
+ * (the last to arrive, or where the threads outnumber the CPUs the one
+ * that counts the last deposited arrivals), before anyone is released; it must be nothrow-invocable (a
  * static_assert) unless BARRIERTUNE_ALLOW_THROWING_COMPLETION is defined,
  * and one that throws then ends the program (std::terminate). The class
- * counts arrivals in one counter and waits as the C barrier does.
+ * counts arrivals in one counter (where its threads outnumber the CPUs,
+ * arrive_and_wait's are deposited per CPU first, as the C barrier's) and
+ * waits as the C barrier does.
  *
  * The environment, read once when the program is loaded:
  *   BARRIERTUNE_WAIT_POLICY=auto|active|passive  the process's wait
@@ -1637,6 +1640,13 @@ BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct b
 	return 1;
 }
 
+/* barriertune_flush_fn_: what an outnumbered central wait calls to add
+ * the arrivals deposited in the CPU word dep to its barrier's count (ctx:
+ * the barrier) and to release the episode when they complete it: 1 when
+ * it released. The C barrier's is barriertune_central_flush_, the C++
+ * class's its flush. */
+typedef int (*barriertune_flush_fn_)(struct barriertune_slot_ *dep, void *ctx);
+
 /* BARRIERTUNE_SETTLED_SPIN_NS: how long a waiter of an outnumbered central
  * barrier spins, once per wait, when every participant on its CPU has
  * arrived, before it yields again: a few yields' worth
@@ -1656,14 +1666,14 @@ BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct b
  * the barrier needs the CPU: it spins for up to
  * BARRIERTUNE_SETTLED_SPIN_NS instead, and sees the release one cache-line
  * transfer after it, where a yielding waiter sees it a context switch
- * later. A C waiter whose arrival was deposited in the CPU word dep (the
- * C++ class's: NULL) adds what is deposited there to the counter count of
- * its n threads (barriertune_cpu_flush_) after each yield, before it
- * spins and before it sleeps: by then the participants queued on its CPU
- * have run and deposited theirs. */
+ * later. A waiter whose arrival was deposited in the CPU word dep (NULL:
+ * it was counted directly, as the C++ class's arrive does) adds what is
+ * deposited there to its barrier's count (flush, with ctx) after each
+ * yield, before it spins and before it sleeps: by then the participants
+ * queued on its CPU have run and deposited theirs. */
 BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_flag_ *f, uint32_t e, struct barriertune_wait_ *w,
 								  const struct barriertune_slot_ *words, int mask, int cpu,
-								  struct barriertune_slot_ *dep, struct barriertune_slot_ *count, uint64_t n)
+								  struct barriertune_slot_ *dep, barriertune_flush_fn_ flush, void *ctx)
 {
 	int64_t start = 0, t, now;
 	int yields = 0, spun = 0, settled, i;
@@ -1671,7 +1681,7 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 		if (barriertune_reached_(__atomic_load_n(&f->v, __ATOMIC_ACQUIRE), e, 0))
 			return;
 		settled = !spun && cpu >= 0 && barriertune_cpu_arrived_(&words[cpu & mask], e);
-		if (dep != NULL && (yields > 0 || settled) && barriertune_cpu_flush_(dep, count, n, f, w))
+		if (dep != NULL && (yields > 0 || settled) && flush(dep, ctx))
 			return;
 		if (settled) {
 			spun = 1;
@@ -1694,9 +1704,17 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 		}
 		cpu = barriertune_cpu_now_();
 	}
-	if (dep != NULL && barriertune_cpu_flush_(dep, count, n, f, w))
+	if (dep != NULL && flush(dep, ctx))
 		return;
 	barriertune_sleep_(f, e, 0, w);
+}
+
+/* barriertune_central_flush_: the C central barrier ctx's flush
+ * (barriertune_flush_fn_): barriertune_cpu_flush_ into its counter. */
+BARRIERTUNE_FN_ int barriertune_central_flush_(struct barriertune_slot_ *dep, void *ctx)
+{
+	struct barriertune_barrier *b = (struct barriertune_barrier *)ctx;
+	return barriertune_cpu_flush_(dep, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w);
 }
 
 /* barriertune_central_outnumbered_: central's episode where
@@ -1728,7 +1746,7 @@ BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struc
 	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
 	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
 		return w;
-	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, &b->counters[0], (uint64_t)b->n);
+	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, barriertune_central_flush_, b);
 	return w;
 }
 
@@ -2406,11 +2424,11 @@ struct empty_completion {
 
 /* barrier is std::barrier with the tuned wait: the same members and
  * semantics (expected participants per phase; arrive returns a token that
- * wait takes; the completion runs once per phase, in the last thread to
- * arrive, before anyone is released; arrive_and_drop leaves for the
- * phases after this one). std::barrier's participants have no ids, so it
- * counts arrivals in one counter; the phase is a flag waited on as the C
- * barrier's flags are. */
+ * wait takes; the completion runs once per phase, in a thread that
+ * arrived in it, before anyone is released, as [thread.barrier.class]
+ * allows; arrive_and_drop leaves for the phases after this one).
+ * std::barrier's participants have no ids, so it counts arrivals in one
+ * counter; the phase is a flag waited on as the C barrier's flags are. */
 template <class CompletionFunction = detail::empty_completion>
 class barrier {
 public:
@@ -2497,15 +2515,39 @@ public:
 		if (nwords_ > 0 && w_.policy != BARRIERTUNE_WAIT_PASSIVE) {
 			int cpu = barriertune_cpu_now_();
 			if (cpu >= 0) {
-				barriertune_await_outnumbered_(&phase_, t.phase_ + 1, &w_, words_.get(), nwords_ - 1, cpu, nullptr, nullptr, 0);
+				barriertune_await_outnumbered_(&phase_, t.phase_ + 1, &w_, words_.get(), nwords_ - 1, cpu, nullptr, nullptr, nullptr);
 				return;
 			}
 		}
 		barriertune_await_(&phase_, t.phase_ + 1, 0, &w_);
 	}
 
-	/* arrive_and_wait is wait(arrive()). */
-	void arrive_and_wait() { wait(arrive()); }
+	/* arrive_and_wait is wait(arrive()). Where the threads outnumber the
+	 * CPUs, its arrival is deposited in the word of the CPU it runs on
+	 * and added to the counter with the others there, by the last of them
+	 * or by a waiter after its yield, as the C central barrier's: one
+	 * subtraction a CPU takes the counter's line from the other CPUs,
+	 * instead of one an arrival. Only a thread that waits deposits (it
+	 * flushes what is deposited before it can sleep); arrive alone counts
+	 * directly, and the counter then never reaches zero while a deposit
+	 * is pending. */
+	void arrive_and_wait()
+	{
+		if (nwords_ > 0 && w_.policy != BARRIERTUNE_WAIT_PASSIVE) {
+			int cpu = barriertune_cpu_now_();
+			if (cpu >= 0) {
+				uint32_t p = __atomic_load_n(&phase_.v, __ATOMIC_ACQUIRE);
+				barriertune_slot_ *w = &words_[(size_t)(cpu & (nwords_ - 1))];
+				uint64_t o = barriertune_cpu_arrive_(w, p + 1);
+				(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
+				if (barriertune_cpu_settled_(o, p + 1) && flush(w))
+					return;
+				barriertune_await_outnumbered_(&phase_, p + 1, &w_, words_.get(), nwords_ - 1, cpu, w, &barrier::flush_thunk, this);
+				return;
+			}
+		}
+		wait(arrive());
+	}
 
 	/* arrive_and_drop removes the caller from the phases after this one
 	 * and arrives in this one. */
@@ -2516,6 +2558,30 @@ public:
 	}
 
 private:
+	/* flush subtracts the arrivals deposited in the CPU word dep from the
+	 * phase's remaining ones, and completes the phase when that was the
+	 * last: 1 when it did (barriertune_flush_fn_). Every arrival of a
+	 * phase is counted before the phase completes, and the next phase's
+	 * are deposited only after that, so one subtraction never spans two
+	 * phases. The deposit's and the exchange's read-modify-writes carry
+	 * each depositor's writes to the flusher, its subtraction to the
+	 * completer. */
+	int flush(barriertune_slot_ *dep) noexcept
+	{
+		if (__atomic_load_n(&dep->dep, __ATOMIC_RELAXED) == 0)
+			return 0;
+		uint32_t k = __atomic_exchange_n(&dep->dep, 0, __ATOMIC_ACQ_REL);
+		if (k == 0)
+			return 0;
+		std::ptrdiff_t left = __atomic_sub_fetch(&remaining_, (std::ptrdiff_t)k, __ATOMIC_ACQ_REL);
+		assert(left >= 0 && "barriertune::barrier: more arrivals than the phase waits for");
+		if (left != 0)
+			return 0;
+		complete(__atomic_load_n(&phase_.v, __ATOMIC_RELAXED));
+		return 1;
+	}
+	static int flush_thunk(barriertune_slot_ *dep, void *ctx) noexcept { return static_cast<barrier *>(ctx)->flush(dep); }
+
 	/* complete: noexcept, so that a completion that throws (allowed by
 	 * BARRIERTUNE_ALLOW_THROWING_COMPLETION) ends the program rather
 	 * than leaving every other thread waiting. */
