@@ -58,6 +58,20 @@ func TestMPIBeforeSchema(t *testing.T) {
 	}
 }
 
+// wantMPIRefused fails t unless f with im as its one MPI implementation
+// is refused by Parse with an error naming want.
+func wantMPIRefused(t *testing.T, f *results.File, name string, im results.MPIImplementation, want string) {
+	t.Helper()
+	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{im}}
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Parse(out, "x"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: got %v, want a refusal naming %q", name, err, want)
+	}
+}
+
 // TestMPIRefusesHostileValues: settings that could break out of an MCA
 // parameter file or a shell file, rank counts out of range or repeated,
 // times that are not numbers, and unknown implementations are refused,
@@ -86,14 +100,7 @@ func TestMPIRefusesHostileValues(t *testing.T) {
 		{"unknown implementation", results.MPIImplementation{Name: "intelmpi"}, "intelmpi"},
 	}
 	for _, c := range cases {
-		f.MPI = &results.MPI{Implementations: []results.MPIImplementation{c.im}}
-		out, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := results.Parse(out, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want a refusal naming %q", c.name, err, c.want)
-		}
+		wantMPIRefused(t, f, c.name, c.im, c.want)
 	}
 	// A k value with its algorithm (MPICH) is a good setting.
 	pair := results.MPICount{Ranks: 4, DefaultNs: 900, Best: "MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM=release_gather,MPIR_CVAR_REDUCE_INTRANODE_TREE_KVAL=2", BestNs: 700}
@@ -182,14 +189,7 @@ func TestMPILaunchRefusesHostileValues(t *testing.T) {
 		{"launch rows on MPICH", mod(func(im *results.MPIImplementation) { im.Name = "mpich" }), "Open MPI's only"},
 	}
 	for _, c := range cases {
-		f.MPI = &results.MPI{Implementations: []results.MPIImplementation{c.im}}
-		out, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := results.Parse(out, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want a refusal naming %q", c.name, err, c.want)
-		}
+		wantMPIRefused(t, f, c.name, c.im, c.want)
 	}
 	f.MPI = &results.MPI{Implementations: []results.MPIImplementation{good}}
 	out, _ := json.Marshal(f)

@@ -140,12 +140,11 @@ func TestMPICHExport(t *testing.T) {
 	}
 }
 
-// TestOpenMPIReadsTheRules: the real Open MPI reads the export through
-// mpirun --tune: the file runs at 2 ranks (two-proc), and the same file
-// with its 2-rank entry moved to 3 ranks makes a 3-rank launch fail
-// (two-proc cannot run on 3): Open MPI parsed the layout as written, not
-// ignored it (which it does in silence with a file it cannot read).
-func TestOpenMPIReadsTheRules(t *testing.T) {
+// openMPILoop builds the MPI barrier loop with the real Open MPI into a
+// directory of the test's, skipping the test with -short or without Open
+// MPI.
+func openMPILoop(t *testing.T) (*mpicheck.Program, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: launches Open MPI")
 	}
@@ -158,6 +157,16 @@ func TestOpenMPIReadsTheRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, dir
+}
+
+// TestOpenMPIReadsTheRules: the real Open MPI reads the export through
+// mpirun --tune: the file runs at 2 ranks (two-proc), and the same file
+// with its 2-rank entry moved to 3 ranks makes a 3-rank launch fail
+// (two-proc cannot run on 3): Open MPI parsed the layout as written, not
+// ignored it (which it does in silence with a file it cannot read).
+func TestOpenMPIReadsTheRules(t *testing.T) {
+	p, dir := openMPILoop(t)
 	f := mpiFixture(t)
 	path := filepath.Join(dir, "tuned.conf")
 	var b, rules bytes.Buffer
@@ -263,18 +272,7 @@ func TestOpenMPILaunchExport(t *testing.T) {
 // at 2 ranks, and the same file with a value Open MPI does not know makes
 // the launch fail (mpirun read the line, as a user's job would).
 func TestOpenMPIReadsTheLaunchLines(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: launches Open MPI")
-	}
-	im := mpicheck.Implementations()[0]
-	if !im.Found() {
-		t.Skipf("Open MPI not installed (%s, %s)", im.Compiler, im.Launcher)
-	}
-	dir := t.TempDir()
-	p, err := mpicheck.Build(context.Background(), im, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, dir := openMPILoop(t)
 	f := mpiFixture(t)
 	for i := range f.MPI.Implementations[0].Counts {
 		f.MPI.Implementations[0].Counts[i].Best = ""
