@@ -92,7 +92,7 @@ func (p Proc) Read() (Reading, error) {
 	// as another's. A harness that starts short runs of a child many
 	// times a second read one such task in the median reading on a quiet
 	// machine. A task of another process that stays runnable is in both.
-	before, err := p.procsRunning()
+	before, _, err := p.procsRunning()
 	if err != nil {
 		return r, err
 	}
@@ -115,12 +115,12 @@ func (p Proc) Read() (Reading, error) {
 	if p.Children {
 		r.Own += p.childrenRunnable()
 	}
-	after, err := p.procsRunning()
+	after, stat, err := p.procsRunning()
 	if err != nil {
 		return r, err
 	}
 	r.Running = min(before, after)
-	if u, err := p.ReadUsage(p.OnlyCPUs...); err == nil {
+	if u, err := p.usage(stat, p.OnlyCPUs); err == nil { // the stat file just read
 		r.Usage, r.HasUsage = u, true
 	}
 	if la, err := os.ReadFile(p.path("loadavg")); err == nil {
@@ -131,21 +131,22 @@ func (p Proc) Read() (Reading, error) {
 	return r, nil
 }
 
-// procsRunning reads procs_running, the machine's runnable tasks.
-func (p Proc) procsRunning() (int, error) {
+// procsRunning reads procs_running, the machine's runnable tasks, and
+// returns the stat file it read.
+func (p Proc) procsRunning() (int, []byte, error) {
 	read := p.readStat
 	if read == nil {
 		read = func() ([]byte, error) { return os.ReadFile(p.path("stat")) }
 	}
 	stat, err := read()
 	if err != nil {
-		return 0, fmt.Errorf("sysload: %w", err)
+		return 0, nil, fmt.Errorf("sysload: %w", err)
 	}
 	running, ok := statField(string(stat), "procs_running")
 	if !ok {
-		return 0, fmt.Errorf("sysload: %s has no procs_running line", p.path("stat"))
+		return 0, nil, fmt.Errorf("sysload: %s has no procs_running line", p.path("stat"))
 	}
-	return running, nil
+	return running, stat, nil
 }
 
 // childrenRunnable counts the runnable threads of the process's child

@@ -46,14 +46,20 @@ type Usage struct {
 // CPUs, which its threads and children run on. It fails where the system
 // has no proc filesystem or no getrusage, or lists none of cpus.
 func (p Proc) ReadUsage(cpus ...int) (Usage, error) {
+	stat, err := os.ReadFile(p.path("stat"))
+	if err != nil {
+		return Usage{When: time.Now()}, fmt.Errorf("sysload: %w", err)
+	}
+	return p.usage(stat, cpus)
+}
+
+// usage is ReadUsage's Usage from a stat file just read and this
+// process's CPU time read now.
+func (p Proc) usage(stat []byte, cpus []int) (Usage, error) {
 	u := Usage{When: time.Now()}
 	own, err := ownCPU()
 	if err != nil {
 		return u, err
-	}
-	stat, err := os.ReadFile(p.path("stat"))
-	if err != nil {
-		return u, fmt.Errorf("sysload: %w", err)
 	}
 	if u.Machine, u.CPUs, err = machineBusy(string(stat), cpus); err != nil {
 		return u, fmt.Errorf("sysload: %s: %w", p.path("stat"), err)
