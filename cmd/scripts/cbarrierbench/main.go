@@ -26,6 +26,20 @@
 // -header FILE takes a prebuilt header (one exported on the machine that
 // measured it) instead of exporting one.
 //
+// The host state (a one-way cache-line transfer of about 30 ns, or 300)
+// changes which barrier wins where threads outnumber the CPUs, and a
+// state can last under a minute. -gate NS holds each over scenario back
+// until the hand-written C program's ping-pong between the first two CPUs
+// reads under NS ns (every 5 s, for up to -gate-wait), with everything
+// compiled before; -header-only times only the header's barriers, the
+// yield central barrier and pthread_barrier_t there (about 12 s a
+// scenario at -rounds 5); -repeat N takes N figures; -lock FILE is held
+// (flock) from the reading through the rounds, so that other work which
+// takes it keeps off the figures:
+//
+//	go run ./cmd/scripts/cbarrierbench -scenarios over4x,over8x -rounds 5 \
+//		-header-only -gate 100 -repeat 20 -lock /tmp/measure.lock
+//
 // Run it from the module root:
 //
 //	go run ./cmd/scripts/cbarrierbench [-results FILE] [-rounds 7]
@@ -95,12 +109,26 @@ func run() error {
 	rounds := flag.Int("rounds", 7, "rounds; each runs every candidate once (3..101)")
 	target := flag.Duration("run", 150*time.Millisecond, "wall time of one run of a candidate (10ms..5s)")
 	only := flag.String("scenarios", "pinned,oversubscribed,competing,late,over2x,over4x,over8x", "scenarios to run, comma-separated")
+	headerOnly := flag.Bool("header-only", false, "over2x, over4x, over8x: time only what the header is judged against (the C and C++ barrier, the yield central barrier, pthread_barrier_t); other scenarios unchanged")
+	gateNS := flag.Float64("gate", 0, "over2x, over4x, over8x: start each only when the one-way ping-pong between the first two CPUs reads under this many ns (0: at once)")
+	gateWait := flag.Duration("gate-wait", 2*time.Hour, "how long -gate waits for the host state at most")
+	lockFile := flag.String("lock", "", "with -gate: a file held (flock) while reading the host state and timing; other work holding it keeps the figures off a busy machine")
+	repeat := flag.Int("repeat", 1, "run the over scenarios this many times (1..100), each behind the gate")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q (cbarrierbench takes flags only)", flag.Arg(0))
 	}
 	if *rounds < 3 || *rounds > 101 {
 		return lab.Usagef("-rounds %d out of range (want 3 to 101)", *rounds)
+	}
+	if *repeat < 1 || *repeat > 100 {
+		return lab.Usagef("-repeat %d out of range (want 1 to 100)", *repeat)
+	}
+	if *gateNS < 0 || *gateNS > 1e6 {
+		return lab.Usagef("-gate %g out of range (want 0, off, or a bound up to 1000000 ns)", *gateNS)
+	}
+	if *lockFile != "" && *gateNS == 0 {
+		return lab.Usagef("-lock %s without -gate (the lock is held around the gated scenarios)", *lockFile)
 	}
 	if *target < 10*time.Millisecond || *target > 5*time.Second {
 		return lab.Usagef("-run %s out of range (want 10ms to 5s)", *target)
@@ -156,6 +184,9 @@ func run() error {
 		{"libomp", "clang", []string{"-O2", "-fopenmp", "-DBENCH_OMP"}},
 		{"yield central barrier", "gcc", []string{"-O2", "-pthread", "-DBENCH_YIELD"}},
 	}
+	if *headerOnly {
+		builds = slices.DeleteFunc(builds, func(b build) bool { return !judged(b.name) })
+	}
 	bins := map[string]string{}
 	for i, b := range builds {
 		bin, err := lab.CompileC(b.cc, dir, "bench"+strconv.Itoa(i), benchSource, b.flags...)
@@ -179,6 +210,14 @@ func run() error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cbarrierbench: the hand-written C barrier (PAUSE in a call) skipped: %v\n", err)
 	}
+	g := &gate{pair: pair, below: *gateNS, wait: *gateWait, lock: *lockFile}
+	if *gateNS > 0 {
+		if dissem == "" {
+			return fmt.Errorf("-gate reads the host state with the hand-written C program, which did not build")
+		}
+		g.dissem = dissem
+	}
+	defer g.close()
 	cand := func(name string, env ...string) *candidate {
 		if bin, ok := bins[name]; ok {
 			return &candidate{name: name, bin: bin, env: env}
@@ -230,31 +269,51 @@ func run() error {
 			{"barriertune (C)", "libomp", 1, false, "faster than libomp (default)"},
 		})
 	}
-	for _, k := range []int{2, 4, 8} {
-		if !slices.Contains(want, fmt.Sprintf("over%dx", k)) {
-			continue
+	for rep := range *repeat {
+		for _, k := range []int{2, 4, 8} {
+			if !slices.Contains(want, fmt.Sprintf("over%dx", k)) {
+				continue
+			}
+			state, err := g.open()
+			if err != nil {
+				return err
+			}
+			if *repeat > 1 {
+				fmt.Printf("<!-- repeat %d of %d -->\n", rep+1, *repeat)
+			}
+			threads := min(k*len(cpus), 256) // bench.c's MAXT
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cs := []*candidate{cand("barriertune (C)"), cand("barriertune::barrier (C++)"), cand("yield central barrier"), cand("pthread_barrier_t"),
+				cand("libstdc++ std::barrier"), cand("libc++ std::barrier"), cand("libgomp"), cand("libomp"),
+				{name: "Go library's best (goroutines)", bin: self, env: []string{goChildEnv + "=1"}}}
+			if *headerOnly {
+				cs = slices.DeleteFunc(cs, func(c *candidate) bool { return c != nil && !judged(c.name) })
+			}
+			floorBefore := lab.HostFloor()
+			med, _, err := scenario(cs, threads, "-", *rounds, *target, 0)
+			if err != nil {
+				return err
+			}
+			table(fmt.Sprintf("%d threads on %d CPUs (%dx), unpinned, runtimes at their defaults", threads, len(cpus), k), med, "yield central barrier", "ns/episode")
+			fmt.Printf("Host state: the floor between CPUs %d and %d read %s before the rounds and %s after (the check's floor, a two-thread barrier episode: it moves with the host state).\n\n", cpus[0], cpus[1], floorWords(floorBefore), floorWords(lab.HostFloor()))
+			if g.dissem != "" {
+				after, err := g.pingpong()
+				if err != nil {
+					return fmt.Errorf("reading the host state: %w", err)
+				}
+				fmt.Printf("Gate: the one-way ping-pong read %.1f ns when the rounds began (bound %.0f) and %.1f ns after, %s UTC.\n\n", state, *gateNS, after, time.Now().UTC().Format("15:04:05"))
+			}
+			g.close()
+			verdicts(med, []verdict{
+				{"barriertune (C)", "yield central barrier", 1, true, "at most 1.0x the yield central barrier"},
+				{"barriertune::barrier (C++)", "yield central barrier", 1, true, "C++: at most 1.0x the yield central barrier"},
+				{"barriertune (C)", "pthread_barrier_t", 0.5, true, "at most 0.5x pthread_barrier_t"},
+				{"barriertune (C)", "libomp", 0.5, true, "at most 0.5x libomp (default)"},
+			})
 		}
-		threads := min(k*len(cpus), 256) // bench.c's MAXT
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		cs := []*candidate{cand("barriertune (C)"), cand("barriertune::barrier (C++)"), cand("yield central barrier"), cand("pthread_barrier_t"),
-			cand("libstdc++ std::barrier"), cand("libc++ std::barrier"), cand("libgomp"), cand("libomp"),
-			{name: "Go library's best (goroutines)", bin: self, env: []string{goChildEnv + "=1"}}}
-		floorBefore := lab.HostFloor()
-		med, _, err := scenario(cs, threads, "-", *rounds, *target, 0)
-		if err != nil {
-			return err
-		}
-		table(fmt.Sprintf("%d threads on %d CPUs (%dx), unpinned, runtimes at their defaults", threads, len(cpus), k), med, "yield central barrier", "ns/episode")
-		fmt.Printf("Host state: the floor between CPUs %d and %d read %s before the rounds and %s after (the check's floor, a two-thread barrier episode: it moves with the host state).\n\n", cpus[0], cpus[1], floorWords(floorBefore), floorWords(lab.HostFloor()))
-		verdicts(med, []verdict{
-			{"barriertune (C)", "yield central barrier", 1, true, "at most 1.0x the yield central barrier"},
-			{"barriertune::barrier (C++)", "yield central barrier", 1, true, "C++: at most 1.0x the yield central barrier"},
-			{"barriertune (C)", "pthread_barrier_t", 0.5, true, "at most 0.5x pthread_barrier_t"},
-			{"barriertune (C)", "libomp", 0.5, true, "at most 0.5x libomp (default)"},
-		})
 	}
 	if slices.Contains(want, "competing") {
 		procs, err := compete(2)
@@ -292,6 +351,17 @@ func run() error {
 		fmt.Println()
 	}
 	return nil
+}
+
+// judged reports whether a candidate is one the header is judged by
+// where threads outnumber the CPUs (-header-only): the header's two
+// barriers and what they are held to.
+func judged(name string) bool {
+	switch name {
+	case "barriertune (C)", "barriertune::barrier (C++)", "yield central barrier", "pthread_barrier_t":
+		return true
+	}
+	return false
 }
 
 func withName(c *candidate, name string) *candidate {

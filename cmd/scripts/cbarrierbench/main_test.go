@@ -61,3 +61,50 @@ func TestGoBestArguments(t *testing.T) {
 		}
 	}
 }
+
+// The gate opens on a reading under its bound with the lock held, stays
+// shut above it, and keeps off the host while another process holds the
+// lock (it does not read the state then).
+func TestGate(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, out string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+out+"\necho read >> "+filepath.Join(dir, name+".calls")+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lock := filepath.Join(dir, "lock")
+	fast := &gate{dissem: fake("fast", "31.5"), pair: "0,1", below: 100, lock: lock}
+	v, err := fast.open()
+	if err != nil || v != 31.5 {
+		t.Fatalf("fast state: %v, %v; want 31.5", v, err)
+	}
+	if fast.held == nil {
+		t.Fatal("the gate opened without holding its lock")
+	}
+	// Held by the open gate: another gate neither reads nor opens.
+	other := &gate{dissem: fake("other", "20"), pair: "0,1", below: 100, lock: lock}
+	if _, err := other.open(); err == nil || !strings.Contains(err.Error(), "within") {
+		t.Errorf("lock held elsewhere: %v, want a timeout", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.calls")); err == nil {
+		t.Error("the gate read the host state while another process held the lock")
+	}
+	fast.close()
+	if v, err := other.open(); err != nil || v != 20 {
+		t.Errorf("after the lock's release: %v, %v; want 20", v, err)
+	}
+	other.close()
+	slow := &gate{dissem: fake("slow", "350"), pair: "0,1", below: 100}
+	if _, err := slow.open(); err == nil || !strings.Contains(err.Error(), "under 100 ns") {
+		t.Errorf("slow state: %v, want an error naming the bound", err)
+	}
+	bad := &gate{dissem: fake("bad", "oops"), pair: "0,1", below: 100}
+	if _, err := bad.open(); err == nil || !strings.Contains(err.Error(), "oops") {
+		t.Errorf("unreadable output: %v, want it named", err)
+	}
+	if v, err := (&gate{}).open(); err != nil || v != 0 {
+		t.Errorf("no gate: %v, %v", v, err)
+	}
+}
