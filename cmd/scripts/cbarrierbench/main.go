@@ -35,10 +35,12 @@
 // yield central barrier and pthread_barrier_t there (about 12 s a
 // scenario at -rounds 5); -repeat N takes N figures; -lock FILE is held
 // (flock) from the reading through the rounds, so that other work which
-// takes it keeps off the figures:
+// takes it keeps off the figures; -variant NAME=FLAGS times the C barrier
+// compiled with other values of the header's macros beside it:
 //
 //	go run ./cmd/scripts/cbarrierbench -scenarios over4x,over8x -rounds 5 \
-//		-header-only -gate 100 -repeat 20 -lock /tmp/measure.lock
+//		-header-only -gate 100 -repeat 20 -lock /tmp/measure.lock \
+//		-variant spin0=-DBARRIERTUNE_SETTLED_SPIN_NS=0
 //
 // Run it from the module root:
 //
@@ -114,6 +116,18 @@ func run() error {
 	gateWait := flag.Duration("gate-wait", 2*time.Hour, "how long -gate waits for the host state at most")
 	lockFile := flag.String("lock", "", "with -gate: a file held (flock) while reading the host state and timing; other work holding it keeps the figures off a busy machine")
 	repeat := flag.Int("repeat", 1, "run the over scenarios this many times (1..100), each behind the gate")
+	var variants []variant
+	flag.Func("variant", "over2x, over4x, over8x: also time the C barrier compiled with extra flags, NAME=FLAGS (space-separated, e.g. 'spin0=-DBARRIERTUNE_SETTLED_SPIN_NS=0'); repeatable, at most 8", func(v string) error {
+		x, err := parseVariant(v)
+		if err != nil {
+			return err
+		}
+		if len(variants) == 8 {
+			return fmt.Errorf("more than 8 variants")
+		}
+		variants = append(variants, x)
+		return nil
+	})
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return lab.Usagef("unexpected argument %q (cbarrierbench takes flags only)", flag.Arg(0))
@@ -174,8 +188,9 @@ func run() error {
 		return err
 	}
 
+	cFlags := []string{"-O2", "-pthread", "-I" + dir, "-DBENCH_BT"}
 	builds := []build{
-		{"barriertune (C)", "gcc", []string{"-O2", "-pthread", "-I" + dir, "-DBENCH_BT"}},
+		{"barriertune (C)", "gcc", cFlags},
 		{"barriertune::barrier (C++)", "g++", []string{"-O2", "-pthread", "-I" + dir, "-x", "c++", "-std=c++20", "-DBENCH_BTCXX"}},
 		{"pthread_barrier_t", "gcc", []string{"-O2", "-pthread", "-DBENCH_PTHREAD"}},
 		{"libstdc++ std::barrier", "g++", []string{"-O2", "-pthread", "-x", "c++", "-std=c++20", "-DBENCH_STD"}},
@@ -186,6 +201,9 @@ func run() error {
 	}
 	if *headerOnly {
 		builds = slices.DeleteFunc(builds, func(b build) bool { return !judged(b.name) })
+	}
+	for _, v := range variants {
+		builds = append(builds, build{v.candidate(), "gcc", append(slices.Clone(cFlags), v.flags...)})
 	}
 	bins := map[string]string{}
 	for i, b := range builds {
@@ -292,6 +310,9 @@ func run() error {
 			if *headerOnly {
 				cs = slices.DeleteFunc(cs, func(c *candidate) bool { return c != nil && !judged(c.name) })
 			}
+			for _, v := range variants {
+				cs = append(cs, cand(v.candidate()))
+			}
 			floorBefore := lab.HostFloor()
 			med, _, err := scenario(cs, threads, "-", *rounds, *target, 0)
 			if err != nil {
@@ -352,6 +373,39 @@ func run() error {
 	}
 	return nil
 }
+
+// variant is the C barrier compiled with extra flags (-variant): the
+// header's macros (BARRIERTUNE_SETTLED_SPIN_NS, BARRIERTUNE_YIELDS, ...)
+// tried side by side with the header as exported.
+type variant struct {
+	name  string
+	flags []string
+}
+
+// parseVariant reads NAME=FLAGS: a name of letters, digits, '-' and '_',
+// and at least one flag, each beginning with -D or -U (macros only: the
+// variant is the same program).
+func parseVariant(v string) (variant, error) {
+	name, flags, ok := strings.Cut(v, "=")
+	if !ok || name == "" || strings.TrimFunc(name, func(r rune) bool {
+		return r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}) != "" {
+		return variant{}, fmt.Errorf("%q: want NAME=FLAGS, a name of letters, digits, - and _", v)
+	}
+	x := variant{name: name, flags: strings.Fields(flags)}
+	if len(x.flags) == 0 {
+		return variant{}, fmt.Errorf("%q: no flags after the name", v)
+	}
+	for _, f := range x.flags {
+		if !strings.HasPrefix(f, "-D") && !strings.HasPrefix(f, "-U") {
+			return variant{}, fmt.Errorf("%q: flag %q is not a macro (-D or -U)", v, f)
+		}
+	}
+	return x, nil
+}
+
+// candidate is the variant's name in the tables.
+func (v variant) candidate() string { return "barriertune (C) [" + v.name + "]" }
 
 // judged reports whether a candidate is one the header is judged by
 // where threads outnumber the CPUs (-header-only): the header's two

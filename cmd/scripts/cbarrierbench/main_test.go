@@ -108,3 +108,21 @@ func TestGate(t *testing.T) {
 		t.Errorf("no gate: %v, %v", v, err)
 	}
 }
+
+// -variant takes a name and macros only, and names what it refuses.
+func TestParseVariant(t *testing.T) {
+	v, err := parseVariant("spin0=-DBARRIERTUNE_SETTLED_SPIN_NS=0 -UFOO")
+	if err != nil || v.name != "spin0" || len(v.flags) != 2 || v.flags[0] != "-DBARRIERTUNE_SETTLED_SPIN_NS=0" {
+		t.Fatalf("%+v, %v", v, err)
+	}
+	if v.candidate() != "barriertune (C) [spin0]" {
+		t.Errorf("candidate name %q", v.candidate())
+	}
+	for _, bad := range []string{"", "spin0", "=-DX", "a b=-DX", "x=", "x=  ", "x=-O0", "x=-DX -o/tmp/evil", "x;y=-DX"} {
+		if _, err := parseVariant(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		} else if !strings.Contains(err.Error(), "want") && !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "no flags") {
+			t.Errorf("%q: %v does not say what is wanted", bad, err)
+		}
+	}
+}
