@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/barriertune/barriertune/cmd/scripts/internal/lab"
@@ -31,17 +29,7 @@ type gate struct {
 const pollEvery = 5 * time.Second
 
 // pingpong reads the one-way ping-pong between the gate's CPUs, in ns.
-func (g *gate) pingpong() (float64, error) {
-	out, err := lab.Run(30*time.Second, nil, false, g.dissem, "pingpong", g.pair, "20000")
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	if err != nil {
-		return 0, fmt.Errorf("the ping-pong printed %q: %w", out, err)
-	}
-	return v, nil
-}
+func (g *gate) pingpong() (float64, error) { return lab.PingPong(g.dissem, g.pair) }
 
 // open waits until the ping-pong reads under the gate's bound with the
 // lock held (where one is named: other work that holds it keeps the

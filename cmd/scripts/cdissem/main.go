@@ -109,7 +109,7 @@ func (w wait) until(bin string) error {
 	pair := fmt.Sprintf("%d,%d", w.cpus[0], w.cpus[1])
 	deadline := time.Now().Add(w.max)
 	for {
-		pp, err := pingPong(bin, pair)
+		pp, err := lab.PingPong(bin, pair)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func run(cpus cpuset.Placement, rounds, episodes, instances int, w wait) error {
 	rng := rand.New(rand.NewPCG(uint64(rounds), 0x64697373))                   // the same orders every run
 	watch := sysload.Start(sysload.Proc{Children: true}, 100*time.Millisecond) // the C program is ours
 	for r := 0; r < rounds; r++ {
-		before, err := pingPong(bin, pair)
+		before, err := lab.PingPong(bin, pair)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func run(cpus cpuset.Placement, rounds, episodes, instances int, w wait) error {
 			}
 			ns[i] = append(ns[i], v)
 		}
-		after, err := pingPong(bin, pair)
+		after, err := lab.PingPong(bin, pair)
 		if err != nil {
 			return err
 		}
@@ -322,20 +322,6 @@ func pick(v []float64, idx []int) []float64 {
 		out[i] = v[j]
 	}
 	return out
-}
-
-// pingPong runs the C program's ping-pong between the pair (20,000 round
-// trips: 1-10 ms) and returns its one-way latency in ns.
-func pingPong(bin, pair string) (float64, error) {
-	out, err := lab.Run(time.Minute, nil, false, bin, "pingpong", pair, "20000")
-	if err != nil {
-		return 0, fmt.Errorf("C ping-pong: %v", err)
-	}
-	v, err := strconv.ParseFloat(string(bytes.TrimSpace(out)), 64)
-	if err != nil {
-		return 0, fmt.Errorf("C ping-pong printed %q", out)
-	}
-	return v, nil
 }
 
 // pairedRatio is the median over rounds of a[r]/b[r]: each round's

@@ -170,3 +170,19 @@ func HostFloor() float64 {
 	}
 	return pp.MedianNs
 }
+
+// PingPong runs the hand-written C program bin (cmd/scripts/cdissem's
+// dissem.c) in its pingpong mode between the CPUs of pair ("a,b"), 20,000
+// round trips (1-15 ms), and returns the one-way latency in ns: the host
+// state's reading.
+func PingPong(bin, pair string) (float64, error) {
+	out, err := Run(time.Minute, nil, false, bin, "pingpong", pair, "20000")
+	if err != nil {
+		return 0, fmt.Errorf("C ping-pong: %w", err)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		return 0, fmt.Errorf("C ping-pong printed %q", out)
+	}
+	return v, nil
+}
