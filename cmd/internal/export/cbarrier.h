@@ -222,6 +222,10 @@ BARRIERTUNE_API int barriertune_machine_recognised(void);
  *                         the futex (the only way off Linux).
  *   BARRIERTUNE_YIELDS, BARRIERTUNE_SETTLED_SPIN_NS  the outnumbered
  *                         wait's yields and spin (part 4).
+ *   BARRIERTUNE_NO_BALANCE  never move a participant of an outnumbered
+ *                         central barrier to a less busy CPU (part 4,
+ *                         barriertune_cpu_balance_): for a program that
+ *                         places its threads itself while they may move.
  *   BARRIERTUNE_ALLOW_THROWING_COMPLETION  (C++) see above.
  *   BARRIERTUNE_TEST_ROOT a directory prefixed to every file the header
  *                         reads (part 5), for tests; BARRIERTUNE_CPU_NOW
@@ -363,6 +367,8 @@ struct barriertune_wait_ {
 	int fence_; /* 1: the setter's store is an exchange (see barriertune_store_) */
 	BARRIERTUNE_ALIGNAS(8) int64_t spin_ns;    /* the spin bound */
 	BARRIERTUNE_ALIGNAS(8) int64_t busy_until; /* atomic; 8-byte aligned on 32-bit targets too */
+	int share;  /* outnumbered, per-CPU words: the most participants a CPU should run (0: never move one) */
+	BARRIERTUNE_ALIGNAS(8) uint64_t moved; /* atomic: the episode of the last move (high 32 bits), the wait before the next (low) */
 };
 
 /* One barrier (part 1's struct barriertune_barrier). */
@@ -443,6 +449,7 @@ BARRIERTUNE_FN_ void barriertune_wake_(struct barriertune_flag_ *f);
 BARRIERTUNE_FN_ void barriertune_await_(struct barriertune_flag_ *f, uint32_t e, int eq, struct barriertune_wait_ *w);
 BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struct barriertune_barrier *b);
 BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block);
+BARRIERTUNE_FN_ int barriertune_cpu_share_(int n, int words);
 BARRIERTUNE_FN_ int barriertune_outnumbered_(const struct barriertune_barrier *b);
 BARRIERTUNE_FN_ const struct barriertune_process_ *barriertune_process_get_(void);
 BARRIERTUNE_FN_ int barriertune_allowed_cpus_(void);
@@ -531,6 +538,7 @@ BARRIERTUNE_FN_ void barriertune_ready_(struct barriertune_barrier *b, int n, in
 	barriertune_wait_policy_(&b->w, barriertune_process_get_()->policy); /* registers membarrier before any wait */
 	b->w.n = n;
 	b->w.spin_ns = barriertune_spin_ns_(b->recognised);
+	b->w.share = barriertune_cpu_share_(n, b->ncpuw);
 	b->magic = BARRIERTUNE_MAGIC;
 }
 
@@ -1709,6 +1717,71 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_await_outnumbered_(struct barriertune_
 	barriertune_sleep_(f, e, 0, w);
 }
 
+/* barriertune_cpu_count_: the participants that arrived on the CPU of
+ * word w in the episode before e (complete once e-1 is released). */
+BARRIERTUNE_FN_ uint32_t barriertune_cpu_count_(const struct barriertune_slot_ *w, uint32_t e)
+{
+	uint64_t o = __atomic_load_n(&w->e, __ATOMIC_RELAXED);
+	uint32_t oe = (uint32_t)(o >> 32);
+	if (oe == e)
+		return (uint32_t)o & 0xffff;
+	return oe == e - 1 ? (uint32_t)(o >> 16) & 0xffff : 0;
+}
+
+/* barriertune_cpu_balance_: where the threads outnumber the CPUs, an
+ * episode takes as long as the CPU with the most of them takes to run
+ * each once, a context switch apiece. The kernel places a new thread by
+ * the CPUs' recent load, so 8 threads on 2 CPUs often start 5/3 or 6/2,
+ * and it moves a thread that ran a moment ago (all of them, here) only
+ * after hundreds of milliseconds (docs/cbarrier.md, "The wait"). So the first participant to
+ * arrive on a CPU (the word w, episode e's count o there) whose
+ * participants outnumbered its share in the episode before (w->share)
+ * moves itself to the CPU of the process that had the fewest, where that
+ * had two fewer or more: it sets its affinity to that CPU alone, which
+ * moves it, and at once back to what it was, which leaves it there (the
+ * kernel moves a thread only off a CPU its affinity excludes). One move
+ * per barrier per two episodes (the counts must see it first), each
+ * next one twice as far as the last (from 2 to 65536 episodes), so that
+ * a kernel that moves threads back, or a thread the program pinned
+ * (whose affinity excludes the CPU: the try is spent), costs little. */
+BARRIERTUNE_NOINLINE_FN_ void barriertune_cpu_balance_(struct barriertune_wait_ *w, const struct barriertune_slot_ *words, int mask,
+							int cpu, uint64_t o, uint32_t e)
+{
+#if defined(__linux__)
+	const struct barriertune_process_ *p = barriertune_process_get_();
+	unsigned long aff[sizeof p->mask / sizeof p->mask[0]], one[sizeof p->mask / sizeof p->mask[0]];
+	size_t bits = 8 * sizeof(unsigned long);
+	uint32_t here = (uint32_t)o & 0xffff, least = here, last, gap, c;
+	uint64_t m = __atomic_load_n(&w->moved, __ATOMIC_RELAXED);
+	int d, to = -1;
+	long got;
+	last = (uint32_t)(m >> 32), gap = (uint32_t)m;
+	if (e - last < gap)
+		return;
+	for (d = 0; d <= mask; d++) {
+		if (d == cpu || !(p->mask[(size_t)d / bits] >> ((size_t)d % bits) & 1))
+			continue;
+		c = barriertune_cpu_count_(&words[d], e);
+		if (c < least)
+			least = c, to = d;
+	}
+	if (to < 0 || least + 2 > here)
+		return;
+	gap = gap == 0 ? 2 : gap < 65536 ? gap * 2 : 65536;
+	if (!__atomic_compare_exchange_n(&w->moved, &m, (uint64_t)e << 32 | gap, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return; /* another participant moves */
+	got = syscall(SYS_sched_getaffinity, 0, sizeof aff, aff);
+	if (got <= 0 || (size_t)to / bits >= (size_t)got / sizeof aff[0] || !(aff[(size_t)to / bits] >> ((size_t)to % bits) & 1))
+		return;
+	memset(one, 0, sizeof one);
+	one[(size_t)to / bits] = 1UL << ((size_t)to % bits);
+	if (syscall(SYS_sched_setaffinity, 0, (size_t)got, one) == 0)
+		(void)syscall(SYS_sched_setaffinity, 0, (size_t)got, aff);
+#else
+	(void)w, (void)words, (void)mask, (void)cpu, (void)o, (void)e;
+#endif
+}
+
 /* barriertune_central_flush_: the C central barrier ctx's flush
  * (barriertune_flush_fn_): barriertune_cpu_flush_ into its counter. */
 BARRIERTUNE_FN_ int barriertune_central_flush_(struct barriertune_slot_ *dep, void *ctx)
@@ -1746,6 +1819,8 @@ BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struc
 	(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
 	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
 		return w;
+	if ((uint32_t)(o >> 16 & 0xffff) == 1 && (uint32_t)(o & 0xffff) > (uint32_t)b->w.share && b->w.share > 0)
+		barriertune_cpu_balance_(&b->w, &b->counters[1], b->ncpuw - 1, cpu, o, e);
 	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, barriertune_central_flush_, b);
 	return w;
 }
@@ -1774,6 +1849,32 @@ BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block)
 	while (k <= top && k < 256)
 		k *= 2;
 	return k;
+}
+
+/* barriertune_cpu_share_: the most participants of a barrier of n
+ * threads with words per-CPU arrival words (barriertune_cpu_words_) a
+ * CPU should run, n over the process's CPUs rounded up; 0, where the
+ * barrier has no words, the process one CPU, or CPUs share a word, or
+ * where the program defines BARRIERTUNE_NO_BALANCE:
+ * barriertune_cpu_balance_ then never moves a participant. */
+BARRIERTUNE_FN_ int barriertune_cpu_share_(int n, int words)
+{
+#if defined(BARRIERTUNE_NO_BALANCE)
+	(void)n, (void)words;
+	return 0;
+#else
+	const struct barriertune_process_ *p = barriertune_process_get_();
+	int i, top = 0;
+	if (words <= 0 || p->affinity < 2)
+		return 0;
+	for (i = 0; i < (int)(8 * sizeof p->mask); i++) {
+		if (p->mask[(size_t)i / (8 * sizeof p->mask[0])] >> ((size_t)i % (8 * sizeof p->mask[0])) & 1)
+			top = i;
+	}
+	if (top >= words)
+		return 0;
+	return n / p->affinity + (n % p->affinity != 0); /* rounded up, INT_MAX too */
+#endif
 }
 
 /* barriertune_outnumbered_: 1 where b is a central barrier with per-CPU
@@ -2475,6 +2576,7 @@ public:
 			if (!words_)
 				nwords_ = 0;
 		}
+		w_.share = barriertune_cpu_share_(w_.n, nwords_);
 #if !defined(BARRIERTUNE_FUTEX)
 		pthread_mutex_init(&phase_.mu, nullptr);
 		pthread_cond_init(&phase_.cond, nullptr);
@@ -2542,6 +2644,8 @@ public:
 				(void)__atomic_add_fetch(&w->dep, 1, __ATOMIC_ACQ_REL);
 				if (barriertune_cpu_settled_(o, p + 1) && flush(w))
 					return;
+				if ((uint32_t)(o >> 16 & 0xffff) == 1 && (uint32_t)(o & 0xffff) > (uint32_t)w_.share && w_.share > 0)
+					barriertune_cpu_balance_(&w_, words_.get(), nwords_ - 1, cpu, o, p + 1);
 				barriertune_await_outnumbered_(&phase_, p + 1, &w_, words_.get(), nwords_ - 1, cpu, w, &barrier::flush_thunk, this);
 				return;
 			}
