@@ -1738,8 +1738,9 @@ BARRIERTUNE_FN_ uint32_t barriertune_cpu_count_(const struct barriertune_slot_ *
  * participants outnumbered its share in the episode before (w->share)
  * moves itself to the CPU of the process that had the fewest, where that
  * had two fewer or more: it sets its affinity to that CPU alone, which
- * moves it, and at once back to what it was, which leaves it there (the
- * kernel moves a thread only off a CPU its affinity excludes). One move
+ * moves it, and at once back to what it was (as sched_getaffinity reports
+ * it: without the CPUs offline then), which leaves it there (the kernel
+ * moves a thread only off a CPU its affinity excludes). One move
  * per barrier per two episodes (the counts must see it first), each
  * next one twice as far as the last (from 2 to 65536 episodes), so that
  * a kernel that moves threads back, or a thread the program pinned
