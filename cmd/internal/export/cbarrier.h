@@ -356,6 +356,7 @@ struct barriertune_slot_ {
 	uint32_t busy;   /* BARRIERTUNE_DEBUG: the id is waiting; a CPU word: arrivals there (mod 2^32) */
 	uint32_t inside; /* the id is inside barriertune_barrier_wait (destroy waits for 0); a CPU word: departures */
 	uint32_t dep;    /* a CPU word of an outnumbered central barrier: arrivals not yet counted */
+	uint32_t last;   /* an outnumbered central barrier's counter: the CPU its last release ran on, plus one (0: not known) */
 };
 
 /* The wait's state, one per barrier: how long a waiter spins, and until
@@ -1644,6 +1645,7 @@ BARRIERTUNE_FN_ int barriertune_cpu_flush_(struct barriertune_slot_ *w, struct b
 	c = __atomic_add_fetch(&count->e, k, __ATOMIC_ACQ_REL);
 	if (c % n != 0)
 		return 0;
+	__atomic_store_n(&count->last, (uint32_t)(barriertune_cpu_now_() + 1), __ATOMIC_RELAXED);
 	barriertune_store_(f, (uint32_t)(c / n), wt);
 	return 1;
 }
@@ -1737,7 +1739,9 @@ BARRIERTUNE_FN_ uint32_t barriertune_cpu_count_(const struct barriertune_slot_ *
  * arrive on a CPU (the word w, episode e's count o there) whose
  * participants outnumbered its share in the episode before (w->share)
  * moves itself to the CPU of the process that had the fewest, where that
- * had two fewer or more: it sets its affinity to that CPU alone, which
+ * had two fewer or more and did not release the episode before (released:
+ * that CPU plus one; a CPU whose participants finish last, as where another
+ * program's thread takes turns on it, gets none): it sets its affinity to that CPU alone, which
  * moves it, and at once back to what it was (as sched_getaffinity reports
  * it: without the CPUs offline then), which leaves it there (the kernel
  * moves a thread only off a CPU its affinity excludes). One move
@@ -1746,7 +1750,7 @@ BARRIERTUNE_FN_ uint32_t barriertune_cpu_count_(const struct barriertune_slot_ *
  * a kernel that moves threads back, or a thread the program pinned
  * (whose affinity excludes the CPU: the try is spent), costs little. */
 BARRIERTUNE_NOINLINE_FN_ void barriertune_cpu_balance_(struct barriertune_wait_ *w, const struct barriertune_slot_ *words, int mask,
-							int cpu, uint64_t o, uint32_t e)
+							int cpu, uint64_t o, uint32_t e, uint32_t released)
 {
 #if defined(__linux__)
 	const struct barriertune_process_ *p = barriertune_process_get_();
@@ -1760,7 +1764,7 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_cpu_balance_(struct barriertune_wait_ 
 	if (e - last < gap)
 		return;
 	for (d = 0; d <= mask; d++) {
-		if (d == cpu || !(p->mask[(size_t)d / bits] >> ((size_t)d % bits) & 1))
+		if (d == cpu || (uint32_t)d + 1 == released || !(p->mask[(size_t)d / bits] >> ((size_t)d % bits) & 1))
 			continue;
 		c = barriertune_cpu_count_(&words[d], e);
 		if (c < least)
@@ -1779,7 +1783,7 @@ BARRIERTUNE_NOINLINE_FN_ void barriertune_cpu_balance_(struct barriertune_wait_ 
 	if (syscall(SYS_sched_setaffinity, 0, (size_t)got, one) == 0)
 		(void)syscall(SYS_sched_setaffinity, 0, (size_t)got, aff);
 #else
-	(void)w, (void)words, (void)mask, (void)cpu, (void)o, (void)e;
+	(void)w, (void)words, (void)mask, (void)cpu, (void)o, (void)e, (void)released;
 #endif
 }
 
@@ -1821,7 +1825,7 @@ BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struc
 	if (barriertune_cpu_settled_(o, e) && barriertune_cpu_flush_(w, &b->counters[0], (uint64_t)b->n, &b->a[0], &b->w))
 		return w;
 	if ((uint32_t)(o >> 16 & 0xffff) == 1 && (uint32_t)(o & 0xffff) > (uint32_t)b->w.share && b->w.share > 0)
-		barriertune_cpu_balance_(&b->w, &b->counters[1], b->ncpuw - 1, cpu, o, e);
+		barriertune_cpu_balance_(&b->w, &b->counters[1], b->ncpuw - 1, cpu, o, e, __atomic_load_n(&b->counters[0].last, __ATOMIC_RELAXED));
 	barriertune_await_outnumbered_(&b->a[0], e, &b->w, &b->counters[1], b->ncpuw - 1, cpu, w, barriertune_central_flush_, b);
 	return w;
 }
@@ -2646,7 +2650,7 @@ public:
 				if (barriertune_cpu_settled_(o, p + 1) && flush(w))
 					return;
 				if ((uint32_t)(o >> 16 & 0xffff) == 1 && (uint32_t)(o & 0xffff) > (uint32_t)w_.share && w_.share > 0)
-					barriertune_cpu_balance_(&w_, words_.get(), nwords_ - 1, cpu, o, p + 1);
+					barriertune_cpu_balance_(&w_, words_.get(), nwords_ - 1, cpu, o, p + 1, __atomic_load_n(&released_on_, __ATOMIC_RELAXED));
 				barriertune_await_outnumbered_(&phase_, p + 1, &w_, words_.get(), nwords_ - 1, cpu, w, &barrier::flush_thunk, this);
 				return;
 			}
@@ -2692,6 +2696,8 @@ private:
 	 * than leaving every other thread waiting. */
 	void complete(uint32_t p) noexcept
 	{
+		if (nwords_ > 0)
+			__atomic_store_n(&released_on_, (uint32_t)(barriertune_cpu_now_() + 1), __ATOMIC_RELAXED);
 		completion_();
 		__atomic_store_n(&remaining_, __atomic_load_n(&expected_, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
 		barriertune_store_(&phase_, p + 1, &w_);
@@ -2701,6 +2707,7 @@ private:
 	mutable barriertune_wait_ w_;
 	BARRIERTUNE_ALIGNAS(128) std::ptrdiff_t remaining_;
 	std::ptrdiff_t expected_;
+	uint32_t released_on_ = 0; /* outnumbered: the CPU the last phase completed on, plus one (0: not known) */
 	CompletionFunction completion_;
 	std::unique_ptr<barriertune_slot_[]> words_; /* outnumbered: per-CPU arrival words */
 	int nwords_ = 0;

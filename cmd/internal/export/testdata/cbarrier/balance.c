@@ -6,7 +6,8 @@
  *                         hand: the caller moves to the CPU that had the
  *                         fewest, its affinity ends as it began, one move
  *                         per two episodes and each wait twice the last,
- *                         no move that would not help, none for a thread
+ *                         no move that would not help nor to the CPU that
+ *                         released the episode before, none for a thread
  *                         the program pinned (the try is spent)
  *   balance share         the share of 8 participants a CPU
  *                         (barriertune_cpu_share_): 8, or 0 where the
@@ -102,7 +103,7 @@ static int move(void)
 	 * the first to arrive on first in E moves to second. */
 	pin_to(first);
 	counts(words, nwords, E, second, 3);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E, 0);
 	EXPECT("the CPU after the move", sched_getcpu(), second);
 	EXPECT("the affinity after the move is the one before", same_affinity(&start), 1);
 	EXPECT("the episode of the move", (long)(w.moved >> 32), E);
@@ -112,19 +113,26 @@ static int move(void)
 	 * doubles. */
 	pin_to(first);
 	counts(words, nwords, E + 1, second, 3);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 1);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 1, 0);
 	EXPECT("the CPU one episode after a move", sched_getcpu(), first);
 	counts(words, nwords, E + 2, second, 3);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 2);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 2, 0);
 	EXPECT("the CPU two episodes after a move", sched_getcpu(), second);
 	EXPECT("the wait doubled", (long)(uint32_t)w.moved, 4);
 
 	/* A move that would not help (5 against 4): none, no try spent. */
 	pin_to(first);
 	counts(words, nwords, E + 6, second, 4);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 6);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 6, 0);
 	EXPECT("the CPU where the fewest had one fewer", sched_getcpu(), first);
 	EXPECT("no try spent", (long)(w.moved >> 32), E + 2);
+
+	/* Nor to the CPU that released the episode before (its participants
+	 * finished last): no try spent. */
+	counts(words, nwords, E + 6, second, 3);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 6, (uint32_t)second + 1);
+	EXPECT("the CPU where the fewest released the episode before", sched_getcpu(), first);
+	EXPECT("no try spent on it", (long)(w.moved >> 32), E + 2);
 
 	/* A thread the program pinned stays pinned: the try is spent. */
 	counts(words, nwords, E + 6, second, 3);
@@ -132,7 +140,7 @@ static int move(void)
 	CPU_SET(first, &pinned);
 	if (sched_setaffinity(0, sizeof pinned, &pinned) != 0)
 		return 1;
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 6);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, E + 6, 0);
 	EXPECT("a pinned thread's CPU", sched_getcpu(), first);
 	EXPECT("a pinned thread's affinity", same_affinity(&pinned), 1);
 	EXPECT("the try spent on it", (long)(w.moved >> 32), E + 6);
@@ -144,10 +152,10 @@ static int move(void)
 	w.moved = (uint64_t)0xfffffffeu << 32 | 8;
 	pin_to(first);
 	counts(words, nwords, 4, second, 3);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, 4);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, 4, 0);
 	EXPECT("six episodes after, across the wrap, within the wait", sched_getcpu(), first);
 	counts(words, nwords, 6, second, 3);
-	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, 6);
+	barriertune_cpu_balance_(&w, words, mask, first, words[first].e, 6, 0);
 	EXPECT("eight episodes after, across the wrap", sched_getcpu(), second);
 	free(words);
 	if (failed)
