@@ -1837,20 +1837,29 @@ BARRIERTUNE_FN_ struct barriertune_slot_ *barriertune_central_outnumbered_(struc
  * outnumber the CPUs, the CPU cannot be told without a system call, or a
  * CPU quota binds (a spinning waiter would spend the quota its partners
  * need). */
+/* barriertune_top_cpu_: the highest CPU in the process's affinity at
+ * load (0 where it is empty). */
+BARRIERTUNE_FN_ int barriertune_top_cpu_(const struct barriertune_process_ *p)
+{
+	int i, top = 0;
+	for (i = 0; i < (int)(8 * sizeof p->mask); i++) {
+		if (p->mask[(size_t)i / (8 * sizeof p->mask[0])] >> ((size_t)i % (8 * sizeof p->mask[0])) & 1)
+			top = i;
+	}
+	return top;
+}
+
 BARRIERTUNE_FN_ int barriertune_cpu_words_(int n, int block)
 {
 	const struct barriertune_process_ *p = barriertune_process_get_();
-	int k = 1, top = 0, i;
+	int k = 1, top;
 	if (!(block > 0 || (block < 0 && p->cpus > 0 && n > p->cpus)))
 		return 0;
 	if (p->affinity > 0 && p->cpus < p->affinity)
 		return 0;
 	if (barriertune_cpu_now_() < 0)
 		return 0;
-	for (i = 0; i < (int)(8 * sizeof p->mask); i++) {
-		if (p->mask[(size_t)i / (8 * sizeof p->mask[0])] >> ((size_t)i % (8 * sizeof p->mask[0])) & 1)
-			top = i;
-	}
+	top = barriertune_top_cpu_(p);
 	while (k <= top && k < 256)
 		k *= 2;
 	return k;
@@ -1869,14 +1878,7 @@ BARRIERTUNE_FN_ int barriertune_cpu_share_(int n, int words)
 	return 0;
 #else
 	const struct barriertune_process_ *p = barriertune_process_get_();
-	int i, top = 0;
-	if (words <= 0 || p->affinity < 2)
-		return 0;
-	for (i = 0; i < (int)(8 * sizeof p->mask); i++) {
-		if (p->mask[(size_t)i / (8 * sizeof p->mask[0])] >> ((size_t)i % (8 * sizeof p->mask[0])) & 1)
-			top = i;
-	}
-	if (top >= words)
+	if (words <= 0 || p->affinity < 2 || barriertune_top_cpu_(p) >= words)
 		return 0;
 	return n / p->affinity + (n % p->affinity != 0); /* rounded up, INT_MAX too */
 #endif
